@@ -1,0 +1,62 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+/// ScrollSync: a WebSocket live-sync scroll server and terminal client.
+///
+/// Module layering (each depends only on the ones above it):
+///   COpenSSL, CZlib  – system libraries (Debian: libssl-dev, zlib1g-dev)
+///   CLinux           – epoll and eventfd headers
+///   Bytes            – SharedBytes, stdlib only
+///   Deflate          – bounded Inflater / Deflater over zlib
+///   WebSocketCore    – sans-I/O HTTP upgrade, frames, UTF-8, close, permessage-deflate
+///   Transport        – epoll loops, sockets, write queues, TLS; no WebSocket knowledge
+///   SyncServer       – endpoints wired onto Transport + WebSocketCore
+///   scrollsync       – the command line
+let package = Package(
+    name: "ScrollSync",
+    products: [
+        .executable(name: "scrollsync", targets: ["scrollsync"]),
+        .library(name: "WebSocketCore", targets: ["WebSocketCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .systemLibrary(name: "CLinux"),
+        .target(name: "Bytes"),
+        .target(name: "Deflate", dependencies: ["CZlib", "Bytes"]),
+        .target(name: "WebSocketCore", dependencies: ["Bytes", "Deflate"]),
+        .target(
+            name: "Transport",
+            dependencies: [
+                "Bytes", "COpenSSL", "CLinux",
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        .target(name: "SyncServer", dependencies: ["Bytes", "WebSocketCore", "Transport"]),
+        .executableTarget(
+            name: "scrollsync",
+            dependencies: [
+                "SyncServer", "Transport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "WebSocketCoreTests", dependencies: ["WebSocketCore", "Deflate", "Bytes"]),
+        .testTarget(
+            name: "SyncServerTests",
+            dependencies: ["SyncServer", "WebSocketCore", "Transport"],
+            resources: [.copy("Peers")]
+        ),
+    ]
+)

@@ -1,0 +1,45 @@
+/// An immutable, reference-counted byte buffer with a stable address.
+///
+/// One encoded frame is shared by every connection that sends it: queuing it costs a
+/// retain, never a copy, and the stable base pointer lets a write queue hand many of
+/// them to one `writev` call.
+public final class SharedBytes: @unchecked Sendable {
+    /// Start of the bytes; valid for the lifetime of this object.
+    public let base: UnsafeRawPointer
+    /// Number of bytes.
+    public let count: Int
+
+    private let storage: UnsafeMutableRawPointer
+
+    /// Allocates `count` bytes and lets `initialize` fill all of them.
+    public init(count: Int, initialize: (UnsafeMutableRawBufferPointer) -> Void) {
+        storage = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(count, 1), alignment: 16)
+        initialize(UnsafeMutableRawBufferPointer(start: storage, count: count))
+        base = UnsafeRawPointer(storage)
+        self.count = count
+    }
+
+    /// Copies `bytes`.
+    public convenience init(copying bytes: UnsafeRawBufferPointer) {
+        self.init(count: bytes.count) { destination in
+            if let source = bytes.baseAddress, bytes.count > 0 {
+                destination.baseAddress!.copyMemory(from: source, byteCount: bytes.count)
+            }
+        }
+    }
+
+    /// Copies `bytes`.
+    public convenience init<C: Collection<UInt8>>(_ bytes: C) {
+        self.init(count: bytes.count) { destination in
+            _ = destination.initializeMemory(as: UInt8.self, from: bytes)
+        }
+    }
+
+    deinit { storage.deallocate() }
+
+    /// The bytes as a buffer pointer; valid while `self` is alive.
+    public var buffer: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+
+    /// A copy of the bytes as an array (tests and diagnostics).
+    public var array: [UInt8] { Array(buffer) }
+}

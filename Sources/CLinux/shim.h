@@ -1,0 +1,23 @@
+// Linux interfaces that Glibc's Swift module leaves out: epoll, eventfd, and the GNU
+// calls accept4 and sched_getaffinity (declared here because the Glibc module is built
+// without _GNU_SOURCE).
+#ifndef SCROLLSYNC_CLINUX_SHIM_H
+#define SCROLLSYNC_CLINUX_SHIM_H
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <netinet/tcp.h>
+#include <unistd.h>
+
+extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
+extern int sched_getaffinity(int pid, size_t size, void *mask);
+
+/// CPUs this process may run on (its affinity mask), or 0 if unknown.
+static inline int scrollsync_allowed_cpu_count(void) {
+    unsigned long mask[16] = {0};
+    if (sched_getaffinity(0, sizeof(mask), mask) != 0) return 0;
+    int count = 0;
+    for (int i = 0; i < 16; i++) count += __builtin_popcountl(mask[i]);
+    return count;
+}
+#endif

@@ -1,0 +1,17 @@
+// OpenSSL for Swift (Debian: libssl-dev). Function-like macros that Swift cannot
+// import are re-exposed as static inline functions.
+#ifndef SCROLLSYNC_COPENSSL_SHIM_H
+#define SCROLLSYNC_COPENSSL_SHIM_H
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+
+static inline long scrollsync_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
+    return SSL_CTX_set_min_proto_version(ctx, version);
+}
+static inline long scrollsync_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) {
+    return SSL_CTX_set_mode(ctx, mode);
+}
+static inline long scrollsync_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
+    return SSL_set_tlsext_host_name(ssl, name);
+}
+#endif

@@ -1,0 +1,22 @@
+import WebSocketCore
+import Transport
+
+/// `/echo`: sends every message back unchanged. For conformance and interoperability tests.
+public struct EchoEndpoint: WebSocketEndpoint {
+    public let limits: WebSocketConnection.Limits
+    public var subprotocols: [String] { [] }
+
+    public init(limits: WebSocketConnection.Limits) { self.limits = limits }
+
+    public func matches(path: Substring) -> Bool { path == "/echo" }
+
+    public func makeSession(for request: HTTPRequest, on loop: EventLoop) -> Result<any WebSocketSession, HTTPError> {
+        .success(EchoSession())
+    }
+}
+
+final class EchoSession: WebSocketSession {
+    func received(text: UnsafeRawBufferPointer, from peer: WebSocketPeer) { peer.send(text: text) }
+    func received(binary: UnsafeRawBufferPointer, from peer: WebSocketPeer) { peer.send(binary: binary) }
+    func closed(_ peer: WebSocketPeer, code: CloseCode) {}
+}

@@ -1,0 +1,30 @@
+import Bytes
+import Transport
+import WebSocketCore
+
+/// A WebSocket endpoint: it admits upgrade requests on its path and makes a session for each.
+public protocol WebSocketEndpoint: Sendable {
+    /// Subprotocols spoken, in order of preference; the first one the client offers is chosen.
+    var subprotocols: [String] { get }
+    /// Limits on what clients may send here.
+    var limits: WebSocketConnection.Limits { get }
+    /// Whether `path` belongs to this endpoint.
+    func matches(path: Substring) -> Bool
+    /// Admits a request (query, credentials) and makes its session, or refuses it with an
+    /// HTTP answer that says why. Runs on the connection's event loop.
+    func makeSession(for request: HTTPRequest, on loop: EventLoop) -> Result<any WebSocketSession, HTTPError>
+}
+
+/// The application side of one WebSocket connection. Calls come on its event loop.
+public protocol WebSocketSession: AnyObject {
+    func opened(_ peer: WebSocketPeer)
+    func received(text: UnsafeRawBufferPointer, from peer: WebSocketPeer)
+    func received(binary: UnsafeRawBufferPointer, from peer: WebSocketPeer)
+    /// The connection ended: closed by either side or dropped (`.abnormal`).
+    func closed(_ peer: WebSocketPeer, code: CloseCode)
+}
+
+extension WebSocketSession {
+    public func opened(_ peer: WebSocketPeer) {}
+    public func received(binary: UnsafeRawBufferPointer, from peer: WebSocketPeer) {}
+}

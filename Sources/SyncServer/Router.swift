@@ -1,0 +1,42 @@
+import Transport
+import WebSocketCore
+
+/// Finds the endpoint for a request and negotiates the upgrade with it.
+final class Router: Sendable {
+    struct Admitted {
+        let session: any WebSocketSession
+        let response: HTTPResponse
+        let deflate: PerMessageDeflate?
+        let limits: WebSocketConnection.Limits
+    }
+
+    let configuration: ServerConfiguration
+    let endpoints: [any WebSocketEndpoint]
+
+    init(configuration: ServerConfiguration, endpoints: [any WebSocketEndpoint]) {
+        self.configuration = configuration
+        self.endpoints = endpoints
+    }
+
+    /// 404 for an unknown path; the handshake checks (400/405/426) for a bad upgrade;
+    /// whatever the endpoint says about the request; else the 101 answer.
+    func route(_ request: HTTPRequest, on loop: EventLoop) -> Result<Admitted, HTTPError> {
+        guard let endpoint = endpoints.first(where: { $0.matches(path: request.path) }) else {
+            return .failure(HTTPError(.error(404, "no endpoint at \(request.path)")))
+        }
+        let upgrade: ServerHandshake.Upgrade
+        switch ServerHandshake.validate(request) {
+        case .failure(let error): return .failure(error)
+        case .success(let valid): upgrade = valid
+        }
+        let session: any WebSocketSession
+        switch endpoint.makeSession(for: request, on: loop) {
+        case .failure(let error): return .failure(error)
+        case .success(let made): session = made
+        }
+        let subprotocol = upgrade.protocols.first { endpoint.subprotocols.contains($0) }
+        let negotiated = PerMessageDeflate.negotiate(offers: upgrade.extensions, policy: configuration.deflate)
+        let response = ServerHandshake.response(for: upgrade, subprotocol: subprotocol, extensions: negotiated?.1)
+        return .success(Admitted(session: session, response: response, deflate: negotiated?.0, limits: endpoint.limits))
+    }
+}

@@ -1,0 +1,37 @@
+import Transport
+import WebSocketCore
+
+/// A running ScrollSync server: event loops, listeners, endpoints.
+public final class Server: Sendable {
+    public let configuration: ServerConfiguration
+    /// The port actually bound (useful with port 0).
+    public let port: Int
+    private let group: EventLoopGroup
+
+    /// Binds and starts serving.
+    public init(configuration: ServerConfiguration, endpoints extra: [any WebSocketEndpoint] = []) throws {
+        self.configuration = configuration
+        var endpoints = extra
+        if configuration.echoEnabled { endpoints.append(EchoEndpoint(limits: configuration.echoLimits)) }
+        let router = Router(configuration: configuration, endpoints: endpoints)
+        var tls: TLSContext?
+        if let certificate = configuration.tlsCertificateFile, let key = configuration.tlsKeyFile {
+            tls = try TLSContext(certificateChainFile: certificate, privateKeyFile: key)
+        }
+        group = try EventLoopGroup(count: configuration.loops ?? EventLoopGroup.coreCount)
+        port = try group.listen(host: configuration.host, port: configuration.port, tls: tls) { channel in
+            WebSocketPeer(channel: channel, router: router)
+        }
+        group.start()
+    }
+
+    /// The URL clients use, e.g. `ws://127.0.0.1:8080`.
+    public var url: String {
+        let scheme = configuration.tlsCertificateFile == nil ? "ws" : "wss"
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        return "\(scheme)://\(host):\(port)"
+    }
+
+    /// Stops the loops and drops every connection.
+    public func shutdown() { group.shutdown() }
+}

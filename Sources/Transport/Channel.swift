@@ -1,0 +1,252 @@
+import Bytes
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One TCP connection (plain or TLS) owned by an event loop.
+///
+/// Writes are queued and flushed together at the end of the loop iteration, so every
+/// frame queued for a socket in one iteration leaves in one `writev`. `EPOLLOUT` is
+/// watched only after a partial write. All methods must be called on the loop's thread.
+public final class Channel {
+    /// Backpressure marks, in bytes of queued output.
+    public struct Watermarks: Sendable {
+        /// Over this, `enqueue` answers `.overLimit` and reading pauses.
+        public var high: Int
+        /// Under this again, reading resumes and the handler hears `channelWritable`.
+        public var low: Int
+        /// 1 MiB / 256 KiB: a few large messages in flight, bounded per connection.
+        public init(high: Int = 1 << 20, low: Int = 256 << 10) {
+            self.high = high
+            self.low = low
+        }
+    }
+
+    enum State {
+        case open
+        /// Flushing what is queued, then shutting down the sending side.
+        case flushing(deadline: UInt64)
+        /// Sent everything and shut down; reading until the peer closes too.
+        case lingering(deadline: UInt64)
+        case closed
+    }
+
+    public let id: UInt64
+    /// The peer's address (without port), for logs and per-address limits.
+    public let peerAddress: String
+    public unowned let loop: EventLoop
+    public var handler: (any ChannelHandler)?
+    public var watermarks: Watermarks
+    public var isTLS: Bool { tls != nil }
+
+    let fd: Int32
+    private var tls: TLSSession?
+    private var queue = WriteQueue()
+    private(set) var state: State = .open
+    private var watchingWritable = false
+    private var readingPaused = false
+    private var tlsReadNeedsWritable = false
+    var isDirty = false
+
+    /// How long a graceful close may take to flush and hear the peer close: 2 s.
+    static let lingerNanoseconds: UInt64 = 2_000_000_000
+
+    init(id: UInt64, fd: Int32, tls: TLSSession?, peerAddress: String, loop: EventLoop, watermarks: Watermarks) {
+        self.id = id
+        self.fd = fd
+        self.tls = tls
+        self.peerAddress = peerAddress
+        self.loop = loop
+        self.watermarks = watermarks
+    }
+
+    public var isOpen: Bool { if case .open = state { true } else { false } }
+
+    /// Bytes queued and not yet written.
+    public var queuedBytes: Int { queue.byteCount }
+
+    // MARK: Writing
+
+    /// Queues bytes to send; they leave at the end of this loop iteration.
+    @discardableResult
+    public func enqueue(_ bytes: SharedBytes) -> SendStatus {
+        guard case .open = state else { return .dropped }
+        queue.append(bytes)
+        loop.markDirty(self)
+        if queue.byteCount > watermarks.high {
+            pauseReading()
+            return .overLimit
+        }
+        return .queued
+    }
+
+    /// Closes gracefully: flush the queue, shut down the sending side (after TLS
+    /// close_notify), read until the peer closes, then release the socket. Gives up
+    /// after `lingerNanoseconds`.
+    public func close() {
+        guard case .open = state else { return }
+        state = .flushing(deadline: loop.now + Self.lingerNanoseconds)
+        resumeReading()
+        if queue.isEmpty { finishFlushing() } else { loop.markDirty(self) }
+    }
+
+    /// Closes at once, dropping anything queued.
+    public func abort() {
+        closeNow()
+    }
+
+    /// Writes as much of the queue as the socket takes.
+    func flush() {
+        switch state {
+        case .open, .flushing: break
+        case .lingering, .closed: return
+        }
+        if tls != nil { flushTLS() } else { flushPlain() }
+        guard !isClosed else { return }
+        if queue.isEmpty {
+            setWatchingWritable(tlsReadNeedsWritable)
+            if case .flushing = state { finishFlushing(); return }
+        } else {
+            setWatchingWritable(true)
+        }
+        if readingPaused && queue.byteCount <= watermarks.low, case .open = state {
+            resumeReading()
+            handler?.channelWritable(self)
+        }
+    }
+
+    private var isClosed: Bool { if case .closed = state { true } else { false } }
+
+    private func flushPlain() {
+        while !queue.isEmpty {
+            let count = queue.gather(into: loop.iovecs)
+            let result: IOResult<Int>
+            do {
+                result = try syscall("writev") { writev(fd, loop.iovecs.baseAddress, Int32(count)) }
+            } catch {
+                closeNow()
+                return
+            }
+            guard case .done(let written) = result else { return }
+            let expected = (0..<count).reduce(0) { $0 + loop.iovecs[$1].iov_len }
+            queue.consume(written)
+            if written < expected { return }
+        }
+    }
+
+    private func flushTLS() {
+        guard let tls else { return }
+        while let chunk = queue.first {
+            switch tls.write(chunk) {
+            case .bytes(let written): queue.consume(written)
+            case .wantWrite, .wantRead: return
+            case .closed, .failed: closeNow(); return
+            }
+        }
+    }
+
+    private func finishFlushing() {
+        tls?.shutdown()
+        Glibc.shutdown(fd, Int32(SHUT_WR))
+        state = .lingering(deadline: loop.now + Self.lingerNanoseconds)
+        setWatchingWritable(false)
+    }
+
+    // MARK: Reading
+
+    /// Reads once (TLS: until OpenSSL holds nothing more) and hands the bytes on.
+    func readable() {
+        let buffer = loop.readBuffer
+        while true {
+            let count: Int
+            if let tls {
+                switch tls.read(into: buffer) {
+                case .bytes(let n): count = n
+                case .wantRead: return
+                case .wantWrite:
+                    tlsReadNeedsWritable = true
+                    setWatchingWritable(true)
+                    return
+                case .closed, .failed:
+                    closeNow()
+                    return
+                }
+            } else {
+                do {
+                    guard case .done(let n) = try syscall("read", { Glibc.read(fd, buffer.baseAddress, buffer.count) }) else { return }
+                    count = n
+                } catch {
+                    closeNow()
+                    return
+                }
+                if count == 0 { closeNow(); return }
+            }
+            switch state {
+            case .open, .flushing: handler?.channelRead(self, UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
+            case .lingering, .closed: break  // discarded while waiting for the peer to close
+            }
+            guard !isClosed, let tls, tls.pending > 0, !readingPaused else { return }
+        }
+    }
+
+    /// The socket became writable.
+    func writable() {
+        if tlsReadNeedsWritable {
+            tlsReadNeedsWritable = false
+            readable()
+            guard !isClosed else { return }
+        }
+        flush()
+    }
+
+    private func pauseReading() {
+        guard !readingPaused else { return }
+        readingPaused = true
+        updateInterest()
+    }
+
+    private func resumeReading() {
+        guard readingPaused else { return }
+        readingPaused = false
+        updateInterest()
+    }
+
+    private func setWatchingWritable(_ watch: Bool) {
+        guard watch != watchingWritable else { return }
+        watchingWritable = watch
+        updateInterest()
+    }
+
+    private func updateInterest() {
+        guard !isClosed else { return }
+        loop.modify(self, readable: !readingPaused, writable: watchingWritable)
+    }
+
+    // MARK: Time and teardown
+
+    func tick(now: UInt64) {
+        switch state {
+        case .open:
+            handler?.channelTick(self, now: now)
+        case .flushing(let deadline), .lingering(let deadline):
+            if now >= deadline { closeNow() }
+        case .closed:
+            break
+        }
+    }
+
+    /// Peer hung up or errored.
+    func hangUp() { closeNow() }
+
+    private func closeNow() {
+        guard !isClosed else { return }
+        state = .closed
+        queue.removeAll()
+        loop.unregister(self)
+        tls = nil
+        Glibc.close(fd)
+        let handler = self.handler
+        self.handler = nil
+        handler?.channelClosed(self)
+    }
+}

@@ -1,0 +1,242 @@
+import CLinux
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One epoll loop on one thread. It owns its listening socket (SO_REUSEPORT), its
+/// connections, a 64 KiB read buffer they share, and a coarse one-second timer.
+/// Other threads talk to it only through `execute(_:)`, which wakes it with an eventfd.
+public final class EventLoop: @unchecked Sendable {
+    public let index: Int
+    /// Monotonic time of the current iteration, in nanoseconds.
+    public private(set) var now: UInt64 = monotonicNanoseconds()
+
+    let readBuffer: UnsafeMutableRawBufferPointer
+    let iovecs: UnsafeMutableBufferPointer<iovec>
+
+    private let epoll: Int32
+    private let wake: Int32
+    private var slots: [Channel?] = []
+    private var generations: [UInt32] = []
+    private var freeSlots: [Int] = []
+    private var listeners: [Listener] = []
+    private var dirty: [Channel] = []
+    private let tasks = Mutex<[@Sendable () -> Void]>([])
+    private let running = Atomic<Bool>(false)
+    private var nextTick: UInt64 = 0
+    private var listenersPaused = false
+
+    private static let wakeID = UInt64.max
+    private static let listenerFlag: UInt64 = 1 << 62
+    static let tickNanoseconds: UInt64 = 1_000_000_000
+
+    init(index: Int) throws(SystemError) {
+        self.index = index
+        epoll = try syscallChecked("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
+        wake = try syscallChecked("eventfd") { eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) }
+        readBuffer = .allocate(byteCount: 64 << 10, alignment: 16)
+        iovecs = .allocate(capacity: 64)
+        try control(EPOLL_CTL_ADD, fd: wake, events: EPOLLIN.rawValue, id: Self.wakeID)
+    }
+
+    deinit {
+        close(epoll)
+        close(wake)
+        readBuffer.deallocate()
+        iovecs.deallocate()
+    }
+
+    /// Number of open connections on this loop.
+    public var connectionCount: Int { slots.count - freeSlots.count }
+
+    /// Runs `task` on this loop's thread, soon. Safe from any thread.
+    public func execute(_ task: @escaping @Sendable () -> Void) {
+        tasks.withLock { $0.append(task) }
+        var one: UInt64 = 1
+        _ = write(wake, &one, 8)
+    }
+
+    // MARK: Registration
+
+    func addListener(_ listener: Listener) throws(SystemError) {
+        listeners.append(listener)
+        try control(EPOLL_CTL_ADD, fd: listener.fd, events: EPOLLIN.rawValue, id: Self.listenerFlag | UInt64(listeners.count - 1))
+    }
+
+    /// Adopts an accepted or connected socket.
+    func register(fd: Int32, tls: TLSSession?, peerAddress: String, watermarks: Channel.Watermarks) throws(SystemError) -> Channel {
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+        } else {
+            slot = slots.count
+            slots.append(nil)
+            generations.append(0)
+        }
+        generations[slot] &+= 1
+        let id = UInt64(generations[slot]) << 32 | UInt64(slot)
+        let channel = Channel(id: id, fd: fd, tls: tls, peerAddress: peerAddress, loop: self, watermarks: watermarks)
+        slots[slot] = channel
+        do {
+            try control(EPOLL_CTL_ADD, fd: fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, id: id)
+        } catch {
+            slots[slot] = nil
+            freeSlots.append(slot)
+            throw error
+        }
+        return channel
+    }
+
+    func unregister(_ channel: Channel) {
+        let slot = Int(channel.id & 0xFFFF_FFFF)
+        guard slot < slots.count, slots[slot] === channel else { return }
+        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, channel.fd, nil)
+        slots[slot] = nil
+        freeSlots.append(slot)
+    }
+
+    func modify(_ channel: Channel, readable: Bool, writable: Bool) {
+        var events: UInt32 = EPOLLRDHUP.rawValue
+        if readable { events |= EPOLLIN.rawValue }
+        if writable { events |= EPOLLOUT.rawValue }
+        try? control(EPOLL_CTL_MOD, fd: channel.fd, events: events, id: channel.id)
+    }
+
+    func markDirty(_ channel: Channel) {
+        guard !channel.isDirty else { return }
+        channel.isDirty = true
+        dirty.append(channel)
+    }
+
+    private func control(_ op: Int32, fd: Int32, events: UInt32, id: UInt64) throws(SystemError) {
+        var event = epoll_event()
+        event.events = events
+        event.data.u64 = id
+        try syscallChecked("epoll_ctl") { epoll_ctl(epoll, op, fd, &event) }
+    }
+
+    // MARK: Running
+
+    /// Runs until `stop()`. Call on the loop's own thread.
+    func run() {
+        running.store(true, ordering: .relaxed)
+        let capacity = 256
+        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
+        defer { events.deallocate() }
+        now = monotonicNanoseconds()
+        nextTick = now + Self.tickNanoseconds
+        while running.load(ordering: .relaxed) {
+            let timeout = Int32(max(0, min(Int64(Self.tickNanoseconds), Int64(nextTick) - Int64(now))) / 1_000_000) + 1
+            let count = epoll_wait(epoll, events, Int32(capacity), timeout)
+            now = monotonicNanoseconds()
+            if count > 0 {
+                for i in 0..<Int(count) { dispatch(events[i]) }
+            }
+            runTasks()
+            flushDirty()
+            if now >= nextTick {
+                nextTick = now + Self.tickNanoseconds
+                tick()
+                flushDirty()
+            }
+        }
+        for channel in slots.compactMap({ $0 }) { channel.abort() }
+    }
+
+    /// Asks the loop to return from `run()`. Safe from any thread.
+    func stop() {
+        running.store(false, ordering: .relaxed)
+        execute {}
+    }
+
+    private func dispatch(_ event: epoll_event) {
+        let id = event.data.u64
+        if id == Self.wakeID {
+            var value: UInt64 = 0
+            _ = read(wake, &value, 8)
+            return
+        }
+        if id & Self.listenerFlag != 0 && id != Self.wakeID {
+            acceptAll(listeners[Int(id & 0xFFFF)])
+            return
+        }
+        let slot = Int(id & 0xFFFF_FFFF)
+        guard slot < slots.count, let channel = slots[slot], channel.id == id else { return }
+        let flags = event.events
+        if flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 && flags & EPOLLIN.rawValue == 0 {
+            channel.hangUp()
+            return
+        }
+        if flags & EPOLLOUT.rawValue != 0 { channel.writable() }
+        if flags & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0, channel.isRegistered { channel.readable() }
+    }
+
+    private func runTasks() {
+        let pending = tasks.withLock { tasks -> [@Sendable () -> Void] in
+            let taken = tasks
+            tasks.removeAll()
+            return taken
+        }
+        for task in pending { task() }
+    }
+
+    private func flushDirty() {
+        var i = 0
+        while i < dirty.count {  // a flush may dirty another channel
+            let channel = dirty[i]
+            channel.isDirty = false
+            channel.flush()
+            i += 1
+        }
+        dirty.removeAll(keepingCapacity: true)
+    }
+
+    private func tick() {
+        if listenersPaused {
+            listenersPaused = false
+            for (index, listener) in listeners.enumerated() {
+                try? control(EPOLL_CTL_MOD, fd: listener.fd, events: EPOLLIN.rawValue, id: Self.listenerFlag | UInt64(index))
+            }
+        }
+        for case let channel? in slots { channel.tick(now: now) }
+    }
+
+    private func acceptAll(_ listener: Listener) {
+        for _ in 0..<64 {
+            var address = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let result = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sockaddrPointer in
+                    try? syscall("accept4") {
+                        accept4(listener.fd, sockaddrPointer, &length, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+                    }
+                }
+            }
+            guard let result else {
+                // Out of descriptors (EMFILE) or similar: stop accepting until the next tick.
+                pauseListeners()
+                return
+            }
+            guard case .done(let fd) = result else { return }
+            listener.adopt(fd: fd, peer: Sockets.describe(address), on: self)
+        }
+    }
+
+    private func pauseListeners() {
+        guard !listenersPaused else { return }
+        listenersPaused = true
+        for listener in listeners { _ = epoll_ctl(epoll, EPOLL_CTL_DEL, listener.fd, nil) }
+        for (index, listener) in listeners.enumerated() {
+            var event = epoll_event()
+            event.events = 0
+            event.data.u64 = Self.listenerFlag | UInt64(index)
+            _ = epoll_ctl(epoll, EPOLL_CTL_ADD, listener.fd, &event)
+        }
+    }
+}
+
+extension Channel {
+    var isRegistered: Bool { isOpenOrClosing }
+    private var isOpenOrClosing: Bool { if case .closed = state { false } else { true } }
+}

@@ -1,0 +1,73 @@
+import CLinux
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One event loop per core, each on its own thread.
+public final class EventLoopGroup: @unchecked Sendable {
+    public let loops: [EventLoop]
+    private var threads: [pthread_t] = []
+
+    /// - Parameter count: loops to run; defaults to one per available core.
+    public init(count: Int = EventLoopGroup.coreCount) throws(SystemError) {
+        signal(SIGPIPE, SIG_IGN)  // a peer that vanishes must not kill the process
+        var loops = [EventLoop]()
+        for index in 0..<max(1, count) { loops.append(try EventLoop(index: index)) }
+        self.loops = loops
+    }
+
+    /// Cores this process may run on.
+    public static var coreCount: Int {
+        let allowed = Int(scrollsync_allowed_cpu_count())
+        return allowed > 0 ? allowed : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+
+    /// Listens on `host:port` with one SO_REUSEPORT socket per loop, before `start()`.
+    /// Port 0 picks a free port. Returns the port bound.
+    /// `makeHandler` runs on the accepting loop's thread for each new connection.
+    @discardableResult
+    public func listen(
+        host: String, port: Int, tls: TLSContext? = nil, watermarks: Channel.Watermarks = .init(),
+        makeHandler: @escaping @Sendable (Channel) -> any ChannelHandler
+    ) throws(SystemError) -> Int {
+        var boundPort = port
+        for loop in loops {
+            let (fd, actual) = try Sockets.listen(host: host, port: boundPort)
+            boundPort = actual
+            try loop.addListener(Listener(fd: fd, tls: tls, watermarks: watermarks, makeHandler: makeHandler))
+        }
+        return boundPort
+    }
+
+    /// Starts every loop on a thread of its own.
+    public func start() {
+        for loop in loops {
+            threads.append(spawnThread { loop.run() })
+        }
+    }
+
+    /// Stops every loop (open connections are dropped) and waits for the threads.
+    public func shutdown() {
+        for loop in loops { loop.stop() }
+        for thread in threads { pthread_join(thread, nil) }
+        threads.removeAll()
+    }
+}
+
+private final class ThreadBody {
+    let run: () -> Void
+    init(_ run: @escaping () -> Void) { self.run = run }
+}
+
+/// Starts a POSIX thread running `body`.
+func spawnThread(_ body: @escaping () -> Void) -> pthread_t {
+    let context = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
+    var thread = pthread_t()
+    let status = pthread_create(&thread, nil, { argument in
+        let body = Unmanaged<ThreadBody>.fromOpaque(argument!).takeRetainedValue()
+        body.run()
+        return nil
+    }, context)
+    precondition(status == 0, "pthread_create failed (\(status))")
+    return thread
+}

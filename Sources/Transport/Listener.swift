@@ -1,0 +1,31 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A listening socket on one loop; each accepted connection gets a handler from `makeHandler`.
+final class Listener {
+    let fd: Int32
+    let tls: TLSContext?
+    let watermarks: Channel.Watermarks
+    let makeHandler: (Channel) -> any ChannelHandler
+
+    init(fd: Int32, tls: TLSContext?, watermarks: Channel.Watermarks, makeHandler: @escaping (Channel) -> any ChannelHandler) {
+        self.fd = fd
+        self.tls = tls
+        self.watermarks = watermarks
+        self.makeHandler = makeHandler
+    }
+
+    deinit { close(fd) }
+
+    func adopt(fd: Int32, peer: String, on loop: EventLoop) {
+        Sockets.setNoDelay(fd)
+        do {
+            let session = try tls?.makeSession(fd: fd, isServer: true)
+            let channel = try loop.register(fd: fd, tls: session, peerAddress: peer, watermarks: watermarks)
+            channel.handler = makeHandler(channel)
+        } catch {
+            close(fd)
+        }
+    }
+}

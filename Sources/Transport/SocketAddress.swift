@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Creating, binding and describing TCP sockets (IPv4 and IPv6).
+enum Sockets {
+    /// A non-blocking listening socket with SO_REUSEADDR and SO_REUSEPORT, so that every
+    /// loop can bind its own socket to the same port and the kernel spreads connections.
+    static func listen(host: String, port: Int, backlog: Int32 = 4096) throws(SystemError) -> (fd: Int32, port: Int) {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let first = list else { throw SystemError(call: "getaddrinfo(\(host))", errno: EINVAL) }
+        defer { freeaddrinfo(list) }
+        let fd = try syscallChecked("socket") {
+            socket(first.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
+        do {
+            var one: Int32 = 1
+            try syscallChecked("setsockopt(SO_REUSEADDR)") { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, 4) }
+            try syscallChecked("setsockopt(SO_REUSEPORT)") { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, 4) }
+            try syscallChecked("bind(\(host):\(port))") { bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) }
+            try syscallChecked("listen") { Glibc.listen(fd, backlog) }
+            return (fd, try localPort(fd))
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    static func localPort(_ fd: Int32) throws(SystemError) -> Int {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        try withUnsafeMutablePointer(to: &storage) { pointer throws(SystemError) in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SystemError) in
+                try syscallChecked("getsockname") { getsockname(fd, address, &length) }
+            }
+        }
+        return port(of: storage)
+    }
+
+    static func port(of storage: sockaddr_storage) -> Int {
+        var storage = storage
+        let family = storage.ss_family
+        return withUnsafePointer(to: &storage) { pointer in
+            if family == sa_family_t(AF_INET6) {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+        }
+    }
+
+    /// "address:port" of a peer, e.g. for logs and per-address limits.
+    static func describe(_ storage: sockaddr_storage) -> String {
+        var storage = storage
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        let family = Int32(storage.ss_family)
+        withUnsafePointer(to: &storage) { pointer in
+            if family == AF_INET6 {
+                pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    var address = $0.pointee.sin6_addr
+                    _ = inet_ntop(AF_INET6, &address, &text, socklen_t(text.count))
+                }
+            } else {
+                pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                    var address = $0.pointee.sin_addr
+                    _ = inet_ntop(AF_INET, &address, &text, socklen_t(text.count))
+                }
+            }
+        }
+        return String(cString: text)
+    }
+
+    static func setNoDelay(_ fd: Int32) {
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, 4)
+    }
+}

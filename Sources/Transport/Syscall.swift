@@ -1,0 +1,53 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A failed system call: the call's name and `errno`.
+public struct SystemError: Error, CustomStringConvertible, Sendable {
+    public let call: String
+    public let errno: Int32
+
+    public var description: String { "\(call): \(String(cString: strerror(errno))) (errno \(errno))" }
+}
+
+/// The outcome of a non-blocking call.
+enum IOResult<Value> {
+    case done(Value)
+    case wouldBlock
+}
+
+/// Runs a system call: retries on EINTR, maps EAGAIN to `.wouldBlock`, throws other
+/// failures with the call's name. EBADF is a bug in the caller and traps.
+@inline(__always)
+func syscall<T: FixedWidthInteger>(_ name: String, _ body: () -> T) throws(SystemError) -> IOResult<T> {
+    while true {
+        let result = body()
+        if result >= 0 { return .done(result) }
+        let error = errno
+        switch error {
+        case EINTR: continue
+        case EAGAIN, EWOULDBLOCK: return .wouldBlock
+        case EBADF: preconditionFailure("\(name) on a closed descriptor")
+        default: throw SystemError(call: name, errno: error)
+        }
+    }
+}
+
+/// Like `syscall` for calls that must not block.
+@inline(__always)
+@discardableResult
+func syscallChecked<T: FixedWidthInteger>(_ name: String, _ body: () -> T) throws(SystemError) -> T {
+    switch try syscall(name, body) {
+    case .done(let value): return value
+    case .wouldBlock: throw SystemError(call: name, errno: EAGAIN)
+    }
+}
+
+/// Monotonic time in nanoseconds.
+public func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}

@@ -1,0 +1,151 @@
+import COpenSSL
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A TLS configuration (an `SSL_CTX`) built on the system OpenSSL. TLS 1.2 is the minimum.
+public final class TLSContext: @unchecked Sendable {
+    let context: OpaquePointer
+
+    /// A server context from PEM files: the certificate chain and its private key.
+    public init(certificateChainFile: String, privateKeyFile: String) throws(TLSError) {
+        guard let context = SSL_CTX_new(TLS_server_method()) else { throw .failure("SSL_CTX_new") }
+        self.context = context
+        try configure()
+        guard SSL_CTX_use_certificate_chain_file(context, certificateChainFile) == 1 else {
+            throw .failure("cannot load certificate chain \(certificateChainFile)")
+        }
+        guard SSL_CTX_use_PrivateKey_file(context, privateKeyFile, SSL_FILETYPE_PEM) == 1 else {
+            throw .failure("cannot load private key \(privateKeyFile)")
+        }
+        guard SSL_CTX_check_private_key(context) == 1 else {
+            throw .failure("private key \(privateKeyFile) does not match the certificate")
+        }
+    }
+
+    /// A client context. With `verify`, the peer must present a certificate that chains
+    /// to the system roots or to `caFile`.
+    public init(clientVerifying verify: Bool, caFile: String? = nil) throws(TLSError) {
+        guard let context = SSL_CTX_new(TLS_client_method()) else { throw .failure("SSL_CTX_new") }
+        self.context = context
+        try configure()
+        if verify {
+            SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+            if let caFile {
+                guard SSL_CTX_load_verify_locations(context, caFile, nil) == 1 else { throw .failure("cannot load CA file \(caFile)") }
+            } else {
+                SSL_CTX_set_default_verify_paths(context)
+            }
+        } else {
+            SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
+        }
+    }
+
+    private func configure() throws(TLSError) {
+        guard scrollsync_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
+            throw .failure("cannot require TLS 1.2")
+        }
+        // Partial writes and moving buffers suit a write queue; released buffers keep an
+        // idle TLS connection small.
+        _ = scrollsync_SSL_CTX_set_mode(
+            context, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS))
+    }
+
+    deinit { SSL_CTX_free(context) }
+
+    func makeSession(fd: Int32, isServer: Bool, serverName: String? = nil) throws(TLSError) -> TLSSession {
+        guard let ssl = SSL_new(context) else { throw .failure("SSL_new") }
+        SSL_set_fd(ssl, fd)
+        if isServer {
+            SSL_set_accept_state(ssl)
+        } else {
+            if let serverName { _ = scrollsync_SSL_set_tlsext_host_name(ssl, serverName) }
+            SSL_set_connect_state(ssl)
+        }
+        return TLSSession(ssl: ssl)
+    }
+}
+
+/// A TLS failure, with OpenSSL's own words.
+public enum TLSError: Error, CustomStringConvertible, Sendable {
+    case openSSL(String)
+
+    static func failure(_ what: String) -> TLSError {
+        .openSSL("\(what): \(TLSSession.drainErrors())")
+    }
+
+    public var description: String {
+        switch self { case .openSSL(let message): message }
+    }
+}
+
+/// One TLS connection over a non-blocking socket. WANT_READ / WANT_WRITE are reported,
+/// never waited for: the event loop retries when the socket is ready.
+final class TLSSession {
+    enum Outcome {
+        case bytes(Int)
+        case wantRead
+        case wantWrite
+        /// The peer sent close_notify or closed the socket.
+        case closed
+        case failed(String)
+    }
+
+    private let ssl: OpaquePointer
+
+    init(ssl: OpaquePointer) { self.ssl = ssl }
+
+    deinit { SSL_free(ssl) }
+
+    /// Bytes already decrypted and waiting in OpenSSL (the socket may not be readable).
+    var pending: Int { Int(SSL_pending(ssl)) }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Outcome {
+        ERR_clear_error()
+        let result = SSL_read(ssl, buffer.baseAddress, Int32(min(buffer.count, Int(Int32.max))))
+        return result > 0 ? .bytes(Int(result)) : outcome(result)
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) -> Outcome {
+        ERR_clear_error()
+        let result = SSL_write(ssl, bytes.baseAddress, Int32(min(bytes.count, Int(Int32.max))))
+        return result > 0 ? .bytes(Int(result)) : outcome(result)
+    }
+
+    /// Drives the handshake (clients use it to learn when TLS is up).
+    func handshake() -> Outcome {
+        ERR_clear_error()
+        let result = SSL_do_handshake(ssl)
+        return result == 1 ? .bytes(0) : outcome(result)
+    }
+
+    /// Sends close_notify (one attempt; the socket is shut down right after).
+    func shutdown() {
+        ERR_clear_error()
+        _ = SSL_shutdown(ssl)
+    }
+
+    private func outcome(_ result: Int32) -> Outcome {
+        switch SSL_get_error(ssl, result) {
+        case SSL_ERROR_WANT_READ: return .wantRead
+        case SSL_ERROR_WANT_WRITE: return .wantWrite
+        case SSL_ERROR_ZERO_RETURN: return .closed
+        case SSL_ERROR_SYSCALL:
+            let error = errno
+            if error == EAGAIN || error == EWOULDBLOCK { return .wantRead }
+            return result == 0 || error == 0 || error == ECONNRESET || error == EPIPE ? .closed : .failed(String(cString: strerror(error)))
+        default:
+            return .failed(Self.drainErrors())
+        }
+    }
+
+    static func drainErrors() -> String {
+        var messages = [String]()
+        while case let code = ERR_get_error(), code != 0 {
+            var text = [CChar](repeating: 0, count: 256)
+            ERR_error_string_n(code, &text, text.count)
+            messages.append(String(cString: text))
+        }
+        return messages.isEmpty ? "unknown TLS error" : messages.joined(separator: "; ")
+    }
+}

@@ -1,0 +1,57 @@
+/// A parsed HTTP/1.1 request head (RFC 9112 §2–5). The body, if any, is not read.
+public struct HTTPRequest: Sendable, Equatable {
+    public var method: String
+    /// The request target as sent, e.g. `/rooms/demo?role=presenter`.
+    public var target: String
+    /// The minor version of HTTP/1.x.
+    public var minorVersion: Int
+    /// Header fields in arrival order, names as sent.
+    public var headers: [(name: String, value: String)]
+
+    public init(method: String, target: String, minorVersion: Int = 1, headers: [(name: String, value: String)]) {
+        self.method = method
+        self.target = target
+        self.minorVersion = minorVersion
+        self.headers = headers
+    }
+
+    /// The path part of the target, without the query.
+    public var path: Substring { target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0] }
+
+    /// The query part of the target, without `?`; empty when there is none.
+    public var query: Substring {
+        guard let mark = target.firstIndex(of: "?") else { return "" }
+        return target[target.index(after: mark)...]
+    }
+
+    /// All values of a header, case-insensitively by name.
+    public func values(_ name: String) -> [String] {
+        headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+    }
+
+    /// The single value of a header, or the comma-joined values when it repeats (RFC 9110 §5.3).
+    public func value(_ name: String) -> String? {
+        let all = values(name)
+        return all.isEmpty ? nil : all.joined(separator: ", ")
+    }
+
+    /// The comma-separated tokens of a header, trimmed and lower-cased (e.g. `Connection`).
+    public func tokens(_ name: String) -> [String] {
+        values(name).flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
+    }
+
+    public static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
+        lhs.method == rhs.method && lhs.target == rhs.target && lhs.minorVersion == rhs.minorVersion
+            && lhs.headers.map(\.name) == rhs.headers.map(\.name) && lhs.headers.map(\.value) == rhs.headers.map(\.value)
+    }
+}
+
+extension StringProtocol {
+    /// Drops leading and trailing spaces and tabs (HTTP optional whitespace).
+    func trimmingOWS() -> String {
+        var slice = Substring(self)
+        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
+        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
+        return String(slice)
+    }
+}

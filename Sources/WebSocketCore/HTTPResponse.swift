@@ -1,0 +1,60 @@
+/// An HTTP/1.1 response head and a small body, serialized with `bytes`.
+public struct HTTPResponse: Sendable, Equatable {
+    public var status: Int
+    public var reason: String
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public init(status: Int, reason: String? = nil, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.reason = reason ?? HTTPResponse.standardReason(status)
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A plain-text error answer that closes the connection; `message` says what was wrong.
+    public static func error(_ status: Int, _ message: String, headers: [(name: String, value: String)] = []) -> HTTPResponse {
+        HTTPResponse(
+            status: status,
+            headers: headers + [("Content-Type", "text/plain; charset=utf-8"), ("Connection", "close")],
+            body: Array((message + "\n").utf8))
+    }
+
+    public var isUpgrade: Bool { status == 101 }
+
+    public func value(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    /// The response as it goes on the wire. Non-101 responses carry Content-Length.
+    public var bytes: [UInt8] {
+        var text = "HTTP/1.1 \(status) \(reason)\r\n"
+        for (name, value) in headers { text += "\(name): \(value)\r\n" }
+        if !isUpgrade { text += "Content-Length: \(body.count)\r\n" }
+        text += "\r\n"
+        return Array(text.utf8) + body
+    }
+
+    static func standardReason(_ status: Int) -> String {
+        switch status {
+        case 101: "Switching Protocols"
+        case 200: "OK"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
+        case 426: "Upgrade Required"
+        case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 501: "Not Implemented"
+        case 503: "Service Unavailable"
+        case 505: "HTTP Version Not Supported"
+        default: "Status \(status)"
+        }
+    }
+
+    public static func == (lhs: HTTPResponse, rhs: HTTPResponse) -> Bool { lhs.bytes == rhs.bytes }
+}

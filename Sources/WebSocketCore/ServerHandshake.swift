@@ -1,0 +1,76 @@
+/// The server side of the opening handshake (RFC 6455 §4.2).
+public enum ServerHandshake {
+    /// The GUID that §1.3 appends to the key.
+    static let guid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+    /// A valid upgrade request, ready to be accepted.
+    public struct Upgrade: Sendable, Equatable {
+        public var key: String
+        /// Subprotocols the client offered, in its order of preference.
+        public var protocols: [String]
+        public var extensions: [ExtensionOffer]
+    }
+
+    /// Whether the request asks for a WebSocket at all (`Upgrade: websocket`).
+    public static func isUpgrade(_ request: HTTPRequest) -> Bool {
+        request.tokens("Upgrade").contains("websocket")
+    }
+
+    /// Checks an upgrade request (§4.2.1). On failure, the HTTP answer says what was wrong:
+    /// 405 for a method other than GET, 426 for a missing upgrade or an unsupported
+    /// version (naming version 13), 400 for anything else.
+    public static func validate(_ request: HTTPRequest) -> Result<Upgrade, HTTPError> {
+        guard request.method == "GET" else {
+            return .failure(HTTPError(.error(405, "a WebSocket upgrade must use GET", headers: [("Allow", "GET")])))
+        }
+        guard isUpgrade(request) else {
+            return .failure(HTTPError(.error(426, "this endpoint speaks WebSocket only", headers: upgradeHeaders)))
+        }
+        guard request.minorVersion >= 1 else {
+            return .failure(HTTPError(.error(400, "a WebSocket upgrade needs HTTP/1.1")))
+        }
+        guard request.value("Host") != nil else {
+            return .failure(HTTPError(.error(400, "missing Host header")))
+        }
+        guard request.tokens("Connection").contains("upgrade") else {
+            return .failure(HTTPError(.error(400, "Connection header must include Upgrade")))
+        }
+        guard request.values("Sec-WebSocket-Version") == ["13"] else {
+            return .failure(HTTPError(.error(426, "unsupported Sec-WebSocket-Version; this server speaks 13", headers: upgradeHeaders)))
+        }
+        let keys = request.values("Sec-WebSocket-Key")
+        guard keys.count == 1, let decoded = Base64.decode(keys[0]), decoded.count == 16 else {
+            return .failure(HTTPError(.error(400, "Sec-WebSocket-Key must be 16 bytes in base64")))
+        }
+        guard let extensions = ExtensionOffer.parse(request.values("Sec-WebSocket-Extensions")) else {
+            return .failure(HTTPError(.error(400, "malformed Sec-WebSocket-Extensions header")))
+        }
+        let protocols = request.tokens("Sec-WebSocket-Protocol")
+        return .success(Upgrade(key: keys[0], protocols: protocols, extensions: extensions))
+    }
+
+    /// `Sec-WebSocket-Accept` for a key (§4.2.2): base64(SHA-1(key + GUID)).
+    public static func acceptValue(for key: String) -> String {
+        Base64.encode(SHA1.hash(Array((key + guid).utf8)))
+    }
+
+    /// The 101 response that completes the handshake.
+    public static func response(for upgrade: Upgrade, subprotocol: String?, extensions: String?) -> HTTPResponse {
+        var headers: [(name: String, value: String)] = [
+            ("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Accept", acceptValue(for: upgrade.key)),
+        ]
+        if let subprotocol { headers.append(("Sec-WebSocket-Protocol", subprotocol)) }
+        if let extensions { headers.append(("Sec-WebSocket-Extensions", extensions)) }
+        return HTTPResponse(status: 101, headers: headers)
+    }
+
+    private static let upgradeHeaders: [(name: String, value: String)] = [
+        ("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Version", "13"),
+    ]
+}
+
+/// An HTTP answer that refuses a request.
+public struct HTTPError: Error, Sendable, Equatable {
+    public var response: HTTPResponse
+    public init(_ response: HTTPResponse) { self.response = response }
+}

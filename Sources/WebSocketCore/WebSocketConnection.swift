@@ -1,0 +1,300 @@
+import Bytes
+import Deflate
+
+/// One WebSocket connection after the handshake, without I/O (RFC 6455 §5–7, RFC 7692).
+///
+/// Feed received bytes to `receive(_:_:)`; it reports messages and close events and
+/// queues the frames the protocol owes the peer (pongs, close replies). `send…` queue
+/// frames too. The caller moves `outbound` frames to the socket and closes the socket
+/// when `state` becomes `.closed`. Protocol errors never throw: they queue a close frame
+/// with the right code and report `.failed`.
+public final class WebSocketConnection {
+    public enum Role: Sendable { case server, client }
+
+    /// Limits on what the peer may send. Every limit is finite.
+    public struct Limits: Sendable, Equatable {
+        /// Largest frame payload. 16 MiB: the echo endpoint must take 16 MiB messages.
+        public var maxFrameSize: Int
+        /// Largest message, after decompression. 16 MiB for the same reason.
+        public var maxMessageSize: Int
+
+        public init(maxFrameSize: Int = 16 << 20, maxMessageSize: Int = 16 << 20) {
+            self.maxFrameSize = maxFrameSize
+            self.maxMessageSize = maxMessageSize
+        }
+    }
+
+    /// What happened on the connection. Buffers are valid only during the callback.
+    public enum Event {
+        case text(UnsafeRawBufferPointer)
+        case binary(UnsafeRawBufferPointer)
+        /// A ping arrived; its pong is already queued.
+        case ping(UnsafeRawBufferPointer)
+        case pong(UnsafeRawBufferPointer)
+        /// The close handshake finished or the peer started it (our reply is queued).
+        /// `code` is `.noStatus` when the peer sent none.
+        case closed(code: CloseCode, reason: String)
+        /// The peer broke the protocol; a close frame with `error.closeCode` is queued.
+        case failed(WebSocketError)
+    }
+
+    public enum State: Sendable, Equatable {
+        case open
+        /// We sent a close frame and wait for the peer's.
+        case closing
+        /// No more frames in either direction; the transport should close.
+        case closed
+    }
+
+    public let role: Role
+    public let limits: Limits
+    /// Messages at least this long are compressed when permessage-deflate is on.
+    public let compressionThreshold: Int
+    public private(set) var state: State = .open
+    /// The agreed permessage-deflate parameters, if any.
+    public let deflate: PerMessageDeflate?
+
+    private var decoder: FrameDecoder
+    private let deflater: Deflater?
+    private let inflater: Inflater?
+    private var outbound: [SharedBytes] = []
+
+    private var frame: FrameHeader?
+    private var control: [UInt8] = []
+    private var messageOpcode: Opcode?
+    private var messageCompressed = false
+    private var message: [UInt8] = []
+    private var utf8 = UTF8Validator()
+    private var deliveredInPlace = false
+    private var compressed: [UInt8] = []
+
+    /// - Parameters:
+    ///   - compressionThreshold: 64 bytes: below that, deflate rarely saves anything.
+    public init(role: Role, limits: Limits = .init(), deflate: PerMessageDeflate? = nil, compressionThreshold: Int = 64) {
+        self.role = role
+        self.limits = limits
+        self.deflate = deflate
+        self.compressionThreshold = compressionThreshold
+        decoder = FrameDecoder(maxFrameSize: limits.maxFrameSize, expectMasked: role == .server)
+        let codecs = deflate?.codecs(isServer: role == .server)
+        deflater = codecs?.deflater
+        inflater = codecs?.inflater
+    }
+
+    // MARK: Receiving
+
+    /// Decodes `bytes` (unmasking them in place) and reports what they carry.
+    public func receive(_ bytes: UnsafeMutableRawBufferPointer, _ onEvent: (Event) -> Void) {
+        var position = 0
+        while state != .closed {
+            do {
+                guard let event = try decoder.next(bytes, position: &position) else { return }
+                switch event {
+                case .header(let header): try begin(header)
+                case .payload(let chunk): try payload(UnsafeRawBufferPointer(chunk), onEvent)
+                case .end: try end(onEvent)
+                }
+            } catch {
+                fail(error, onEvent)
+            }
+        }
+    }
+
+    private func begin(_ header: FrameHeader) throws(WebSocketError) {
+        frame = header
+        deliveredInPlace = false
+        guard !header.rsv2 && !header.rsv3 else { throw .protocolViolation("reserved bits RSV2/RSV3 set") }
+        if header.opcode.isControl {
+            guard !header.rsv1 else { throw .protocolViolation("RSV1 set on a control frame") }
+            control.removeAll(keepingCapacity: true)
+            return
+        }
+        if header.opcode == .continuation {
+            guard messageOpcode != nil else { throw .protocolViolation("continuation frame without a message") }
+            guard !header.rsv1 else { throw .protocolViolation("RSV1 set on a continuation frame") }
+        } else {
+            guard messageOpcode == nil else { throw .protocolViolation("new message before the previous one ended") }
+            guard !header.rsv1 || inflater != nil else { throw .protocolViolation("RSV1 set without permessage-deflate") }
+            messageOpcode = header.opcode
+            messageCompressed = header.rsv1
+            if message.capacity > 64 << 10 { message = [] } else { message.removeAll(keepingCapacity: true) }
+            utf8 = UTF8Validator()
+        }
+        if !messageCompressed && UInt64(message.count) + header.payloadLength > UInt64(limits.maxMessageSize) {
+            throw .tooLarge(limit: limits.maxMessageSize)
+        }
+    }
+
+    private func payload(_ chunk: UnsafeRawBufferPointer, _ onEvent: (Event) -> Void) throws(WebSocketError) {
+        guard let header = frame else { return }
+        if header.opcode.isControl {
+            control.append(contentsOf: chunk)
+            return
+        }
+        guard state == .open, let opcode = messageOpcode else { return }  // closing: data is dropped
+        let isText = opcode == .text
+        if messageCompressed {
+            let before = message.count
+            do {
+                try inflater!.inflate(chunk, final: false, into: &message, limit: limits.maxMessageSize)
+            } catch {
+                throw Self.map(error)
+            }
+            try validateText(isText, from: before)
+        } else if header.fin && header.opcode != .continuation && UInt64(chunk.count) == header.payloadLength {
+            // The whole message is in this chunk: deliver it in place, without a copy.
+            if isText { guard utf8.feed(chunk) && utf8.isComplete else { throw .invalidUTF8 } }
+            deliveredInPlace = true
+            messageOpcode = nil
+            onEvent(isText ? .text(chunk) : .binary(chunk))
+        } else {
+            if isText { guard utf8.feed(chunk) else { throw .invalidUTF8 } }
+            message.append(contentsOf: chunk)
+        }
+    }
+
+    private func end(_ onEvent: (Event) -> Void) throws(WebSocketError) {
+        guard let header = frame else { return }
+        frame = nil
+        if header.opcode.isControl {
+            try handleControl(header.opcode, onEvent)
+            return
+        }
+        guard header.fin, !deliveredInPlace, state == .open, let opcode = messageOpcode else {
+            if header.fin { messageOpcode = nil }
+            return
+        }
+        messageOpcode = nil
+        if messageCompressed {
+            let before = message.count
+            do {
+                try [UInt8]().withUnsafeBytes { try inflater!.inflate($0, final: true, into: &message, limit: limits.maxMessageSize) }
+            } catch let error as InflateError {
+                throw Self.map(error)
+            } catch {
+                throw .badCompression("\(error)")
+            }
+            try validateText(opcode == .text, from: before)
+        }
+        if opcode == .text { guard utf8.isComplete else { throw .invalidUTF8 } }
+        message.withUnsafeBytes { onEvent(opcode == .text ? .text($0) : .binary($0)) }
+    }
+
+    private func validateText(_ isText: Bool, from start: Int) throws(WebSocketError) {
+        guard isText, message.count > start else { return }
+        let ok = message.withUnsafeBytes { utf8.feed(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        guard ok else { throw .invalidUTF8 }
+    }
+
+    private static func map(_ error: InflateError) -> WebSocketError {
+        switch error {
+        case .tooLarge(let limit): .tooLarge(limit: limit)
+        case .corrupt(let what): .badCompression(what)
+        }
+    }
+
+    private func handleControl(_ opcode: Opcode, _ onEvent: (Event) -> Void) throws(WebSocketError) {
+        switch opcode {
+        case .ping:
+            if state == .open { enqueue(.pong, control) }
+            control.withUnsafeBytes { onEvent(.ping($0)) }
+        case .pong:
+            control.withUnsafeBytes { onEvent(.pong($0)) }
+        case .close:
+            let (code, reason) = try Self.parseClose(control)
+            if state == .open {
+                enqueue(.close, FrameEncoder.closePayload(code: code, reason: ""))
+            }
+            state = .closed
+            onEvent(.closed(code: code ?? .noStatus, reason: reason))
+        default:
+            break
+        }
+    }
+
+    /// Validates a close payload (§5.5.1, §7.4): empty, or a code allowed on the wire
+    /// followed by a UTF-8 reason.
+    static func parseClose(_ payload: [UInt8]) throws(WebSocketError) -> (CloseCode?, String) {
+        guard !payload.isEmpty else { return (nil, "") }
+        guard payload.count >= 2 else { throw .protocolViolation("close payload of one byte") }
+        let code = CloseCode(UInt16(payload[0]) << 8 | UInt16(payload[1]))
+        guard code.isAllowedOnWire else { throw .protocolViolation("invalid close code \(code.rawValue)") }
+        let reason = Array(payload[2...])
+        guard UTF8Validator.isValid(reason) else { throw .invalidUTF8 }
+        return (code, String(decoding: reason, as: UTF8.self))
+    }
+
+    private func fail(_ error: WebSocketError, _ onEvent: (Event) -> Void) {
+        if state == .open {
+            enqueue(.close, FrameEncoder.closePayload(code: error.closeCode, reason: error.reason))
+        }
+        state = .closed
+        inflater?.reset()
+        onEvent(.failed(error))
+    }
+
+    // MARK: Sending
+
+    /// Whether data frames may still be sent.
+    public var isOpen: Bool { state == .open }
+
+    /// Queues a text message (the caller vouches it is UTF-8). False once closing.
+    @discardableResult
+    public func send(text: UnsafeRawBufferPointer) -> Bool { sendMessage(.text, text) }
+
+    /// Queues a binary message. False once closing.
+    @discardableResult
+    public func send(binary: UnsafeRawBufferPointer) -> Bool { sendMessage(.binary, binary) }
+
+    @discardableResult
+    public func send(text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { send(text: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Queues a ping (payload at most 125 bytes).
+    public func sendPing(_ payload: [UInt8] = []) {
+        guard state == .open else { return }
+        enqueue(.ping, Array(payload.prefix(125)))
+    }
+
+    /// Starts the close handshake (§7.1.2); the peer's reply ends it.
+    public func close(code: CloseCode = .normal, reason: String = "") {
+        guard state == .open else { return }
+        enqueue(.close, FrameEncoder.closePayload(code: code, reason: reason))
+        state = .closing
+    }
+
+    /// Marks the connection closed without a handshake (the transport dropped it).
+    public func abandon() { state = .closed }
+
+    /// Hands every queued frame to `body`, oldest first, and empties the queue.
+    public func drainOutbound(_ body: (SharedBytes) -> Void) {
+        guard !outbound.isEmpty else { return }
+        for frame in outbound { body(frame) }
+        outbound.removeAll(keepingCapacity: true)
+    }
+
+    public var hasOutbound: Bool { !outbound.isEmpty }
+
+    private func sendMessage(_ opcode: Opcode, _ payload: UnsafeRawBufferPointer) -> Bool {
+        guard state == .open else { return false }
+        if let deflater, payload.count >= compressionThreshold {
+            compressed.removeAll(keepingCapacity: true)
+            deflater.compress(payload, into: &compressed)
+            outbound.append(compressed.withUnsafeBytes { FrameEncoder.frame(rsv1: true, opcode: opcode, payload: $0, maskKey: maskKey()) })
+            if compressed.capacity > 64 << 10 { compressed = [] }
+        } else {
+            outbound.append(FrameEncoder.frame(opcode: opcode, payload: payload, maskKey: maskKey()))
+        }
+        return true
+    }
+
+    private func enqueue(_ opcode: Opcode, _ payload: [UInt8]) {
+        outbound.append(FrameEncoder.frame(opcode: opcode, payload: payload, maskKey: maskKey()))
+    }
+
+    private func maskKey() -> UInt32? {
+        role == .client ? UInt32.random(in: .min ... .max) : nil
+    }
+}

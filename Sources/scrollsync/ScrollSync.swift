@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct ScrollSync: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scrollsync",
+        abstract: "Live-synchronized scrolling over WebSocket.",
+        subcommands: [Serve.self]
+    )
+}
