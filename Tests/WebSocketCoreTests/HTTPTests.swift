@@ -1,0 +1,140 @@
+import Testing
+@testable import WebSocketCore
+
+@Suite("RFC 9112 request parsing")
+struct HTTPParserTests {
+    static let request = Array((
+        "GET /rooms/demo?role=presenter HTTP/1.1\r\nHost: example.com\r\nupgrade: WebSocket\r\n"
+        + "Connection: keep-alive, Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: chat, scrollsync.v1\r\n\r\n").utf8)
+
+    func parse(_ bytes: [UInt8], splits: [Int] = [], maxHeadBytes: Int = 8192) -> HTTPRequestParser.Result {
+        var parser = HTTPRequestParser(maxHeadBytes: maxHeadBytes)
+        var start = 0
+        var pieces = splits
+        while true {
+            let size = pieces.isEmpty ? bytes.count - start : pieces.removeFirst()
+            let result = bytes[start..<(start + size)].withUnsafeBytes { parser.parse($0) }
+            start += size
+            if case .needMore = result, start < bytes.count { continue }
+            return result
+        }
+    }
+
+    @Test func parsesAtEverySplit() throws {
+        for split in 1..<Self.request.count {
+            guard case .complete(let request, let rest) = parse(Self.request, splits: [split]) else {
+                Issue.record("split at \(split) did not complete")
+                continue
+            }
+            #expect(request.method == "GET")
+            #expect(request.path == "/rooms/demo")
+            #expect(request.query == "role=presenter")
+            #expect(rest.isEmpty)
+        }
+    }
+
+    @Test func keepsPipelinedBytes() {
+        guard case .complete(_, let rest) = parse(Self.request + [0x81, 0x85, 1, 2]) else {
+            Issue.record("did not complete")
+            return
+        }
+        #expect(rest == [0x81, 0x85, 1, 2])
+    }
+
+    @Test func headerNamesAreCaseInsensitiveAndTokensAreLists() throws {
+        guard case .complete(let request, _) = parse(Self.request) else { Issue.record("no request"); return }
+        #expect(request.tokens("UPGRADE") == ["websocket"])
+        #expect(request.tokens("connection") == ["keep-alive", "upgrade"])
+        #expect(request.tokens("Sec-WebSocket-Protocol") == ["chat", "scrollsync.v1"])
+        guard case .success(let upgrade) = ServerHandshake.validate(request) else { Issue.record("not valid"); return }
+        #expect(upgrade.protocols == ["chat", "scrollsync.v1"])
+    }
+
+    @Test func oversizedHeadIs431() {
+        let huge = Array("GET / HTTP/1.1\r\nX: \(String(repeating: "a", count: 9000))\r\n\r\n".utf8)
+        guard case .failed(let response) = parse(huge) else { Issue.record("accepted"); return }
+        #expect(response.status == 431)
+        guard case .failed(let early) = parse(Array(huge.prefix(8500))) else { Issue.record("waited"); return }
+        #expect(early.status == 431)
+    }
+
+    @Test(arguments: [
+        ("garbage\r\n", 400), ("GET /\r\n", 400), ("GET / HTTP/2.0\r\n\r\n", 505), ("GET / FTP/1.1\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nNo colon here\r\n\r\n", 400), ("GET / HTTP/1.1\r\nBad Name: x\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\n folded: x\r\n\r\n", 400), ("GET / HTTP/1.1\r\nX: a\rb\r\n\r\n", 400),
+        ("\u{1}\u{2}\u{3} / HTTP/1.1\r\n\r\n", 400),
+    ])
+    func badRequestsAreRefused(_ text: String, _ status: Int) {
+        guard case .failed(let response) = parse(Array(text.utf8)) else { Issue.record("accepted \(text)"); return }
+        #expect(response.status == status, "\(text)")
+        #expect(!response.body.isEmpty, "the answer says what was wrong")
+    }
+
+    @Test func badRequestLineIsRefusedBeforeTheHeadEnds() {
+        guard case .failed(let response) = parse(Array("NOT HTTP AT ALL\r\nmore".utf8)) else { Issue.record("waited"); return }
+        #expect(response.status == 400)
+    }
+}
+
+@Suite("RFC 6455 §4.2.1 upgrade checks")
+struct HandshakeValidationTests {
+    static func request(_ changes: [String: String?], method: String = "GET", minor: Int = 1) -> HTTPRequest {
+        var headers: [String: String] = [
+            "Host": "h", "Upgrade": "websocket", "Connection": "Upgrade",
+            "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13",
+        ]
+        for (name, value) in changes { headers[name] = value }
+        return HTTPRequest(method: method, target: "/echo", minorVersion: minor, headers: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+    }
+
+    func status(_ request: HTTPRequest) -> Int {
+        switch ServerHandshake.validate(request) {
+        case .success: 101
+        case .failure(let error): error.response.status
+        }
+    }
+
+    @Test func validRequestIsAccepted() {
+        guard case .success(let upgrade) = ServerHandshake.validate(Self.request([:])) else { Issue.record("refused"); return }
+        let response = ServerHandshake.response(for: upgrade, subprotocol: nil, extensions: nil)
+        #expect(response.value("Sec-WebSocket-Accept") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
+        #expect(String(decoding: response.bytes, as: UTF8.self).hasPrefix("HTTP/1.1 101 Switching Protocols\r\n"))
+    }
+
+    @Test func refusals() {
+        #expect(status(Self.request([:], method: "POST")) == 405)
+        #expect(status(Self.request(["Upgrade": nil])) == 426)
+        #expect(status(Self.request([:], minor: 0)) == 400)
+        #expect(status(Self.request(["Host": nil])) == 400)
+        #expect(status(Self.request(["Connection": "keep-alive"])) == 400)
+        #expect(status(Self.request(["Sec-WebSocket-Key": nil])) == 400)
+        #expect(status(Self.request(["Sec-WebSocket-Key": "c2hvcnQ="])) == 400)
+        #expect(status(Self.request(["Sec-WebSocket-Extensions": "permessage-deflate; ="])) == 400)
+        #expect(status(Self.request(["Sec-WebSocket-Version": "8"])) == 426)
+        #expect(status(Self.request(["Sec-WebSocket-Version": nil])) == 426)
+        if case .failure(let error) = ServerHandshake.validate(Self.request(["Sec-WebSocket-Version": "8"])) {
+            #expect(error.response.value("Sec-WebSocket-Version") == "13")
+        }
+    }
+
+    @Test func clientAndServerAgree() throws {
+        let client = ClientHandshake(host: "h", target: "/rooms/x", protocols: ["scrollsync.v1"], deflate: PerMessageDeflate())
+        var parser = HTTPRequestParser()
+        guard case .complete(let request, _) = client.requestBytes.withUnsafeBytes({ parser.parse($0) }) else {
+            Issue.record("client request does not parse")
+            return
+        }
+        guard case .success(let upgrade) = ServerHandshake.validate(request) else { Issue.record("refused"); return }
+        let negotiated = PerMessageDeflate.negotiate(offers: upgrade.extensions)
+        let response = ServerHandshake.response(for: upgrade, subprotocol: "scrollsync.v1", extensions: negotiated?.1)
+        let head = try #require(HTTPResponseHead.parse(Array(response.bytes.dropLast(4))))
+        guard case .success(let agreement) = client.validate(head) else { Issue.record("client refused answer"); return }
+        #expect(agreement.subprotocol == "scrollsync.v1")
+        #expect(agreement.deflate == PerMessageDeflate())
+
+        var tampered = head
+        tampered.headers = tampered.headers.map { $0.name == "Sec-WebSocket-Accept" ? ($0.name, "AAAA") : $0 }
+        #expect(client.validate(tampered) == .failure(.invalid("wrong Sec-WebSocket-Accept")))
+    }
+}
