@@ -55,8 +55,8 @@ let package = Package(
         .testTarget(name: "WebSocketCoreTests", dependencies: ["WebSocketCore", "Deflate", "Bytes"]),
         .testTarget(
             name: "SyncServerTests",
-            dependencies: ["SyncServer", "WebSocketCore", "Transport"],
-            resources: [.copy("Peers")]
+            dependencies: ["SyncServer", "WebSocketCore", "Transport", "scrollsync"],
+            exclude: ["Peers"]
         ),
     ]
 )
