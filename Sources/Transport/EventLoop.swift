@@ -23,7 +23,7 @@ public final class EventLoop: @unchecked Sendable {
     private var listeners: [Listener] = []
     private var dirty: [Channel] = []
     private let tasks = Mutex<[@Sendable () -> Void]>([])
-    private let running = Atomic<Bool>(false)
+    private let running = Atomic<Bool>(true)  // only stop() clears it, even before run() starts
     private var nextTick: UInt64 = 0
     private var listenersPaused = false
 
@@ -120,13 +120,12 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs until `stop()`. Call on the loop's own thread.
     func run() {
-        running.store(true, ordering: .relaxed)
         let capacity = 256
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
         defer { events.deallocate() }
         now = monotonicNanoseconds()
         nextTick = now + Self.tickNanoseconds
-        while running.load(ordering: .relaxed) {
+        while running.load(ordering: .acquiring) {
             let timeout = Int32(max(0, min(Int64(Self.tickNanoseconds), Int64(nextTick) - Int64(now))) / 1_000_000) + 1
             let count = epoll_wait(epoll, events, Int32(capacity), timeout)
             now = monotonicNanoseconds()
@@ -146,7 +145,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Asks the loop to return from `run()`. Safe from any thread.
     func stop() {
-        running.store(false, ordering: .relaxed)
+        running.store(false, ordering: .releasing)
         execute {}
     }
 

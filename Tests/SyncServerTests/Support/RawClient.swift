@@ -70,10 +70,8 @@ final class RawClient {
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
         var head = [UInt8]()
         let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, !head.suffix(4).elementsEqual([13, 10, 13, 10]) {
-            let byte = receive(atLeast: 1, timeout: 1)
-            guard let first = byte.first else { continue }
-            head.append(first)
+        while Date() < deadline, !String(decoding: head, as: UTF8.self).contains("\r\n\r\n") {
+            head += receive(atLeast: 1, timeout: 1)
         }
         return String(decoding: head, as: UTF8.self)
     }
