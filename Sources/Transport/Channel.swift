@@ -1,4 +1,5 @@
 import Bytes
+import CLinux
 #if canImport(Glibc)
 import Glibc
 #endif
