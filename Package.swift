@@ -9,6 +9,7 @@ import PackageDescription
 ///   Bytes            – SharedBytes, stdlib only
 ///   Deflate          – bounded Inflater / Deflater over zlib
 ///   WebSocketCore    – sans-I/O HTTP upgrade, frames, UTF-8, close, permessage-deflate
+///   ScrollModel      – rooms, scroll state, wire JSON; pure, stdlib only
 ///   Transport        – epoll loops, sockets, write queues, TLS; no WebSocket knowledge
 ///   SyncServer       – endpoints wired onto Transport + WebSocketCore
 ///   scrollsync       – the command line
@@ -35,6 +36,7 @@ let package = Package(
         ),
         .systemLibrary(name: "CLinux"),
         .target(name: "Bytes"),
+        .target(name: "ScrollModel"),
         .target(name: "Deflate", dependencies: ["CZlib", "Bytes"]),
         .target(name: "WebSocketCore", dependencies: ["Bytes", "Deflate"]),
         .target(
@@ -44,7 +46,7 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
-        .target(name: "SyncServer", dependencies: ["Bytes", "WebSocketCore", "Transport"]),
+        .target(name: "SyncServer", dependencies: ["Bytes", "WebSocketCore", "Transport", "ScrollModel"]),
         .executableTarget(
             name: "scrollsync",
             dependencies: [
@@ -53,6 +55,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "WebSocketCoreTests", dependencies: ["WebSocketCore", "Deflate", "Bytes"]),
+        .testTarget(name: "ScrollModelTests", dependencies: ["ScrollModel"]),
         .testTarget(
             name: "SyncServerTests",
             dependencies: ["SyncServer", "WebSocketCore", "Transport", "scrollsync"],

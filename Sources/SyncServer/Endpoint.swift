@@ -8,6 +8,9 @@ public protocol WebSocketEndpoint: Sendable {
     var subprotocols: [String] { get }
     /// Limits on what clients may send here.
     var limits: WebSocketConnection.Limits { get }
+    /// Whether compressed broadcast frames are shared by all receivers. Then the server
+    /// always negotiates `server_no_context_takeover`, so one compressed frame suits everyone.
+    var sharesCompressedFrames: Bool { get }
     /// Whether `path` belongs to this endpoint.
     func matches(path: Substring) -> Bool
     /// Admits a request (query, credentials) and makes its session, or refuses it with an
@@ -22,6 +25,10 @@ public protocol WebSocketSession: AnyObject {
     func received(binary: UnsafeRawBufferPointer, from peer: WebSocketPeer)
     /// The connection ended: closed by either side or dropped (`.abnormal`).
     func closed(_ peer: WebSocketPeer, code: CloseCode)
+}
+
+extension WebSocketEndpoint {
+    public var sharesCompressedFrames: Bool { false }
 }
 
 extension WebSocketSession {

@@ -35,7 +35,9 @@ final class Router: Sendable {
         case .success(let made): session = made
         }
         let subprotocol = upgrade.protocols.first { endpoint.subprotocols.contains($0) }
-        let negotiated = PerMessageDeflate.negotiate(offers: upgrade.extensions, policy: configuration.deflate)
+        var policy = configuration.deflate
+        if endpoint.sharesCompressedFrames { policy.alwaysNoContextTakeover = true }
+        let negotiated = PerMessageDeflate.negotiate(offers: upgrade.extensions, policy: policy)
         let response = ServerHandshake.response(for: upgrade, subprotocol: subprotocol, extensions: negotiated?.1)
         return .success(Admitted(session: session, response: response, deflate: negotiated?.0, limits: endpoint.limits))
     }

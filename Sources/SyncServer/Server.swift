@@ -6,19 +6,22 @@ public final class Server: Sendable {
     public let configuration: ServerConfiguration
     /// The port actually bound (useful with port 0).
     public let port: Int
+    /// The rooms this server holds.
+    public let hub: LocalRoomHub
     private let group: EventLoopGroup
 
     /// Binds and starts serving.
-    public init(configuration: ServerConfiguration, endpoints extra: [any WebSocketEndpoint] = []) throws {
+    public init(configuration: ServerConfiguration) throws {
         self.configuration = configuration
-        var endpoints = extra
-        if configuration.echoEnabled { endpoints.append(EchoEndpoint(limits: configuration.echoLimits)) }
-        let router = Router(configuration: configuration, endpoints: endpoints)
         var tls: TLSContext?
         if let certificate = configuration.tlsCertificateFile, let key = configuration.tlsKeyFile {
             tls = try TLSContext(certificateChainFile: certificate, privateKeyFile: key)
         }
         group = try EventLoopGroup(count: configuration.loops ?? EventLoopGroup.coreCount)
+        hub = LocalRoomHub(loops: group.loops, options: configuration.rooms)
+        var endpoints: [any WebSocketEndpoint] = [RoomEndpoint(hub: hub)]
+        if configuration.echoEnabled { endpoints.append(EchoEndpoint(limits: configuration.echoLimits)) }
+        let router = Router(configuration: configuration, endpoints: endpoints)
         port = try group.listen(host: configuration.host, port: configuration.port, tls: tls) { channel in
             WebSocketPeer(channel: channel, router: router)
         }

@@ -24,6 +24,8 @@ public struct ServerConfiguration: Sendable {
     public var maxRequestHeadBytes = 8192
     /// permessage-deflate policy.
     public var deflate = PerMessageDeflate.ServerPolicy()
+    /// Rooms: presenter keys, idle expiry, conflation.
+    public var rooms = LocalRoomHub.Options()
     /// Event loops (threads); one per core by default.
     public var loops: Int?
 

@@ -51,6 +51,21 @@ public final class WebSocketPeer: ChannelHandler {
         return connection.send(binary: binary)
     }
 
+    /// Queues a frame encoded once for many receivers (a broadcast).
+    @discardableResult
+    public func send(frame: SharedBytes) -> SendStatus {
+        guard case .open(let connection, _) = phase, connection.isOpen else { return .dropped }
+        return channel.enqueue(frame)
+    }
+
+    /// Queues a broadcast frame that a newer one may replace while it waits (conflation).
+    /// Returns true when it replaced an older one.
+    @discardableResult
+    public func sendLatest(frame: SharedBytes) -> Bool {
+        guard case .open(let connection, _) = phase, connection.isOpen else { return false }
+        return channel.enqueueLatest(frame)
+    }
+
     /// Starts the close handshake with `code` and `reason`.
     public func close(code: CloseCode = .normal, reason: String = "") {
         guard case .open(let connection, _) = phase else { return }

@@ -43,6 +43,8 @@ public final class Channel {
     let fd: Int32
     private var tls: TLSSession?
     private var queue = WriteQueue()
+    /// The newest replaceable message, waiting until the socket has taken everything before it.
+    private var latest: SharedBytes?
     private(set) var state: State = .open
     private var watchingWritable = false
     private var readingPaused = false
@@ -63,8 +65,8 @@ public final class Channel {
 
     public var isOpen: Bool { if case .open = state { true } else { false } }
 
-    /// Bytes queued and not yet written.
-    public var queuedBytes: Int { queue.byteCount }
+    /// Bytes queued and not yet written (the conflation slot included).
+    public var queuedBytes: Int { queue.byteCount + (latest?.count ?? 0) }
 
     // MARK: Writing
 
@@ -72,6 +74,10 @@ public final class Channel {
     @discardableResult
     public func enqueue(_ bytes: SharedBytes) -> SendStatus {
         guard case .open = state else { return .dropped }
+        if let waiting = latest {  // keep the order in which messages were produced
+            queue.append(waiting)
+            latest = nil
+        }
         queue.append(bytes)
         loop.markDirty(self)
         if queue.byteCount > watermarks.high {
@@ -79,6 +85,19 @@ public final class Channel {
             return .overLimit
         }
         return .queued
+    }
+
+    /// Queues the newest version of a replaceable message (conflation). It waits in a
+    /// one-message slot until the socket has taken everything queued before it; a newer
+    /// one replaces it there. A slow reader thus holds at most one stale message and
+    /// always ends with the newest. Returns true when an older message was replaced.
+    @discardableResult
+    public func enqueueLatest(_ bytes: SharedBytes) -> Bool {
+        guard case .open = state else { return false }
+        let replaced = latest != nil
+        latest = bytes
+        loop.markDirty(self)
+        return replaced
     }
 
     /// Closes gracefully: flush the queue, shut down the sending side (after TLS
@@ -102,8 +121,14 @@ public final class Channel {
         case .open, .flushing: break
         case .lingering, .closed: return
         }
-        if tls != nil { flushTLS() } else { flushPlain() }
-        guard !isClosed else { return }
+        repeat {
+            if queue.isEmpty, let waiting = latest {
+                queue.append(waiting)
+                latest = nil
+            }
+            if tls != nil { flushTLS() } else { flushPlain() }
+            guard !isClosed else { return }
+        } while queue.isEmpty && latest != nil
         if queue.isEmpty {
             setWatchingWritable(tlsReadNeedsWritable)
             if case .flushing = state { finishFlushing(); return }
@@ -243,6 +268,7 @@ public final class Channel {
         guard !isClosed else { return }
         state = .closed
         queue.removeAll()
+        latest = nil
         loop.unregister(self)
         tls = nil
         Glibc.close(fd)

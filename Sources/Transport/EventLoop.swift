@@ -26,6 +26,7 @@ public final class EventLoop: @unchecked Sendable {
     private let running = Atomic<Bool>(true)  // only stop() clears it, even before run() starts
     private var nextTick: UInt64 = 0
     private var listenersPaused = false
+    private var tickHandlers: [() -> Void] = []
 
     private static let wakeID = UInt64.max
     private static let listenerFlag: UInt64 = 1 << 62
@@ -55,6 +56,12 @@ public final class EventLoop: @unchecked Sendable {
         tasks.withLock { $0.append(task) }
         var one: UInt64 = 1
         _ = write(wake, &one, 8)
+    }
+
+    /// Runs `body` on every tick of this loop (about once a second). Call on the loop's
+    /// thread, or before the loop starts.
+    public func onTick(_ body: @escaping () -> Void) {
+        tickHandlers.append(body)
     }
 
     // MARK: Registration
@@ -199,6 +206,7 @@ public final class EventLoop: @unchecked Sendable {
             }
         }
         for case let channel? in slots { channel.tick(now: now) }
+        for handler in tickHandlers { handler() }
     }
 
     private func acceptAll(_ listener: Listener) {

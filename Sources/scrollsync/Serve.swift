@@ -31,12 +31,21 @@ struct Serve: ParsableCommand {
     @Option(help: "Seconds of silence before a ping; twice this drops the client.")
     var idleTimeout = 30
 
+    @Flag(help: "Presenters must give a key (key=…) to create or join a room.")
+    var requireKeys = false
+
+    @Option(help: "Seconds an empty room keeps its state before it is forgotten.")
+    var roomIdle = 600
+
+    @Flag(help: "Deliver every state to every follower instead of the newest (for throughput benchmarks).")
+    var noConflation = false
+
     func validate() throws {
         guard (tlsCert == nil) == (tlsKey == nil) else {
             throw ValidationError("--tls-cert and --tls-key go together")
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
-        guard handshakeTimeout > 0, idleTimeout > 0 else { throw ValidationError("timeouts must be positive") }
+        guard handshakeTimeout > 0, idleTimeout > 0, roomIdle > 0 else { throw ValidationError("timeouts must be positive") }
     }
 
     func run() throws {
@@ -49,9 +58,12 @@ struct Serve: ParsableCommand {
         configuration.loops = loops
         configuration.handshakeTimeoutSeconds = handshakeTimeout
         configuration.idleTimeoutSeconds = idleTimeout
+        configuration.rooms.requirePresenterKey = requireKeys
+        configuration.rooms.roomIdleSeconds = roomIdle
+        configuration.rooms.conflation = !noConflation
         let signals = blockTerminationSignals()  // before any thread starts, so sigwait gets them
         let server = try Server(configuration: configuration)
-        log("serving \(server.url)\(noEcho ? "" : " (echo at \(server.url)/echo)")")
+        log("serving \(server.url) (rooms at \(server.url)/rooms/NAME\(noEcho ? "" : ", echo at /echo"))")
         waitForTermination(signals)
         log("shutting down")
         server.shutdown()

@@ -1,0 +1,141 @@
+/// What a room tells its members after a change.
+public enum Broadcast: Sendable, Equatable {
+    case state(ScrollState)
+    case driver(String?, name: String?)
+    case document(SharedDocument)
+    case presence(Presence)
+}
+
+/// One room's rules, without I/O: who is in it, who drives, the state, the document.
+/// Every change returns the broadcasts it causes; a refused message returns an error
+/// for its sender and changes nothing.
+public struct RoomCore: Sendable {
+    public struct Member: Sendable, Equatable {
+        public var role: Role
+        public var name: String?
+        public var following = true
+    }
+
+    /// What a joining session needs to be in sync at once.
+    public struct Welcome: Sendable, Equatable {
+        public var state: ScrollState?
+        public var driver: String?
+        public var presence: Presence
+        public var document: SharedDocument?
+    }
+
+    public let name: String
+    public private(set) var state: ScrollState?
+    public private(set) var driver: String?
+    public private(set) var document: SharedDocument?
+    public private(set) var members: [String: Member] = [:]
+    private var presenterKey: [UInt8]?
+
+    public init(name: String) { self.name = name }
+
+    /// Restores a room (e.g. from a store), without members.
+    public init(name: String, state: ScrollState?, document: SharedDocument?, presenterKey: [UInt8]?) {
+        self.name = name
+        self.state = state
+        self.document = document
+        self.presenterKey = presenterKey
+    }
+
+    public var hasPresenterKey: Bool { presenterKey != nil }
+    public var isEmpty: Bool { members.isEmpty }
+
+    public var presence: Presence {
+        var presence = Presence()
+        for member in members.values {
+            if member.role == .presenter {
+                presence.presenters += 1
+            } else {
+                presence.followers += 1
+                if !member.following { presence.detached += 1 }
+            }
+        }
+        return presence
+    }
+
+    /// Adds a session. A presenter must give the room's key when it has one; the first
+    /// presenter of a keyless room with no other presenter binds the key it gives.
+    /// A presenter that joins while nobody drives takes control.
+    public mutating func join(_ id: String, role: Role, name: String?, key: String?, keyRequired: Bool = false) -> Result<(Welcome, [Broadcast]), ProtocolError> {
+        var broadcasts = [Broadcast]()
+        if role == .presenter {
+            let given = key.map { Array($0.utf8) }
+            if let presenterKey {
+                guard let given, Self.constantTimeEqual(given, presenterKey) else {
+                    return .failure(ProtocolError(.unauthorized, "wrong or missing presenter key for room \(self.name)"))
+                }
+            } else if keyRequired && (given?.isEmpty ?? true) {
+                return .failure(ProtocolError(.unauthorized, "this server requires a presenter key (key=…)"))
+            } else if let given, !given.isEmpty, presence.presenters == 0 {
+                presenterKey = given
+            }
+        }
+        members[id] = Member(role: role, name: name)
+        if role == .presenter && driver == nil {
+            driver = id
+            broadcasts.append(.driver(id, name: name))
+        }
+        broadcasts.append(.presence(presence))
+        return .success((Welcome(state: state, driver: driver, presence: presence, document: document), broadcasts))
+    }
+
+    /// Removes a session; frees control if it drove.
+    public mutating func leave(_ id: String) -> [Broadcast] {
+        guard members.removeValue(forKey: id) != nil else { return [] }
+        var broadcasts = [Broadcast]()
+        if driver == id {
+            driver = nil
+            broadcasts.append(.driver(nil, name: nil))
+        }
+        broadcasts.append(.presence(presence))
+        return broadcasts
+    }
+
+    /// Applies a message from a member.
+    public mutating func receive(_ message: ClientMessage, from id: String) -> Result<[Broadcast], ProtocolError> {
+        guard let member = members[id] else { return .failure(ProtocolError(.badMessage, "not a member of \(name)")) }
+        switch message {
+        case .scroll(let update):
+            guard driver == id else {
+                return .failure(ProtocolError(.notDriver, member.role == .presenter
+                    ? "you do not drive this room; send {\"type\":\"control\",\"action\":\"take\"} first"
+                    : "followers cannot scroll the room"))
+            }
+            let next = ScrollState.next(after: state, applying: update, by: id, doc: document?.fingerprint)
+            state = next
+            return .success([.state(next)])
+        case .control(let take):
+            guard member.role == .presenter else { return .failure(ProtocolError(.unauthorized, "only presenters may take control")) }
+            if take {
+                guard driver != id else { return .success([]) }
+                driver = id
+                return .success([.driver(id, name: member.name)])
+            }
+            guard driver == id else { return .failure(ProtocolError(.notDriver, "you do not drive this room")) }
+            driver = nil
+            return .success([.driver(nil, name: nil)])
+        case .document(let documentName, let format, let text):
+            guard member.role == .presenter else { return .failure(ProtocolError(.unauthorized, "only presenters may share a document")) }
+            let shared = SharedDocument(name: documentName, format: format, text: text, by: id)
+            document = shared
+            return .success([.document(shared)])
+        case .follow(let following):
+            guard member.role == .follower, member.following != following else { return .success([]) }
+            members[id]?.following = following
+            return .success([.presence(presence)])
+        }
+    }
+
+    /// Compares without an early exit, so timing does not reveal how much of a key matched.
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
+        for i in 0..<max(a.count, b.count) {
+            difference |= (i < a.count ? a[i] : 0) ^ (i < b.count ? b[i] : 0)
+        }
+        return difference == 0
+    }
+}

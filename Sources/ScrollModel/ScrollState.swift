@@ -1,0 +1,108 @@
+/// Which way the view last moved, from the previous offset.
+public enum Direction: String, Sendable, Equatable {
+    case up, down, none
+}
+
+/// The item at the top of the driver's view and how far into it (0…1).
+public struct Anchor: Sendable, Equatable {
+    public var id: String
+    public var fraction: Double
+
+    public init(id: String, fraction: Double) {
+        self.id = id
+        self.fraction = fraction
+    }
+}
+
+/// A presenter's `scroll` message: where its view is now.
+public struct ScrollUpdate: Sendable, Equatable {
+    public var offset: Double
+    public var viewport: Double?
+    public var content: Double?
+    public var anchor: Anchor?
+    /// The driver's own integer (e.g. a send time in ms), carried through as written.
+    public var t: String?
+
+    public init(offset: Double, viewport: Double? = nil, content: Double? = nil, anchor: Anchor? = nil, t: String? = nil) {
+        self.offset = offset
+        self.viewport = viewport
+        self.content = content
+        self.anchor = anchor
+        self.t = t
+    }
+}
+
+/// A room's shared scroll state (Protocol/PROTOCOL.md, "The scroll state").
+public struct ScrollState: Sendable, Equatable {
+    /// Strictly increasing per room.
+    public var seq: Int
+    public var offset: Double
+    public var viewport: Double?
+    public var content: Double?
+    /// offset / (content − viewport), clamped to 0…1; nil when that extent is unknown or ≤ 0.
+    public var progress: Double?
+    public var direction: Direction
+    public var anchor: Anchor?
+    public var atTop: Bool
+    public var atBottom: Bool
+    /// The session that drove this change.
+    public var by: String
+    public var t: String?
+    /// Fingerprint of the room's document when the state was made.
+    public var doc: String?
+
+    /// The state that follows `previous` after `update` from `driver`. Viewport and content
+    /// persist from the previous state when an update leaves them out.
+    public static func next(after previous: ScrollState?, applying update: ScrollUpdate, by driver: String, doc: String?) -> ScrollState {
+        let viewport = update.viewport ?? previous?.viewport
+        let content = update.content ?? previous?.content
+        var progress: Double?
+        if let viewport, let content, content - viewport > 0 {
+            progress = min(1, max(0, update.offset / (content - viewport)))
+        }
+        let direction: Direction = switch previous.map({ update.offset - $0.offset }) {
+        case let delta? where delta > 0: .down
+        case let delta? where delta < 0: .up
+        default: .none
+        }
+        let atBottom: Bool
+        if let viewport, let content { atBottom = update.offset >= content - viewport } else { atBottom = false }
+        return ScrollState(
+            seq: (previous?.seq ?? 0) + 1, offset: update.offset, viewport: viewport, content: content,
+            progress: progress, direction: direction, anchor: update.anchor, atTop: update.offset <= 0,
+            atBottom: atBottom, by: driver, t: update.t, doc: doc)
+    }
+}
+
+/// A document shared by a presenter.
+public struct SharedDocument: Sendable, Equatable {
+    public enum Format: String, Sendable { case text, markdown }
+
+    public var name: String
+    public var format: Format
+    public var text: String
+    public var fingerprint: String
+    public var by: String
+
+    public init(name: String, format: Format, text: String, by: String) {
+        self.name = name
+        self.format = format
+        self.text = text
+        self.fingerprint = Fingerprint.of(text)
+        self.by = by
+    }
+}
+
+/// The short document fingerprint carried in `state.doc`: FNV-1a 64 of the UTF-8 text,
+/// as 16 lowercase hex digits. It tells copies apart; it is not a security measure.
+public enum Fingerprint {
+    public static func of(_ text: String) -> String {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01B3
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}

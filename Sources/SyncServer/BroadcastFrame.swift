@@ -1,0 +1,35 @@
+import Bytes
+import Deflate
+import WebSocketCore
+
+/// One server message encoded once for every receiver: the plain frame, and a
+/// compressed frame for receivers that negotiated permessage-deflate.
+public final class BroadcastFrame: Sendable {
+    public let plain: SharedBytes
+    public let compressed: SharedBytes?
+    /// Length of the uncompressed payload.
+    public let payloadLength: Int
+
+    /// - Parameter deflater: a compressor that resets after every message (no context
+    ///   takeover), or nil to send only the plain frame.
+    public init(text payload: [UInt8], deflater: Deflater?, compressionThreshold: Int = 64) {
+        payloadLength = payload.count
+        plain = FrameEncoder.frame(opcode: .text, payload: payload)
+        if let deflater, payload.count >= compressionThreshold {
+            var out = [UInt8]()
+            payload.withUnsafeBytes { deflater.compress($0, into: &out) }
+            compressed = FrameEncoder.frame(rsv1: true, opcode: .text, payload: out)
+        } else {
+            compressed = nil
+        }
+    }
+
+    /// The frame for a receiver whose compressor window is `windowBits` (nil: no deflate).
+    /// A frame compressed with a 15-bit window only references bytes inside the message,
+    /// so it suits any smaller window at least as long as the message.
+    @inline(__always)
+    public func frame(forWindowBits windowBits: Int?) -> SharedBytes {
+        guard let compressed, let windowBits else { return plain }
+        return windowBits >= 15 || payloadLength <= 1 << windowBits ? compressed : plain
+    }
+}

@@ -1,0 +1,152 @@
+import ScrollModel
+import Transport
+import WebSocketCore
+
+/// `GET /rooms/{name}`: the ScrollSync protocol (Protocol/PROTOCOL.md).
+/// Query: `role=presenter|follower` (default follower), `key=…`, `name=…`.
+public struct RoomEndpoint: WebSocketEndpoint {
+    public let hub: any RoomHub
+    public let limits: WebSocketConnection.Limits
+    public let messageLimits: ClientMessage.Limits
+    public var subprotocols: [String] { [protocolName] }
+    public var sharesCompressedFrames: Bool { true }
+
+    /// - Parameter limits: 2 MiB messages: a 1 MiB document, escaped, fits.
+    public init(hub: any RoomHub, limits: WebSocketConnection.Limits = .init(maxFrameSize: 2 << 20, maxMessageSize: 2 << 20),
+                messageLimits: ClientMessage.Limits = .init()) {
+        self.hub = hub
+        self.limits = limits
+        self.messageLimits = messageLimits
+    }
+
+    public func matches(path: Substring) -> Bool { path.hasPrefix("/rooms/") }
+
+    public func makeSession(for request: HTTPRequest, on loop: EventLoop) -> Result<any WebSocketSession, HTTPError> {
+        let name = String(request.path.dropFirst("/rooms/".count))
+        guard Self.isValidRoomName(name) else {
+            return .failure(HTTPError(.error(400, "room names are 1 to 64 characters of A-Z a-z 0-9 . _ -")))
+        }
+        let query = Query(request.query)
+        let role: Role
+        switch query["role"] {
+        case nil, "follower": role = .follower
+        case "presenter": role = .presenter
+        case let other?: return .failure(HTTPError(.error(400, "role must be presenter or follower, not \(other.prefix(32))")))
+        }
+        let displayName = query["name"].map { String($0.prefix(64)) }
+        return .success(RoomSession(hub: hub, room: name, role: role, name: displayName, key: query["key"], limits: messageLimits))
+    }
+
+    static func isValidRoomName(_ name: String) -> Bool {
+        (1...64).contains(name.utf8.count) && name.utf8.allSatisfy {
+            switch $0 {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"): true
+            default: false
+            }
+        }
+    }
+}
+
+/// One connection in a room.
+final class RoomSession: WebSocketSession {
+    private let hub: any RoomHub
+    private let room: String
+    private let role: Role
+    private let name: String?
+    private var key: String?
+    private let limits: ClientMessage.Limits
+    private var member: RoomMember?
+
+    init(hub: any RoomHub, room: String, role: Role, name: String?, key: String?, limits: ClientMessage.Limits) {
+        self.hub = hub
+        self.room = room
+        self.role = role
+        self.name = name
+        self.key = key
+        self.limits = limits
+    }
+
+    func opened(_ peer: WebSocketPeer) {
+        let member = RoomMember(id: SessionID.make(), name: name, peer: peer)
+        let result = hub.join(member, room: room, role: role, key: key)
+        key = nil  // not kept longer than needed
+        switch result {
+        case .failure(let error):
+            peer.send(text: ServerMessage.error(error))
+            peer.close(code: .policyViolation, reason: error.message)
+        case .success(let welcome):
+            self.member = member
+            peer.send(text: ServerMessage.welcome(
+                room: room, you: member.id, role: role, state: welcome.state, driver: welcome.driver,
+                presence: welcome.presence, document: welcome.document))
+            if let document = welcome.document { peer.send(text: ServerMessage.document(document)) }
+        }
+    }
+
+    func received(text: UnsafeRawBufferPointer, from peer: WebSocketPeer) {
+        guard let member else { return }
+        let refusal: ProtocolError?
+        do {
+            refusal = hub.receive(try ClientMessage.decode(text, limits: limits), from: member)
+        } catch {
+            refusal = error
+        }
+        if let refusal { peer.send(text: ServerMessage.error(refusal)) }
+    }
+
+    func received(binary: UnsafeRawBufferPointer, from peer: WebSocketPeer) {
+        peer.send(text: ServerMessage.error(ProtocolError(.badMessage, "scrollsync.v1 messages are JSON text frames, not binary")))
+    }
+
+    func closed(_ peer: WebSocketPeer, code: CloseCode) {
+        if let member { hub.leave(member) }
+        member = nil
+    }
+}
+
+extension WebSocketPeer {
+    @discardableResult
+    func send(text bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { send(text: $0) }
+    }
+}
+
+/// Session ids: 64 random bits in hex, unique across nodes for all practical purposes.
+enum SessionID {
+    static func make() -> String {
+        let hex = String(UInt64.random(in: .min ... .max), radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
+
+/// `application/x-www-form-urlencoded` query parameters (first value wins).
+struct Query {
+    private var values: [String: String] = [:]
+
+    init(_ query: Substring) {
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = Self.decode(parts[0])
+            if values[name] == nil { values[name] = parts.count > 1 ? Self.decode(parts[1]) : "" }
+        }
+    }
+
+    subscript(name: String) -> String? { values[name] }
+
+    static func decode(_ text: Substring) -> String {
+        var bytes = [UInt8]()
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: "+"): bytes.append(0x20)
+            case UInt8(ascii: "%"):
+                if let high = iterator.next(), let low = iterator.next(), let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) {
+                    bytes.append(value)
+                }
+            default: bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
