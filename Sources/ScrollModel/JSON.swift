@@ -231,6 +231,26 @@ public struct JSONWriter {
 
     public mutating func beginObject() { separator(); bytes.append(UInt8(ascii: "{")); needsComma.append(false) }
     public mutating func endObject() { needsComma.removeLast(); bytes.append(UInt8(ascii: "}")) }
+    public mutating func beginArray() { separator(); bytes.append(UInt8(ascii: "[")); needsComma.append(false) }
+    public mutating func endArray() { needsComma.removeLast(); bytes.append(UInt8(ascii: "]")) }
+
+    /// Writes any JSON value (numbers as their source text).
+    public mutating func value(_ value: JSON) {
+        switch value {
+        case .null: null()
+        case .bool(let b): bool(b)
+        case .number(_, let text): raw(text)
+        case .string(let s): string(s)
+        case .array(let elements):
+            beginArray()
+            for element in elements { self.value(element) }
+            endArray()
+        case .object(let members):
+            beginObject()
+            for (name, member) in members { key(name); self.value(member) }
+            endObject()
+        }
+    }
 
     public mutating func key(_ name: String) {
         separator()

@@ -78,6 +78,14 @@ public enum ClientMessage: Sendable, Equatable {
         }
     }
 
+    public static func decode(_ text: String, limits: Limits = .init()) throws(ProtocolError) -> ClientMessage {
+        var text = text
+        let result: Result<ClientMessage, ProtocolError> = text.withUTF8 { buffer in
+            do throws(ProtocolError) { return .success(try decode(UnsafeRawBufferPointer(buffer), limits: limits)) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
     private static func scroll(_ json: JSON, _ limits: Limits) throws(ProtocolError) -> ScrollUpdate {
         func number(_ name: String, required: Bool) throws(ProtocolError) -> Double? {
             guard let value = json[name], !value.isNull || required else { return nil }

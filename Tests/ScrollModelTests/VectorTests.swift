@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+@testable import ScrollModel
+
+/// Loads a vector file from Protocol/vectors.
+func vectors(_ name: String) throws -> JSON {
+    let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Protocol/vectors/\(name).json")
+    return try JSON.parse(try String(contentsOf: url, encoding: .utf8))
+}
+
+extension JSON {
+    var elements: [JSON] { if case .array(let a) = self { a } else { [] } }
+    var members: [(String, JSON)] { if case .object(let m) = self { m } else { [] } }
+
+    /// Compact JSON text of this value (for sending vector messages).
+    var text: String {
+        var writer = JSONWriter()
+        writer.value(self)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}
+
+/// Every member of `expected` is in `actual` with an equal value (objects compared the same way).
+func matches(_ actual: JSON?, _ expected: JSON) -> Bool {
+    guard let actual else { return false }
+    switch expected {
+    case .object(let members):
+        return members.allSatisfy { name, value in matches(actual[name], value) }
+    default:
+        return actual == expected
+    }
+}
+
+@Suite("Protocol vectors: scroll sequences")
+struct ScrollSequenceVectorTests {
+    @Test func everyStepYieldsTheExpectedState() throws {
+        for testCase in try vectors("scroll-sequences")["cases"]!.elements {
+            var room = RoomCore(name: "v")
+            _ = room.join("D", role: .presenter, name: nil, key: nil)
+            for step in testCase["steps"]!.elements {
+                let message = try ClientMessage.decode(step["scroll"]!.text)
+                guard case .success(let broadcasts) = room.receive(message, from: "D"), case .state(let state)? = broadcasts.first else {
+                    Issue.record("\(testCase["name"]!.string!): scroll refused")
+                    continue
+                }
+                let encoded = try JSON.parse(String(decoding: ServerMessage.state(state), as: UTF8.self))
+                #expect(matches(encoded, step["expect"]!), "\(testCase["name"]!.string!): \(encoded.text) vs \(step["expect"]!.text)")
+                for absent in step["absent"]?.elements ?? [] {
+                    #expect(encoded[absent.string!] == nil, "\(absent.string!) should be absent in \(encoded.text)")
+                }
+            }
+        }
+    }
+}
+
+@Suite("Protocol vectors: invalid messages")
+struct InvalidMessageVectorTests {
+    @Test func eachIsRefusedWithItsCode() throws {
+        for testCase in try vectors("invalid-messages")["cases"]!.elements {
+            let text = testCase["text"]!.string!
+            #expect(throws: ProtocolError.self, "\(text)") { try ClientMessage.decode(text) }
+            do {
+                _ = try ClientMessage.decode(text)
+            } catch let error as ProtocolError {
+                #expect(error.code.rawValue == testCase["code"]!.string!, "\(text)")
+                #expect(!error.message.isEmpty)
+            } catch {
+                Issue.record("unexpected \(error)")
+            }
+        }
+    }
+}
+
+@Suite("Protocol vectors: rooms")
+struct RoomVectorTests {
+    @Test func scenarios() throws {
+        for testCase in try vectors("rooms")["cases"]!.elements {
+            let name = testCase["name"]!.string!
+            var room = RoomCore(name: "v")
+            for (index, step) in testCase["steps"]!.elements.enumerated() {
+                let session = step["session"]!.string!
+                let label = "\(name), step \(index + 1)"
+                var broadcasts: [Broadcast] = []
+                if let join = step["join"] {
+                    let role = Role(rawValue: join["role"]!.string!)!
+                    switch room.join(session, role: role, name: join["name"]?.string, key: join["key"]?.string) {
+                    case .failure(let error):
+                        #expect(step["error"]?.string == error.code.rawValue, "\(label): \(error)")
+                        continue
+                    case .success(let (welcome, made)):
+                        #expect(step["error"] == nil, "\(label): expected \(step["error"]!.text)")
+                        broadcasts = made
+                        let encoded = try JSON.parse(String(decoding: ServerMessage.welcome(
+                            room: "v", you: session, role: role, state: welcome.state, driver: welcome.driver,
+                            presence: welcome.presence, document: welcome.document), as: UTF8.self))
+                        if let expected = step["welcome"] { #expect(matches(encoded, expected), "\(label): \(encoded.text)") }
+                        #expect((welcome.document != nil) == (step["document"]?.bool ?? false), "\(label): document")
+                    }
+                } else if step["leave"] != nil {
+                    broadcasts = room.leave(session)
+                } else {
+                    let message = try ClientMessage.decode(step["send"]!.text)
+                    switch room.receive(message, from: session) {
+                    case .failure(let error):
+                        #expect(step["error"]?.string == error.code.rawValue, "\(label): \(error)")
+                        continue
+                    case .success(let made):
+                        #expect(step["error"] == nil, "\(label): expected \(step["error"]?.text ?? "")")
+                        broadcasts = made
+                    }
+                }
+                guard let expected = step["broadcasts"]?.elements else { continue }
+                let encoded = try broadcasts.map { try JSON.parse(String(decoding: Self.encode($0), as: UTF8.self)) }
+                #expect(encoded.count == expected.count, "\(label): \(encoded.map(\.text))")
+                for (actual, wanted) in zip(encoded, expected) {
+                    #expect(matches(actual, wanted), "\(label): \(actual.text) vs \(wanted.text)")
+                }
+            }
+        }
+    }
+
+    static func encode(_ broadcast: Broadcast) -> [UInt8] {
+        switch broadcast {
+        case .state(let state): ServerMessage.state(state)
+        case .driver(let id, let name): ServerMessage.driver(id, name: name)
+        case .document(let document): ServerMessage.document(document)
+        case .presence(let presence): ServerMessage.presence(presence)
+        }
+    }
+}
+
+@Suite("Protocol vectors: fingerprints")
+struct FingerprintVectorTests {
+    @Test func fnv1a64() throws {
+        for testCase in try vectors("fingerprints")["cases"]!.elements {
+            #expect(Fingerprint.of(testCase["text"]!.string!) == testCase["fingerprint"]!.string!)
+        }
+    }
+}
