@@ -11,6 +11,9 @@ public protocol WebSocketEndpoint: Sendable {
     /// Whether compressed broadcast frames are shared by all receivers. Then the server
     /// always negotiates `server_no_context_takeover`, so one compressed frame suits everyone.
     var sharesCompressedFrames: Bool { get }
+    /// A cap on the kernel send buffer of this endpoint's sockets, or nil for the
+    /// kernel's autotuning (up to 4 MiB on Linux).
+    var socketSendBuffer: Int? { get }
     /// Whether `path` belongs to this endpoint.
     func matches(path: Substring) -> Bool
     /// Admits a request (query, credentials) and makes its session, or refuses it with an
@@ -29,6 +32,7 @@ public protocol WebSocketSession: AnyObject {
 
 extension WebSocketEndpoint {
     public var sharesCompressedFrames: Bool { false }
+    public var socketSendBuffer: Int? { nil }
 }
 
 extension WebSocketSession {

@@ -10,6 +10,9 @@ public struct RoomEndpoint: WebSocketEndpoint {
     public let messageLimits: ClientMessage.Limits
     public var subprotocols: [String] { [protocolName] }
     public var sharesCompressedFrames: Bool { true }
+    /// 64 KiB: a few hundred states at most wait in the kernel for a slow follower; the
+    /// rest of its backlog is conflated into the newest state.
+    public var socketSendBuffer: Int? { 64 << 10 }
 
     /// - Parameter limits: 2 MiB messages: a 1 MiB document, escaped, fits.
     public init(hub: any RoomHub, limits: WebSocketConnection.Limits = .init(maxFrameSize: 2 << 20, maxMessageSize: 2 << 20),

@@ -8,6 +8,7 @@ final class Router: Sendable {
         let response: HTTPResponse
         let deflate: PerMessageDeflate?
         let limits: WebSocketConnection.Limits
+        let socketSendBuffer: Int?
     }
 
     let configuration: ServerConfiguration
@@ -39,6 +40,7 @@ final class Router: Sendable {
         if endpoint.sharesCompressedFrames { policy.alwaysNoContextTakeover = true }
         let negotiated = PerMessageDeflate.negotiate(offers: upgrade.extensions, policy: policy)
         let response = ServerHandshake.response(for: upgrade, subprotocol: subprotocol, extensions: negotiated?.1)
-        return .success(Admitted(session: session, response: response, deflate: negotiated?.0, limits: endpoint.limits))
+        return .success(Admitted(session: session, response: response, deflate: negotiated?.0, limits: endpoint.limits,
+                                socketSendBuffer: endpoint.socketSendBuffer))
     }
 }

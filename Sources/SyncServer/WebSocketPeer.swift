@@ -147,6 +147,7 @@ public final class WebSocketPeer: ChannelHandler {
         case .success(let admitted):
             let connection = WebSocketConnection(role: .server, limits: admitted.limits, deflate: admitted.deflate)
             phase = .open(connection, admitted.session)
+            if let size = admitted.socketSendBuffer { channel.setSendBufferSize(size) }
             channel.enqueue(SharedBytes(admitted.response.bytes))
             admitted.session.opened(self)
             if !remainder.isEmpty {

@@ -100,6 +100,13 @@ public final class Channel {
         return replaced
     }
 
+    /// Caps the kernel's send buffer for this socket. A capped buffer keeps stale bytes
+    /// from piling up below the write queue, where conflation cannot replace them.
+    public func setSendBufferSize(_ bytes: Int) {
+        var size = Int32(clamping: bytes)
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, 4)
+    }
+
     /// Closes gracefully: flush the queue, shut down the sending side (after TLS
     /// close_notify), read until the peer closes, then release the socket. Gives up
     /// after `lingerNanoseconds`.

@@ -110,7 +110,10 @@ struct RoomVectorTests {
                         broadcasts = made
                     }
                 }
-                guard let expected = step["broadcasts"]?.elements else { continue }
+                guard let expected = step["broadcasts"]?.elements else {
+                    Issue.record("\(label): a step that is not refused must list its broadcasts")
+                    continue
+                }
                 let encoded = try broadcasts.map { try JSON.parse(String(decoding: Self.encode($0), as: UTF8.self)) }
                 #expect(encoded.count == expected.count, "\(label): \(encoded.map(\.text))")
                 for (actual, wanted) in zip(encoded, expected) {
