@@ -315,7 +315,62 @@ async def check_slow_follower(base):
     await presenter.ws.close()
 
 
+async def check_document_limit(base):
+    """A document over 1 MiB gets too_large; the connection stays usable."""
+    room = "d-" + uuid.uuid4().hex[:10]
+    presenter = await Client.open(base, room, role="presenter")
+    for _ in range(3):
+        await presenter.recv()  # welcome, driver, presence
+    await presenter.send({"type": "document", "name": "big.txt", "text": "x" * ((1 << 20) + 1)})
+    reply = await presenter.recv()
+    expect(reply["type"] == "error" and reply["code"] == "too_large", f"got {reply}")
+    await presenter.send({"type": "document", "name": "ok.txt", "text": "fits"})
+    document = await presenter.recv()
+    expect(document["type"] == "document" and document["text"] == "fits", f"got {document}")
+    await presenter.ws.close()
+
+
+async def check_idle_expiry(base):
+    """With --room-idle 1, an empty room is forgotten; until then its state survives."""
+    room = "e-" + uuid.uuid4().hex[:10]
+    presenter = await Client.open(base, room, role="presenter", key="k")
+    for _ in range(3):
+        await presenter.recv()
+    await presenter.send({"type": "scroll", "offset": 7})
+    expect((await presenter.recv())["seq"] == 1, "state")
+    await presenter.ws.close()
+    again = await Client.open(base, room)
+    welcome = await again.recv()
+    expect(welcome["state"] and welcome["state"]["offset"] == 7, f"state kept while members come and go: {welcome}")
+    await again.ws.close()
+    await asyncio.sleep(3.5)
+    later = await Client.open(base, room, role="presenter", key="other")
+    welcome = await later.recv()
+    expect(welcome["type"] == "welcome" and welcome["state"] is None, f"an idle room is forgotten, key and all: {welcome}")
+    await later.ws.close()
+
+
+async def check_keys_required(base):
+    """With --require-keys, a presenter without a key is refused; with one it drives."""
+    room = "k-" + uuid.uuid4().hex[:10]
+    keyless = await Client.open(base, room, role="presenter")
+    reply = await keyless.recv()
+    expect(reply["type"] == "error" and reply["code"] == "unauthorized", f"got {reply}")
+    await keyless.ws.wait_closed()
+    expect(keyless.ws.close_code == 1008, f"close {keyless.ws.close_code}")
+    keyed = await Client.open(base, room, role="presenter", key="s3cret")
+    welcome = await keyed.recv()
+    expect(welcome["type"] == "welcome" and welcome["driver"] == welcome["you"], f"got {welcome}")
+    follower = await Client.open(base, room)
+    expect((await follower.recv())["type"] == "welcome", "followers need no key")
+    await keyed.ws.close()
+    await follower.ws.close()
+
+
 CHECKS = {
+    "document-limit": check_document_limit,
+    "idle-expiry": check_idle_expiry,
+    "keys-required": check_keys_required,
     "rooms": check_rooms,
     "sequences": check_sequences,
     "compressed": check_compressed,
