@@ -11,6 +11,7 @@ import PackageDescription
 ///   WebSocketCore    – sans-I/O HTTP upgrade, frames, UTF-8, close, permessage-deflate
 ///   ScrollModel      – rooms, scroll state, wire JSON; pure, stdlib only
 ///   Transport        – epoll loops, sockets, write queues, TLS; no WebSocket knowledge
+///   SyncClient       – WebSocket and room clients on the same transport
 ///   SyncServer       – endpoints wired onto Transport + WebSocketCore
 ///   scrollsync       – the command line
 let package = Package(
@@ -18,6 +19,7 @@ let package = Package(
     products: [
         .executable(name: "scrollsync", targets: ["scrollsync"]),
         .library(name: "WebSocketCore", targets: ["WebSocketCore"]),
+        .library(name: "SyncClient", targets: ["SyncClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -47,6 +49,7 @@ let package = Package(
             ]
         ),
         .target(name: "SyncServer", dependencies: ["Bytes", "WebSocketCore", "Transport", "ScrollModel"]),
+        .target(name: "SyncClient", dependencies: ["Bytes", "WebSocketCore", "Transport", "ScrollModel"]),
         .executableTarget(
             name: "scrollsync",
             dependencies: [

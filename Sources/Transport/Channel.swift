@@ -24,6 +24,8 @@ public final class Channel {
     }
 
     enum State {
+        /// A client socket whose non-blocking connect has not finished.
+        case connecting
         case open
         /// Flushing what is queued, then shutting down the sending side.
         case flushing(deadline: UInt64)
@@ -49,6 +51,7 @@ public final class Channel {
     private var watchingWritable = false
     private var readingPaused = false
     private var tlsReadNeedsWritable = false
+    private var tlsWriteNeedsReadable = false
     var isDirty = false
 
     /// How long a graceful close may take to flush and hear the peer close: 2 s.
@@ -73,7 +76,10 @@ public final class Channel {
     /// Queues bytes to send; they leave at the end of this loop iteration.
     @discardableResult
     public func enqueue(_ bytes: SharedBytes) -> SendStatus {
-        guard case .open = state else { return .dropped }
+        switch state {
+        case .open, .connecting: break
+        default: return .dropped
+        }
         if let waiting = latest {  // keep the order in which messages were produced
             queue.append(waiting)
             latest = nil
@@ -111,6 +117,7 @@ public final class Channel {
     /// close_notify), read until the peer closes, then release the socket. Gives up
     /// after `lingerNanoseconds`.
     public func close() {
+        if case .connecting = state { closeNow(); return }
         guard case .open = state else { return }
         state = .flushing(deadline: loop.now + Self.lingerNanoseconds)
         resumeReading()
@@ -126,7 +133,7 @@ public final class Channel {
     func flush() {
         switch state {
         case .open, .flushing: break
-        case .lingering, .closed: return
+        case .connecting, .lingering, .closed: return
         }
         repeat {
             if queue.isEmpty, let waiting = latest {
@@ -172,7 +179,10 @@ public final class Channel {
         while let chunk = queue.first {
             switch tls.write(chunk) {
             case .bytes(let written): queue.consume(written)
-            case .wantWrite, .wantRead: return
+            case .wantWrite: return
+            case .wantRead:
+                tlsWriteNeedsReadable = true  // the handshake must hear the peer first
+                return
             case .closed, .failed: closeNow(); return
             }
         }
@@ -189,6 +199,13 @@ public final class Channel {
 
     /// Reads once (TLS: until OpenSSL holds nothing more) and hands the bytes on.
     func readable() {
+        if case .connecting = state { return }
+        defer {
+            if tlsWriteNeedsReadable, !isClosed {
+                tlsWriteNeedsReadable = false
+                flush()
+            }
+        }
         let buffer = loop.readBuffer
         while true {
             let count: Int
@@ -216,7 +233,7 @@ public final class Channel {
             }
             switch state {
             case .open, .flushing: handler?.channelRead(self, UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
-            case .lingering, .closed: break  // discarded while waiting for the peer to close
+            case .connecting, .lingering, .closed: break  // discarded while waiting for the peer to close
             }
             guard !isClosed, let tls, tls.pending > 0, !readingPaused else { return }
         }
@@ -224,6 +241,20 @@ public final class Channel {
 
     /// The socket became writable.
     func writable() {
+        if case .connecting = state {
+            var error: Int32 = 0
+            var length = socklen_t(4)
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
+            guard error == 0 else {
+                connectError = error
+                closeNow()
+                return
+            }
+            state = .open
+            setWatchingWritable(false)
+            handler?.channelActive(self)
+            guard !isClosed else { return }
+        }
         if tlsReadNeedsWritable {
             tlsReadNeedsWritable = false
             readable()
@@ -255,11 +286,19 @@ public final class Channel {
         loop.modify(self, readable: !readingPaused, writable: watchingWritable)
     }
 
+    /// The errno of a failed connect, if that is how the channel ended.
+    public private(set) var connectError: Int32?
+
+    func startConnecting() {
+        state = .connecting
+        watchingWritable = true
+    }
+
     // MARK: Time and teardown
 
     func tick(now: UInt64) {
         switch state {
-        case .open:
+        case .open, .connecting:
             handler?.channelTick(self, now: now)
         case .flushing(let deadline), .lingering(let deadline):
             if now >= deadline { closeNow() }

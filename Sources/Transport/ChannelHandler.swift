@@ -1,6 +1,8 @@
 /// What a connection's owner hears from the transport. Every call comes on the
 /// channel's event loop thread.
 public protocol ChannelHandler: AnyObject {
+    /// An outgoing connection was established (client channels only).
+    func channelActive(_ channel: Channel)
     /// Bytes arrived. The buffer belongs to the loop and is reused after the call, so
     /// keep nothing pointing into it; it may be modified in place (e.g. unmasked).
     func channelRead(_ channel: Channel, _ bytes: UnsafeMutableRawBufferPointer)
@@ -13,6 +15,7 @@ public protocol ChannelHandler: AnyObject {
 }
 
 extension ChannelHandler {
+    public func channelActive(_ channel: Channel) {}
     public func channelWritable(_ channel: Channel) {}
     public func channelTick(_ channel: Channel, now: UInt64) {}
 }

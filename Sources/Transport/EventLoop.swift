@@ -27,6 +27,8 @@ public final class EventLoop: @unchecked Sendable {
     private var nextTick: UInt64 = 0
     private var listenersPaused = false
     private var tickHandlers: [() -> Void] = []
+    /// One-shot timers, soonest last.
+    private var timers: [(deadline: UInt64, task: () -> Void)] = []
 
     private static let wakeID = UInt64.max
     private static let listenerFlag: UInt64 = 1 << 62
@@ -64,6 +66,13 @@ public final class EventLoop: @unchecked Sendable {
         tickHandlers.append(body)
     }
 
+    /// Runs `task` on this loop after `nanoseconds`. Call on the loop's thread.
+    public func schedule(after nanoseconds: UInt64, _ task: @escaping () -> Void) {
+        let deadline = now + nanoseconds
+        let index = timers.firstIndex { $0.deadline < deadline } ?? timers.count
+        timers.insert((deadline, task), at: index)
+    }
+
     // MARK: Registration
 
     func addListener(_ listener: Listener) throws(SystemError) {
@@ -93,6 +102,32 @@ public final class EventLoop: @unchecked Sendable {
             throw error
         }
         return channel
+    }
+
+    /// Starts a non-blocking connect to `address` and returns its channel at once;
+    /// the handler hears `channelActive` when it is up, or `channelClosed` (with
+    /// `connectError` set) when it fails. Call on this loop's thread.
+    public func connect(
+        to address: SocketAddress, tls: TLSContext? = nil, serverName: String? = nil,
+        watermarks: Channel.Watermarks = .init(), makeHandler: (Channel) -> any ChannelHandler
+    ) throws -> Channel {
+        let fd = try syscallChecked("socket") {
+            socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
+        do {
+            let result = address.withSockaddr { Glibc.connect(fd, $0, $1) }
+            if result != 0 && errno != EINPROGRESS { throw SystemError(call: "connect(\(address))", errno: errno) }
+            Sockets.setNoDelay(fd)
+            let session = try tls.map { context throws in try context.makeSession(fd: fd, isServer: false, serverName: serverName) }
+            let channel = try register(fd: fd, tls: session, peerAddress: address.description, watermarks: watermarks)
+            channel.startConnecting()
+            modify(channel, readable: true, writable: true)
+            channel.handler = makeHandler(channel)
+            return channel
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
     }
 
     func unregister(_ channel: Channel) {
@@ -133,13 +168,18 @@ public final class EventLoop: @unchecked Sendable {
         now = monotonicNanoseconds()
         nextTick = now + Self.tickNanoseconds
         while running.load(ordering: .acquiring) {
-            let timeout = Int32(max(0, min(Int64(Self.tickNanoseconds), Int64(nextTick) - Int64(now))) / 1_000_000) + 1
+            let wake = min(nextTick, timers.last?.deadline ?? nextTick)
+            let timeout = Int32(max(0, min(Int64(Self.tickNanoseconds), Int64(wake) - Int64(now))) / 1_000_000) + 1
             let count = epoll_wait(epoll, events, Int32(capacity), timeout)
             now = monotonicNanoseconds()
             if count > 0 {
                 for i in 0..<Int(count) { dispatch(events[i]) }
             }
             runTasks()
+            while let timer = timers.last, timer.deadline <= now {
+                timers.removeLast()
+                timer.task()
+            }
             flushDirty()
             if now >= nextTick {
                 nextTick = now + Self.tickNanoseconds

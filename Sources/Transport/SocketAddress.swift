@@ -3,6 +3,41 @@ import CLinux
 import Glibc
 #endif
 
+/// A resolved TCP address (IPv4 or IPv6).
+public struct SocketAddress: Sendable, CustomStringConvertible {
+    private var storage: sockaddr_storage
+    private let length: socklen_t
+
+    /// Resolves `host` (a name or a literal) and `port`. Name lookups block: call this
+    /// off the event loops, before `EventLoop.connect`.
+    public static func resolve(host: String, port: Int) throws(SystemError) -> SocketAddress {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_NUMERICSERV
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let first = list else {
+            throw SystemError(call: "getaddrinfo(\(host)): \(String(cString: gai_strerror(status)))", errno: EINVAL)
+        }
+        defer { freeaddrinfo(list) }
+        var storage = sockaddr_storage()
+        withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: UnsafeRawBufferPointer(start: first.pointee.ai_addr, count: Int(first.pointee.ai_addrlen))) }
+        return SocketAddress(storage: storage, length: first.pointee.ai_addrlen)
+    }
+
+    var family: Int32 { Int32(storage.ss_family) }
+
+    func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+        var storage = storage
+        return withUnsafePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, length) }
+        }
+    }
+
+    public var description: String { "\(Sockets.describe(storage)):\(Sockets.port(of: storage))" }
+}
+
 /// Creating, binding and describing TCP sockets (IPv4 and IPv6).
 enum Sockets {
     /// A non-blocking listening socket with SO_REUSEADDR and SO_REUSEPORT, so that every

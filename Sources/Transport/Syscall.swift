@@ -9,6 +9,11 @@ public struct SystemError: Error, CustomStringConvertible, Sendable {
     public let call: String
     public let errno: Int32
 
+    public init(call: String, errno: Int32) {
+        self.call = call
+        self.errno = errno
+    }
+
     public var description: String { "\(call): \(String(cString: strerror(errno))) (errno \(errno))" }
 }
 

@@ -1,0 +1,118 @@
+import ScrollModel
+import Transport
+import WebSocketCore
+
+/// A ScrollSync room connection that stays up: typed messages in and out, reconnect
+/// with exponential backoff and jitter, rotation over several server URLs.
+/// Safe to use from any thread; events arrive on the client's event loop.
+public final class RoomClient: @unchecked Sendable {
+    public enum Status: Sendable, Equatable {
+        case connecting(String)
+        case connected(String)
+        /// Disconnected; the next attempt starts in `retryIn` seconds.
+        case waiting(retryIn: Double, reason: String)
+        case stopped
+    }
+
+    public enum Event: Sendable {
+        case status(Status)
+        case message(ServerEvent)
+    }
+
+    public struct Options: Sendable {
+        /// Offer permessage-deflate.
+        public var deflate = true
+        /// Check the server's certificate (turn off only for self-signed test servers).
+        public var verifyTLS = true
+        /// Extra trust anchors for `wss://`.
+        public var caFile: String?
+        /// First retry after about 0.25 s, doubling up to 8 s, each scaled by a random
+        /// factor in 0.5…1 so that many clients do not return in step.
+        public var initialBackoff = 0.25
+        public var maxBackoff = 8.0
+        public init() {}
+    }
+
+    public let urls: [WebSocketURL]
+    public let loop: EventLoop
+    private let options: Options
+    private let onEvent: @Sendable (Event) -> Void
+    private let tls: TLSContext?
+    // Loop-confined state.
+    private var addresses: [SocketAddress?]
+    private var client: WebSocketClient?
+    private var attempt = 0
+    private var urlIndex = 0
+    private var stopped = false
+
+    /// - Parameter urls: one or more room URLs (`ws[s]://host:port/rooms/NAME?…`), tried in turn.
+    public init(urls: [WebSocketURL], loop: EventLoop, options: Options = .init(), onEvent: @escaping @Sendable (Event) -> Void) throws {
+        precondition(!urls.isEmpty, "at least one URL")
+        self.urls = urls
+        self.loop = loop
+        self.options = options
+        self.onEvent = onEvent
+        tls = urls.contains(where: \.secure) ? try TLSContext(clientVerifying: options.verifyTLS, caFile: options.caFile) : nil
+        // Resolve here, off the loop: name lookups block.
+        addresses = urls.map { try? SocketAddress.resolve(host: $0.host, port: $0.port) }
+    }
+
+    /// Connects (and keeps reconnecting until `stop()`).
+    public func start() { loop.execute { [self] in connect() } }
+
+    /// Sends a message if connected; messages while disconnected are dropped (the
+    /// `welcome` after a reconnect says where the room is).
+    public func send(_ message: ClientMessage) {
+        let bytes = message.encoded
+        loop.execute { [self] in _ = client?.send(text: bytes) }
+    }
+
+    /// Closes for good.
+    public func stop() {
+        loop.execute { [self] in
+            stopped = true
+            client?.close(code: .goingAway, reason: "client leaving")
+            if client == nil { onEvent(.status(.stopped)) }
+        }
+    }
+
+    private func connect() {
+        guard !stopped else { return }
+        let url = urls[urlIndex]
+        guard let address = addresses[urlIndex] ?? (try? SocketAddress.resolve(host: url.host, port: url.port)) else {
+            return retry(reason: "cannot resolve \(url.host)")
+        }
+        onEvent(.status(.connecting(url.description)))
+        client = WebSocketClient.connect(
+            url, address: address, on: loop, tls: tls, protocols: [protocolName], deflate: options.deflate,
+            limits: .init(maxFrameSize: 4 << 20, maxMessageSize: 4 << 20)
+        ) { [self] client, event in
+            switch event {
+            case .open:
+                attempt = 0
+                onEvent(.status(.connected(url.description)))
+            case .text(let bytes):
+                if let message = try? ServerEvent.decode(bytes) { onEvent(.message(message)) }
+            case .binary:
+                break
+            case .closed(let code, let reason, let error):
+                guard self.client === client else { return }
+                self.client = nil
+                if stopped {
+                    onEvent(.status(.stopped))
+                } else {
+                    retry(reason: error ?? "closed (\(code.rawValue)\(reason.isEmpty ? "" : ": \(reason)"))")
+                }
+            }
+        }
+    }
+
+    private func retry(reason: String) {
+        guard !stopped else { return }
+        let delay = min(options.maxBackoff, options.initialBackoff * Double(1 << min(attempt, 16))) * Double.random(in: 0.5...1)
+        attempt += 1
+        urlIndex = (urlIndex + 1) % urls.count
+        onEvent(.status(.waiting(retryIn: delay, reason: reason)))
+        loop.schedule(after: UInt64(delay * 1e9)) { [self] in connect() }
+    }
+}

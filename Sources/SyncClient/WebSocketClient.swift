@@ -1,0 +1,183 @@
+import Bytes
+import Transport
+import WebSocketCore
+
+/// The client side of one WebSocket connection on a transport channel: it sends the
+/// upgrade, checks the answer (RFC 6455 §4.1), then speaks frames with masking.
+/// All calls must come on the channel's loop.
+public final class WebSocketClient: ChannelHandler {
+    public enum Event {
+        case open(ClientHandshake.Agreement)
+        /// A text message; the buffer is valid only during the call.
+        case text(UnsafeRawBufferPointer)
+        case binary(UnsafeRawBufferPointer)
+        /// The connection ended. `error` says why when it was not a clean close.
+        case closed(code: CloseCode, reason: String, error: String?)
+    }
+
+    private enum Phase {
+        case connecting
+        case handshake([UInt8])
+        case open(WebSocketConnection)
+        case done
+    }
+
+    public let url: WebSocketURL
+    public private(set) var channel: Channel?
+    private let handshake: ClientHandshake
+    private let limits: WebSocketConnection.Limits
+    private let onEvent: (WebSocketClient, Event) -> Void
+    private var phase = Phase.connecting
+    private var deadline: UInt64 = 0
+    private var failure: String?
+    private var closeCode: CloseCode = .abnormal
+    private var closeReason = ""
+
+    /// Connects on `loop` (call on its thread); events arrive on the same thread.
+    /// - Parameters:
+    ///   - address: `url`'s host, resolved beforehand (lookups block; do them off the loop).
+    ///   - tls: the client TLS context, required for `wss://`.
+    @discardableResult
+    public static func connect(
+        _ url: WebSocketURL, address: SocketAddress, on loop: EventLoop, tls: TLSContext?, protocols: [String] = [],
+        deflate: Bool = false, limits: WebSocketConnection.Limits = .init(), onEvent: @escaping (WebSocketClient, Event) -> Void
+    ) -> WebSocketClient {
+        let client = WebSocketClient(url: url, protocols: protocols, deflate: deflate, limits: limits, onEvent: onEvent)
+        client.deadline = loop.now + 10_000_000_000
+        do {
+            client.channel = try loop.connect(to: address, tls: url.secure ? tls : nil, serverName: url.host) { _ in client }
+        } catch {
+            client.finish(error: "\(error)")
+        }
+        return client
+    }
+
+    private init(url: WebSocketURL, protocols: [String], deflate: Bool, limits: WebSocketConnection.Limits,
+                 onEvent: @escaping (WebSocketClient, Event) -> Void) {
+        self.url = url
+        self.limits = limits
+        self.onEvent = onEvent
+        handshake = ClientHandshake(host: url.hostHeader, target: url.target, protocols: protocols, deflate: deflate ? PerMessageDeflate() : nil)
+    }
+
+    public var isOpen: Bool { if case .open(let connection) = phase { connection.isOpen } else { false } }
+
+    /// Queues a text message; false when the connection is not open.
+    @discardableResult
+    public func send(text: UnsafeRawBufferPointer) -> Bool {
+        guard case .open(let connection) = phase, connection.send(text: text) else { return false }
+        flush(connection)
+        return true
+    }
+
+    @discardableResult
+    public func send(text: [UInt8]) -> Bool { text.withUnsafeBytes { send(text: $0) } }
+
+    /// Starts the close handshake; the server closes the TCP connection after its reply.
+    public func close(code: CloseCode = .normal, reason: String = "") {
+        switch phase {
+        case .open(let connection):
+            connection.close(code: code, reason: reason)
+            deadline = (channel?.loop.now ?? 0) + 2_000_000_000
+            flush(connection)
+        case .connecting, .handshake:
+            channel?.abort()
+        case .done:
+            break
+        }
+    }
+
+    // MARK: ChannelHandler
+
+    public func channelActive(_ channel: Channel) {
+        phase = .handshake([])
+        channel.enqueue(SharedBytes(handshake.requestBytes))
+    }
+
+    public func channelRead(_ channel: Channel, _ bytes: UnsafeMutableRawBufferPointer) {
+        switch phase {
+        case .handshake(var head):
+            head.append(contentsOf: bytes)
+            guard let end = Self.headEnd(head) else {
+                if head.count > 16 << 10 { fail("response head larger than 16 KiB") } else { phase = .handshake(head) }
+                return
+            }
+            guard let response = HTTPResponseHead.parse(Array(head[..<end])) else { return fail("malformed HTTP response") }
+            switch handshake.validate(response) {
+            case .failure(let error):
+                fail("handshake refused: \(error)")
+            case .success(let agreement):
+                let connection = WebSocketConnection(role: .client, limits: limits, deflate: agreement.deflate)
+                phase = .open(connection)
+                onEvent(self, .open(agreement))
+                var rest = Array(head[(end + 4)...])
+                if !rest.isEmpty { rest.withUnsafeMutableBytes { receive($0, connection) } }
+            }
+        case .open(let connection):
+            receive(bytes, connection)
+        case .connecting, .done:
+            break
+        }
+    }
+
+    public func channelTick(_ channel: Channel, now: UInt64) {
+        switch phase {
+        case .connecting, .handshake:
+            if now >= deadline { fail("no handshake within 10 s") }
+        case .open(let connection):
+            if connection.state != .open && now >= deadline { channel.abort() }
+        case .done:
+            break
+        }
+    }
+
+    public func channelClosed(_ channel: Channel) {
+        if let error = channel.connectError, failure == nil {
+            failure = "connect to \(url.hostHeader) failed: \(SystemError(call: "connect", errno: error).description)"
+        }
+        finish(error: failure)
+    }
+
+    // MARK: Internals
+
+    private func receive(_ bytes: UnsafeMutableRawBufferPointer, _ connection: WebSocketConnection) {
+        connection.receive(bytes) { event in
+            switch event {
+            case .text(let payload): onEvent(self, .text(payload))
+            case .binary(let payload): onEvent(self, .binary(payload))
+            case .closed(let code, let reason):
+                closeCode = code
+                closeReason = reason
+            case .failed(let error):
+                failure = "protocol error: \(error.reason)"
+                closeCode = error.closeCode
+            case .ping, .pong: break
+            }
+        }
+        flush(connection)
+    }
+
+    private func flush(_ connection: WebSocketConnection) {
+        connection.drainOutbound { channel?.enqueue($0) }
+        if connection.state == .closed { channel?.close() }
+    }
+
+    private func fail(_ reason: String) {
+        failure = reason
+        channel?.abort()
+    }
+
+    private func finish(error: String?) {
+        if case .done = phase { return }
+        phase = .done
+        onEvent(self, .closed(code: closeCode, reason: closeReason, error: error))
+    }
+
+    private static func headEnd(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        for i in 0...(bytes.count - 4) where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
+            return i
+        }
+        return nil
+    }
+}

@@ -1,0 +1,61 @@
+/// A `ws://` or `wss://` URL, split into what a connection needs.
+public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
+    public var secure: Bool
+    public var host: String
+    public var port: Int
+    /// Path and query, e.g. `/rooms/demo?role=presenter`.
+    public var target: String
+
+    /// Parses `ws://host[:port]/path?query` or `wss://…`; IPv6 hosts in brackets.
+    public init?(_ text: String) {
+        let rest: Substring
+        if text.hasPrefix("ws://") {
+            secure = false
+            rest = text.dropFirst(5)
+        } else if text.hasPrefix("wss://") {
+            secure = true
+            rest = text.dropFirst(6)
+        } else {
+            return nil
+        }
+        let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
+        var authority = rest[..<slash]
+        target = slash == rest.endIndex ? "/" : String(rest[slash...])
+        if target.hasPrefix("?") { target = "/" + target }
+        var portText: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            host = String(authority[authority.index(after: authority.startIndex)..<close])
+            let after = authority[authority.index(after: close)...]
+            if after.hasPrefix(":") { portText = after.dropFirst() } else if !after.isEmpty { return nil }
+        } else {
+            if let colon = authority.lastIndex(of: ":") {
+                portText = authority[authority.index(after: colon)...]
+                authority = authority[..<colon]
+            }
+            host = String(authority)
+        }
+        guard !host.isEmpty else { return nil }
+        if let portText {
+            guard let port = Int(portText), (1...65535).contains(port) else { return nil }
+            self.port = port
+        } else {
+            port = secure ? 443 : 80
+        }
+    }
+
+    /// The `Host` header value.
+    public var hostHeader: String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return port == (secure ? 443 : 80) ? name : "\(name):\(port)"
+    }
+
+    /// The same server with another target.
+    public func with(target: String) -> WebSocketURL {
+        var copy = self
+        copy.target = target
+        return copy
+    }
+
+    public var description: String { "\(secure ? "wss" : "ws")://\(hostHeader)\(target)" }
+}
