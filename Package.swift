@@ -11,6 +11,7 @@ import PackageDescription
 ///   WebSocketCore    – sans-I/O HTTP upgrade, frames, UTF-8, close, permessage-deflate
 ///   ScrollModel      – rooms, scroll state, wire JSON; pure, stdlib only
 ///   Transport        – epoll loops, sockets, write queues, TLS; no WebSocket knowledge
+///   TerminalUI       – documents, layout, Elm-style present/follow models, renderer
 ///   SyncClient       – WebSocket and room clients on the same transport
 ///   SyncServer       – endpoints wired onto Transport + WebSocketCore
 ///   scrollsync       – the command line
@@ -49,6 +50,7 @@ let package = Package(
             ]
         ),
         .target(name: "SyncServer", dependencies: ["Bytes", "WebSocketCore", "Transport", "ScrollModel"]),
+        .target(name: "TerminalUI", dependencies: ["ScrollModel"]),
         .target(name: "SyncClient", dependencies: ["Bytes", "WebSocketCore", "Transport", "ScrollModel"]),
         .executableTarget(
             name: "scrollsync",
@@ -59,6 +61,7 @@ let package = Package(
         ),
         .testTarget(name: "WebSocketCoreTests", dependencies: ["WebSocketCore", "Deflate", "Bytes"]),
         .testTarget(name: "ScrollModelTests", dependencies: ["ScrollModel"]),
+        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "ScrollModel"]),
         .testTarget(
             name: "SyncServerTests",
             dependencies: ["SyncServer", "WebSocketCore", "Transport", "scrollsync"],

@@ -1,0 +1,170 @@
+import ScrollModel
+
+/// A document as blocks with stable ids: heading slugs (a repeated heading gets `-1`,
+/// `-2`, …), and `section.N` for the N-th block of a section (`top.N` before the first
+/// heading; slugs never contain a dot, so the two kinds never collide). The same id names the same
+/// place at every terminal width.
+public struct Document: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        case heading(level: Int)
+        case paragraph
+        case listItem(marker: String)
+        case quote
+        case code
+    }
+
+    public struct Block: Sendable, Equatable {
+        public var id: String
+        public var kind: Kind
+        public var text: String
+        /// Index of the heading block of this block's section (nil before the first heading).
+        public var section: Int?
+    }
+
+    public var title: String
+    public var blocks: [Block]
+    public var fingerprint: String
+
+    /// Parses Markdown (headings, paragraphs, lists, block quotes, fenced code) or plain
+    /// text (paragraphs separated by blank lines).
+    public init(text: String, format: SharedDocument.Format, name: String) {
+        fingerprint = Fingerprint.of(text)
+        let raw = format == .markdown ? Self.markdownBlocks(text) : Self.plainBlocks(text)
+        var blocks = [Block]()
+        var used = Set<String>()
+        var section: Int?
+        var sectionSlug = "top"
+        var number = 0
+        for (kind, body) in raw {
+            var id: String
+            if case .heading = kind {
+                let base = Self.slug(body)
+                id = base
+                var count = 0
+                while used.contains(id) {
+                    count += 1
+                    id = "\(base)-\(count)"
+                }
+                used.insert(id)
+                section = blocks.count
+                sectionSlug = id
+                number = 0
+            } else {
+                number += 1
+                id = "\(sectionSlug).\(number)"
+            }
+            blocks.append(Block(id: id, kind: kind, text: body, section: section))
+        }
+        self.blocks = blocks
+        title = blocks.first { if case .heading(1) = $0.kind { true } else { false } }?.text ?? name
+    }
+
+    /// GitHub-style slug: lower case, letters and digits kept, spaces to hyphens.
+    static func slug(_ text: String) -> String {
+        var out = ""
+        for character in text.lowercased() {
+            if character.isLetter || character.isNumber { out.append(character) } else if character == " " || character == "-" { out.append("-") }
+        }
+        return out.isEmpty ? "section" : out
+    }
+
+    private static func plainBlocks(_ text: String) -> [(Kind, String)] {
+        var blocks = [(Kind, String)]()
+        var lines = [String]()
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let trimmed = line.trimmingSpaces()
+            if trimmed.isEmpty {
+                if !lines.isEmpty { blocks.append((.paragraph, lines.joined(separator: " "))) }
+                lines.removeAll()
+            } else {
+                lines.append(trimmed)
+            }
+        }
+        if !lines.isEmpty { blocks.append((.paragraph, lines.joined(separator: " "))) }
+        return blocks
+    }
+
+    private static func markdownBlocks(_ text: String) -> [(Kind, String)] {
+        var blocks = [(Kind, String)]()
+        var paragraph = [String]()
+        var quote = [String]()
+        var code: [String]?
+        func flush() {
+            if !paragraph.isEmpty { blocks.append((.paragraph, paragraph.joined(separator: " "))) }
+            if !quote.isEmpty { blocks.append((.quote, quote.joined(separator: " "))) }
+            paragraph.removeAll()
+            quote.removeAll()
+        }
+        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let line = String(rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine)
+            let trimmed = line.trimmingSpaces()
+            if var lines = code {
+                if trimmed.hasPrefix("```") || trimmed.hasPrefix("~~~") {
+                    blocks.append((.code, lines.joined(separator: "\n")))
+                    code = nil
+                } else {
+                    lines.append(line)
+                    code = lines
+                }
+                continue
+            }
+            if trimmed.hasPrefix("```") || trimmed.hasPrefix("~~~") {
+                flush()
+                code = []
+            } else if trimmed.isEmpty {
+                flush()
+            } else if let level = Self.headingLevel(trimmed) {
+                flush()
+                blocks.append((.heading(level: level), trimmed.dropFirst(level).trimmingSpaces().trimmingCharacters("#")))
+            } else if trimmed.hasPrefix(">") {
+                if !paragraph.isEmpty { flush() }
+                quote.append(trimmed.dropFirst().trimmingSpaces())
+            } else if let (marker, body) = Self.listItem(trimmed) {
+                flush()
+                blocks.append((.listItem(marker: marker), body))
+            } else if !quote.isEmpty {
+                quote.append(trimmed)
+            } else if case .listItem(let marker)? = blocks.last?.0, paragraph.isEmpty, line.hasPrefix("  ") {
+                blocks[blocks.count - 1] = (.listItem(marker: marker), blocks[blocks.count - 1].1 + " " + trimmed)
+            } else {
+                paragraph.append(trimmed)
+            }
+        }
+        if let lines = code { blocks.append((.code, lines.joined(separator: "\n"))) }
+        flush()
+        return blocks
+    }
+
+    private static func headingLevel(_ line: String) -> Int? {
+        let hashes = line.prefix { $0 == "#" }.count
+        guard (1...6).contains(hashes) else { return nil }
+        let rest = line.dropFirst(hashes)
+        return rest.isEmpty || rest.first == " " ? hashes : nil
+    }
+
+    private static func listItem(_ line: String) -> (String, String)? {
+        for bullet in ["- ", "* ", "+ "] where line.hasPrefix(bullet) {
+            return ("•", String(line.dropFirst(2)).trimmingSpaces())
+        }
+        let digits = line.prefix { $0.isASCII && $0.isNumber }
+        if !digits.isEmpty, digits.count <= 9, line.dropFirst(digits.count).hasPrefix(". ") {
+            return ("\(digits).", String(line.dropFirst(digits.count + 2)).trimmingSpaces())
+        }
+        return nil
+    }
+}
+
+extension StringProtocol {
+    func trimmingSpaces() -> String {
+        var slice = Substring(self)
+        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
+        while let last = slice.last, last == " " || last == "\t" || last == "\r" { slice.removeLast() }
+        return String(slice)
+    }
+
+    func trimmingCharacters(_ character: Character) -> String {
+        var slice = Substring(self)
+        while slice.last == character { slice.removeLast() }
+        return slice.trimmingSpaces()
+    }
+}

@@ -1,0 +1,138 @@
+import ScrollModel
+
+/// A document wrapped to a width: rows on screen, and the mapping between rows and
+/// anchors (block id plus the fraction of the block above the top of the view).
+public struct Layout: Sendable {
+    public enum Style: Sendable, Equatable { case heading(Int), body, quote, code, blank }
+
+    public struct Row: Sendable, Equatable {
+        public var text: String
+        public var style: Style
+        public var block: Int
+    }
+
+    public let width: Int
+    public let document: Document
+    public private(set) var rows: [Row] = []
+    /// First row of each block; a block's rows include the blank row after it.
+    public private(set) var blockStart: [Int] = []
+    private var index: [String: Int] = [:]
+
+    public init(document: Document, width: Int) {
+        self.document = document
+        self.width = max(10, width)
+        for (number, block) in document.blocks.enumerated() {
+            blockStart.append(rows.count)
+            index[block.id] = number
+            append(block, number)
+            if number < document.blocks.count - 1 { rows.append(Row(text: "", style: .blank, block: number)) }
+        }
+    }
+
+    public var rowCount: Int { rows.count }
+
+    public func rowCount(ofBlock block: Int) -> Int {
+        (block + 1 < blockStart.count ? blockStart[block + 1] : rows.count) - blockStart[block]
+    }
+
+    /// The anchor for a view whose top row is `row`.
+    public func anchor(atRow row: Int) -> Anchor? {
+        guard !rows.isEmpty else { return nil }
+        let row = min(max(0, row), rows.count - 1)
+        let block = rows[row].block
+        let fraction = Double(row - blockStart[block]) / Double(rowCount(ofBlock: block))
+        return Anchor(id: document.blocks[block].id, fraction: fraction)
+    }
+
+    /// The top row that puts `anchor` at the top: the block's first row plus the same
+    /// fraction of this layout's rows for the block (interpolated, not snapped).
+    public func row(for anchor: Anchor) -> Int? {
+        guard let block = index[anchor.id] else { return nil }
+        let offset = (anchor.fraction * Double(rowCount(ofBlock: block))).rounded(.toNearestOrAwayFromZero)
+        return blockStart[block] + min(Int(offset), rowCount(ofBlock: block) - 1)
+    }
+
+    /// Index of the heading block of the section that `row` is in.
+    public func section(atRow row: Int) -> Int? {
+        guard !rows.isEmpty else { return nil }
+        let block = rows[min(max(0, row), rows.count - 1)].block
+        return document.blocks[block].section
+    }
+
+    /// First row of the next (or, with `forward: false`, previous) heading from `row`.
+    public func headingRow(from row: Int, forward: Bool) -> Int? {
+        let headings = document.blocks.indices.filter { if case .heading = document.blocks[$0].kind { true } else { false } }.map { blockStart[$0] }
+        return forward ? headings.first { $0 > row } : headings.last { $0 < row }
+    }
+
+    // MARK: Wrapping
+
+    private mutating func append(_ block: Document.Block, _ number: Int) {
+        switch block.kind {
+        case .heading(let level):
+            for line in Self.wrap(block.text, width: width) { rows.append(Row(text: line, style: .heading(level), block: number)) }
+        case .paragraph:
+            for line in Self.wrap(block.text, width: width) { rows.append(Row(text: line, style: .body, block: number)) }
+        case .listItem(let marker):
+            let indent = DisplayWidth.of(marker) + 1
+            for (i, line) in Self.wrap(block.text, width: width - indent).enumerated() {
+                let prefix = i == 0 ? marker + " " : String(repeating: " ", count: indent)
+                rows.append(Row(text: prefix + line, style: .body, block: number))
+            }
+        case .quote:
+            for line in Self.wrap(block.text, width: width - 2) { rows.append(Row(text: "│ " + line, style: .quote, block: number)) }
+        case .code:
+            for source in block.text.split(separator: "\n", omittingEmptySubsequences: false) {
+                for line in Self.hardWrap(String(source), width: width - 2) { rows.append(Row(text: "  " + line, style: .code, block: number)) }
+            }
+        }
+    }
+
+    /// Word wrap by display width; a word wider than the line is broken.
+    static func wrap(_ text: String, width: Int) -> [String] {
+        let width = max(1, width)
+        var lines = [String]()
+        var line = ""
+        var lineWidth = 0
+        for word in text.split(separator: " ", omittingEmptySubsequences: true) {
+            let wordWidth = DisplayWidth.of(word)
+            if lineWidth > 0 && lineWidth + 1 + wordWidth <= width {
+                line += " " + word
+                lineWidth += 1 + wordWidth
+            } else {
+                if lineWidth > 0 { lines.append(line) }
+                if wordWidth <= width {
+                    line = String(word)
+                    lineWidth = wordWidth
+                } else {
+                    var pieces = hardWrap(String(word), width: width)
+                    line = pieces.removeLast()
+                    lineWidth = DisplayWidth.of(line)
+                    lines += pieces
+                }
+            }
+        }
+        if lineWidth > 0 || lines.isEmpty { lines.append(line) }
+        return lines
+    }
+
+    /// Breaks text at the width, never inside a character.
+    static func hardWrap(_ text: String, width: Int) -> [String] {
+        let width = max(2, width)
+        var lines = [String]()
+        var line = ""
+        var lineWidth = 0
+        for character in text {
+            let w = DisplayWidth.of(character)
+            if lineWidth + w > width {
+                lines.append(line)
+                line = ""
+                lineWidth = 0
+            }
+            line.append(character)
+            lineWidth += w
+        }
+        lines.append(line)
+        return lines
+    }
+}

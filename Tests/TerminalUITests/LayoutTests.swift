@@ -1,0 +1,109 @@
+import ScrollModel
+import Testing
+@testable import TerminalUI
+
+let sample = """
+# ScrollSync Guide
+
+Intro paragraph that is long enough to wrap at forty columns and then some more words to be sure.
+
+## Install
+
+- first item with enough words to wrap around at a narrow width for sure
+- second item
+
+> A quote that also wraps when the terminal is narrow enough to make it wrap.
+
+```
+let code = "kept as is, long lines are broken at the width rather than wrapped by word"
+```
+
+## Install
+
+日本語のテキストは二列ずつ使います。日本語のテキストは二列ずつ使います。 Café, naïve e\u{301}.
+
+1. numbered
+"""
+
+@Suite("Document blocks and ids")
+struct DocumentTests {
+    @Test func blocksAndIds() {
+        let document = Document(text: sample, format: .markdown, name: "guide.md")
+        #expect(document.title == "ScrollSync Guide")
+        #expect(document.blocks.map(\.id) == [
+            "scrollsync-guide", "scrollsync-guide.1", "install", "install.1", "install.2", "install.3", "install.4",
+            "install-1", "install-1.1", "install-1.2",
+        ])
+        #expect(Set(document.blocks.map(\.id)).count == document.blocks.count, "ids are unique")
+        #expect(document.blocks[2].kind == .heading(level: 2))
+        #expect(document.blocks[3].kind == .listItem(marker: "•"))
+        #expect(document.blocks[5].kind == .quote)
+        #expect(document.blocks[6].kind == .code)
+        #expect(document.blocks[9].kind == .listItem(marker: "1."))
+        #expect(document.blocks[4].section == 2)
+    }
+
+    @Test func plainTextParagraphs() {
+        let document = Document(text: "one\ntwo\n\nthree\n", format: .text, name: "notes.txt")
+        #expect(document.title == "notes.txt")
+        #expect(document.blocks.map(\.text) == ["one two", "three"])
+        #expect(document.blocks.map(\.id) == ["top.1", "top.2"])
+    }
+}
+
+@Suite("Layout: wrapping and anchors")
+struct LayoutTests {
+    static let widths = [40, 80, 133]
+
+    @Test(arguments: widths)
+    func noRowIsWiderThanTheTerminal(_ width: Int) {
+        let layout = Layout(document: Document(text: sample, format: .markdown, name: "g"), width: width)
+        for row in layout.rows { #expect(DisplayWidth.of(row.text) <= width, "\(row.text)") }
+    }
+
+    @Test func displayWidths() {
+        #expect(DisplayWidth.of("abc") == 3)
+        #expect(DisplayWidth.of("日本") == 4)
+        #expect(DisplayWidth.of("e\u{301}") == 1)
+        #expect(DisplayWidth.of("👍") == 2)
+        #expect(DisplayWidth.of("Café") == 4)
+    }
+
+    @Test func wideCharactersWrapByColumns() {
+        let lines = Layout.wrap(String(repeating: "日", count: 30), width: 40)
+        #expect(lines.map { DisplayWidth.of($0) } == [40, 20])
+    }
+
+    @Test(arguments: widths)
+    func rowToAnchorToRowRoundTrips(_ width: Int) throws {
+        let layout = Layout(document: Document(text: sample, format: .markdown, name: "g"), width: width)
+        for row in 0..<layout.rowCount {
+            let anchor = try #require(layout.anchor(atRow: row))
+            #expect(layout.row(for: anchor) == row, "width \(width) row \(row) anchor \(anchor)")
+        }
+    }
+
+    @Test func anchorsMapAcrossWidthsInsideTheSameBlock() throws {
+        let document = Document(text: sample, format: .markdown, name: "g")
+        let wide = Layout(document: document, width: 133)
+        let narrow = Layout(document: document, width: 40)
+        for row in 0..<narrow.rowCount {
+            let anchor = try #require(narrow.anchor(atRow: row))
+            let mapped = try #require(wide.row(for: anchor))
+            #expect(wide.rows[mapped].block == narrow.rows[row].block, "same block at both widths")
+            #expect(wide.section(atRow: mapped) == narrow.section(atRow: row))
+        }
+        // Interpolated, not snapped: half-way through a block in one layout is half-way in the other.
+        let block = 1
+        let narrowRows = narrow.rowCount(ofBlock: block)
+        let anchor = Anchor(id: document.blocks[block].id, fraction: 0.5)
+        #expect(try #require(narrow.row(for: anchor)) == narrow.blockStart[block] + Int((0.5 * Double(narrowRows)).rounded()))
+    }
+
+    @Test func headingsForSectionJumps() {
+        let layout = Layout(document: Document(text: sample, format: .markdown, name: "g"), width: 80)
+        let first = layout.headingRow(from: 0, forward: true)
+        #expect(first == layout.blockStart[2])
+        #expect(layout.headingRow(from: first!, forward: false) == 0)
+    }
+}
