@@ -50,12 +50,12 @@ let package = Package(
             ]
         ),
         .target(name: "SyncServer", dependencies: ["Bytes", "WebSocketCore", "Transport", "ScrollModel"]),
-        .target(name: "TerminalUI", dependencies: ["ScrollModel"]),
+        .target(name: "TerminalUI", dependencies: ["ScrollModel", "CLinux"]),
         .target(name: "SyncClient", dependencies: ["Bytes", "WebSocketCore", "Transport", "ScrollModel"]),
         .executableTarget(
             name: "scrollsync",
             dependencies: [
-                "SyncServer", "Transport",
+                "SyncServer", "SyncClient", "TerminalUI", "ScrollModel", "Transport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <netinet/tcp.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 
 extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
 extern int sched_getaffinity(int pid, size_t size, void *mask);
@@ -19,5 +21,14 @@ static inline int scrollsync_allowed_cpu_count(void) {
     int count = 0;
     for (int i = 0; i < 16; i++) count += __builtin_popcountl(mask[i]);
     return count;
+}
+
+/// The terminal's size in rows and columns; 0 when `fd` is not a terminal.
+static inline int scrollsync_window_size(int fd, int *rows, int *columns) {
+    struct winsize size;
+    if (ioctl(fd, TIOCGWINSZ, &size) != 0) return -1;
+    *rows = size.ws_row;
+    *columns = size.ws_col;
+    return 0;
 }
 #endif

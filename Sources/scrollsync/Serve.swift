@@ -87,8 +87,8 @@ func waitForTermination(_ signals: sigset_t) {
     sigwait(&signals, &received)
 }
 
-/// One line on standard output, written at once (no stdio buffering).
-func log(_ line: String) {
+/// One line on standard output (or `fd`), written at once (no stdio buffering).
+func log(_ line: String, to fd: Int32 = STDOUT_FILENO) {
     let text = Array("scrollsync: \(line)\n".utf8)
-    text.withUnsafeBytes { _ = write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+    text.withUnsafeBytes { _ = write(fd, $0.baseAddress, $0.count) }
 }

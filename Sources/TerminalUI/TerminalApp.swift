@@ -1,0 +1,96 @@
+import ScrollModel
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a viewer in the terminal: reads keys, takes messages from other threads,
+/// applies `update`, and draws `view` through the diff renderer at most 60 times a second.
+public final class TerminalApp: @unchecked Sendable {
+    private var model: ViewerModel
+    private let send: @Sendable (ClientMessage) -> Void
+    private let inbox = Mutex<[ViewerMessage]>([])
+    private let wake: (read: Int32, write: Int32)
+    private var renderer = Renderer()
+    private var quit = false
+
+    /// - Parameter send: delivers a message to the room (called on the UI thread).
+    public init(model: ViewerModel, send: @escaping @Sendable (ClientMessage) -> Void) {
+        self.model = model
+        self.send = send
+        var fds: [Int32] = [0, 0]
+        pipe(&fds)
+        for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+        wake = (fds[0], fds[1])
+    }
+
+    /// Hands a message to the UI thread. Safe from any thread.
+    public func post(_ message: ViewerMessage) {
+        inbox.withLock { $0.append(message) }
+        var byte: UInt8 = 0
+        _ = write(wake.write, &byte, 1)
+    }
+
+    /// Takes over the terminal until the user quits; restores it on the way out.
+    public func run() {
+        Terminal.resizePipe = wake.write
+        Terminal.start()
+        defer { Terminal.restore() }
+        let size = Terminal.size
+        dispatch(.resize(width: size.width, height: size.height))
+        var lastRender: Int64 = 0
+        var dirty = true
+        var input = [UInt8](repeating: 0, count: 1024)
+        while !quit {
+            let now = Self.wallClockMs()
+            dispatch(.clock(now))
+            let messages = inbox.withLock { inbox -> [ViewerMessage] in
+                defer { inbox.removeAll() }
+                return inbox
+            }
+            for message in messages { dispatch(message) }
+            dirty = dirty || !messages.isEmpty
+            if dirty && now - lastRender >= minimumUpdateIntervalMs {
+                Terminal.write(renderer.diff(to: view(model)))
+                lastRender = now
+                dirty = false
+            }
+            var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+            _ = poll(&fds, 2, dirty || model.pendingUpdate ? Int32(minimumUpdateIntervalMs) : 250)
+            if fds[0].revents & Int16(POLLIN) != 0 {
+                let count = read(STDIN_FILENO, &input, input.count)
+                if count > 0 {
+                    for key in KeyDecoder.decode(Array(input[0..<count])) { dispatch(.key(key)) }
+                    dirty = true
+                } else if count == 0 {
+                    quit = true  // standard input closed
+                }
+            }
+            if fds[1].revents & Int16(POLLIN) != 0 {
+                while read(wake.read, &input, input.count) > 0 {}
+                let size = Terminal.size
+                if size.width != model.width || size.height != model.height {
+                    dispatch(.resize(width: size.width, height: size.height))
+                    renderer.invalidate()
+                    Terminal.write("\u{1B}[2J")
+                    dirty = true
+                }
+            }
+        }
+    }
+
+    private func dispatch(_ message: ViewerMessage) {
+        for command in update(&model, message) {
+            switch command {
+            case .send(let outgoing): send(outgoing)
+            case .quit: quit = true
+            }
+        }
+    }
+
+    static func wallClockMs() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+}

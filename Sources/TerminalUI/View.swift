@@ -1,0 +1,127 @@
+import ScrollModel
+
+/// One frame: exactly `height` lines, each padded to `width` columns, with ANSI styles.
+public struct Screen: Equatable, Sendable {
+    public var lines: [String]
+}
+
+enum ANSI {
+    static let reset = "\u{1B}[0m"
+    static let bold = "\u{1B}[1m"
+    static let dim = "\u{1B}[2m"
+    static let italic = "\u{1B}[3m"
+    static let underline = "\u{1B}[4m"
+    static let inverse = "\u{1B}[7m"
+    static let cyan = "\u{1B}[36m"
+    static let yellow = "\u{1B}[33m"
+}
+
+/// Renders the model (Elm's `view`): a sticky header, the document rows, a status line.
+public func view(_ model: ViewerModel) -> Screen {
+    var lines = [String]()
+    lines.append(ANSI.inverse + fit(header(model), model.width) + ANSI.reset)
+    for index in 0..<model.viewport {
+        let rowIndex = model.top + index
+        guard let layout = model.layout, rowIndex < layout.rowCount else {
+            lines.append(fit(index == 0 && model.layout == nil ? "  waiting for the room's document…" : "", model.width))
+            continue
+        }
+        let row = layout.rows[rowIndex]
+        let text = fit(row.text, model.width)
+        switch row.style {
+        case .heading(1): lines.append(ANSI.bold + ANSI.underline + text + ANSI.reset)
+        case .heading: lines.append(ANSI.bold + text + ANSI.reset)
+        case .quote: lines.append(ANSI.italic + ANSI.dim + text + ANSI.reset)
+        case .code: lines.append(ANSI.cyan + text + ANSI.reset)
+        case .body, .blank: lines.append(text)
+        }
+    }
+    lines.append(ANSI.inverse + fit(status(model), model.width) + ANSI.reset)
+    return Screen(lines: lines)
+}
+
+/// The pinned top line: the current section's heading, with the document title folded
+/// in once the title has scrolled away.
+func header(_ model: ViewerModel) -> String {
+    guard let layout = model.layout else { return " ScrollSync · room \(model.room)" }
+    let title = layout.document.title
+    guard model.top > 0 else { return " \(title)" }
+    guard let section = layout.section(atRow: model.top) else { return " \(title)" }
+    let heading = layout.document.blocks[section].text
+    return section == 0 || heading == title ? " \(title)" : " \(title) › \(heading)"
+}
+
+/// The status line, most important first (a narrow terminal cuts the end): role,
+/// connection, direction, progress, latency, section, followers, driver, notices.
+func status(_ model: ViewerModel) -> String {
+    var parts = [String]()
+    switch model.role {
+    case .presenter: parts.append(model.isDriving ? "PRESENTING" : "PRESENTER (t: take control)")
+    case .follower: parts.append(model.following ? "FOLLOWING" : "DETACHED – press f to follow")
+    }
+    if model.documentDiffers { parts.append("⚠ DOCUMENT DIFFERS from the room's") }
+    switch model.connection {
+    case .connecting: parts.append("connecting…")
+    case .connected: parts.append("● live")
+    case .waiting(let delay, let reason): parts.append("○ offline, retry in \(formatSeconds(delay)) (\(reason))")
+    case .stopped: parts.append("○ closed")
+    }
+    let arrow = switch model.direction {
+    case .up: "↑"
+    case .down: "↓"
+    case .none: "·"
+    }
+    let progress = model.maxTop > 0 ? Int((Double(model.top) / Double(model.maxTop) * 100).rounded()) : 100
+    parts.append("\(arrow) \(progress)%")
+    if let latency = model.latencyMs { parts.append("\(latency) ms") }
+    if let layout = model.layout, let section = layout.section(atRow: model.top) {
+        parts.append("§ \(layout.document.blocks[section].text)")
+    }
+    let followers = model.presence.followers
+    parts.append("\(followers) follower\(followers == 1 ? "" : "s")" + (model.presence.detached > 0 ? " (\(model.presence.detached) detached)" : ""))
+    if let driver = model.driver {
+        parts.append("driver " + (driver == model.you ? "you" : model.driverName ?? String(driver.prefix(6))))
+    } else {
+        parts.append("nobody driving")
+    }
+    if let notice = model.notice { parts.append(notice) }
+    return " " + parts.joined(separator: "  ")
+}
+
+private func formatSeconds(_ value: Double) -> String {
+    let tenths = Int((value * 10).rounded())
+    return "\(tenths / 10).\(tenths % 10) s"
+}
+
+/// Cuts or pads `text` to exactly `width` columns.
+func fit(_ text: String, _ width: Int) -> String {
+    var out = ""
+    var used = 0
+    for character in text {
+        let w = DisplayWidth.of(character)
+        if used + w > width { break }
+        out.append(character)
+        used += w
+    }
+    return out + String(repeating: " ", count: max(0, width - used))
+}
+
+/// Writes only the lines that changed since the last frame.
+public struct Renderer {
+    private var previous: [String] = []
+
+    public init() {}
+
+    /// The bytes that turn the last frame into `screen`.
+    public mutating func diff(to screen: Screen) -> String {
+        var out = ""
+        for (index, line) in screen.lines.enumerated() where index >= previous.count || previous[index] != line {
+            out += "\u{1B}[\(index + 1);1H" + line
+        }
+        previous = screen.lines
+        return out
+    }
+
+    /// Forget the last frame (after a resize the terminal may have changed anything).
+    public mutating func invalidate() { previous = [] }
+}

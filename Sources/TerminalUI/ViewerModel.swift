@@ -1,0 +1,234 @@
+import ScrollModel
+
+/// A key press, decoded from the terminal's bytes.
+public enum Key: Sendable, Equatable {
+    case character(Character)
+    case up, down, pageUp, pageDown, home, end
+    case interrupt  // Ctrl-C
+}
+
+/// The connection as the status line shows it.
+public enum ConnectionStatus: Sendable, Equatable {
+    case connecting
+    case connected
+    case waiting(retryIn: Double, reason: String)
+    case stopped
+}
+
+/// Everything that can happen to the viewer (Elm's `Msg`).
+public enum ViewerMessage: Sendable {
+    case key(Key)
+    case resize(width: Int, height: Int)
+    case connection(ConnectionStatus)
+    case server(ServerEvent)
+    /// Wall-clock time in ms, for pacing updates and measuring latency.
+    case clock(Int64)
+}
+
+/// What `update` asks the program to do (Elm's `Cmd`).
+public enum ViewerCommand: Sendable, Equatable {
+    case send(ClientMessage)
+    case quit
+}
+
+/// The state of `present` and `follow` (Elm's `Model`).
+public struct ViewerModel: Sendable {
+    public enum Role: Sendable { case presenter, follower }
+
+    public let role: Role
+    public let room: String
+    public internal(set) var layout: Layout?
+    public internal(set) var width: Int
+    public internal(set) var height: Int
+    /// The top row of the document area.
+    public internal(set) var top = 0
+    public internal(set) var direction: Direction = .none
+    public internal(set) var connection: ConnectionStatus = .connecting
+    public internal(set) var you: String?
+    public internal(set) var driver: String?
+    public internal(set) var driverName: String?
+    public internal(set) var presence = Presence()
+    public internal(set) var lastState: ScrollState?
+    /// Followers: tracking the presenter (false after local scrolling, until `f`).
+    public internal(set) var following = true
+    public internal(set) var latencyMs: Int?
+    /// The room's document fingerprint, as announced.
+    public internal(set) var roomDocument: String?
+    /// The follower renders its own copy (`--doc`).
+    public let hasLocalDocument: Bool
+    public internal(set) var notice: String?
+    /// Presenters: the view moved and the room has not heard yet.
+    var pendingUpdate = false
+    var lastSentMs: Int64 = 0
+    var nowMs: Int64 = 0
+    /// The presenter's document text, shared on every (re)connect.
+    let sharedText: (name: String, format: SharedDocument.Format, text: String)?
+
+    /// A presenter showing and sharing `text`.
+    public static func presenter(room: String, name: String, format: SharedDocument.Format, text: String, width: Int, height: Int) -> ViewerModel {
+        ViewerModel(role: .presenter, room: room, document: Document(text: text, format: format, name: name), width: width, height: height,
+                     shared: (name, format, text), local: false)
+    }
+
+    /// A follower, with its own copy of the document or waiting for the room's.
+    public static func follower(room: String, localDocument: Document?, width: Int, height: Int) -> ViewerModel {
+        ViewerModel(role: .follower, room: room, document: localDocument, width: width, height: height, shared: nil, local: localDocument != nil)
+    }
+
+    private init(role: Role, room: String, document: Document?, width: Int, height: Int,
+                 shared: (name: String, format: SharedDocument.Format, text: String)?, local: Bool) {
+        self.role = role
+        self.room = room
+        self.width = width
+        self.height = height
+        self.sharedText = shared
+        self.hasLocalDocument = local
+        if let document { layout = Layout(document: document, width: width) }
+    }
+
+    /// Rows of the document area: the screen less the header and status lines.
+    public var viewport: Int { max(1, height - 2) }
+    public var maxTop: Int { max(0, (layout?.rowCount ?? 0) - viewport) }
+    public var isDriving: Bool { you != nil && driver == you }
+    /// The local document differs from the room's.
+    public var documentDiffers: Bool {
+        guard hasLocalDocument, let roomDocument, let layout else { return false }
+        return layout.document.fingerprint != roomDocument
+    }
+}
+
+/// Presenters send at most one update per 1000/60 ms.
+let minimumUpdateIntervalMs: Int64 = 16
+
+/// Applies a message to the model (Elm's `update`).
+public func update(_ model: inout ViewerModel, _ message: ViewerMessage) -> [ViewerCommand] {
+    switch message {
+    case .key(let key):
+        return handle(key, &model)
+    case .resize(let width, let height):
+        let anchor = model.layout?.anchor(atRow: model.top)
+        model.width = width
+        model.height = height
+        if let document = model.layout?.document {
+            model.layout = Layout(document: document, width: width)
+            if let anchor, let row = model.layout?.row(for: anchor) { model.top = row }
+        }
+        model.top = min(model.top, model.maxTop)
+        model.pendingUpdate = model.role == .presenter
+        return []
+    case .connection(let status):
+        model.connection = status
+        return []
+    case .server(let event):
+        return receive(event, &model)
+    case .clock(let now):
+        model.nowMs = now
+        guard model.role == .presenter, model.pendingUpdate, model.isDriving, model.connection == .connected,
+              now - model.lastSentMs >= minimumUpdateIntervalMs, let layout = model.layout else { return [] }
+        model.pendingUpdate = false
+        model.lastSentMs = now
+        return [.send(.scroll(ScrollUpdate(
+            offset: Double(model.top), viewport: Double(model.viewport), content: Double(layout.rowCount),
+            anchor: layout.anchor(atRow: model.top), t: String(now))))]
+    }
+}
+
+private func handle(_ key: Key, _ model: inout ViewerModel) -> [ViewerCommand] {
+    let page = max(1, model.viewport - 1)
+    var target: Int?
+    switch key {
+    case .interrupt, .character("q"): return [.quit]
+    case .down, .character("j"): target = model.top + 1
+    case .up, .character("k"): target = model.top - 1
+    case .pageDown, .character(" "): target = model.top + page
+    case .pageUp, .character("b"): target = model.top - page
+    case .home, .character("g"): target = 0
+    case .end, .character("G"): target = model.maxTop
+    case .character("n"): target = model.layout?.headingRow(from: model.top, forward: true)
+    case .character("N"): target = model.layout?.headingRow(from: model.top, forward: false)
+    case .character("t") where model.role == .presenter:
+        return [.send(.control(take: true))]
+    case .character("f") where model.role == .follower && !model.following:
+        model.following = true
+        if let state = model.lastState { follow(state, &model) }
+        return [.send(.follow(true))]
+    default: return []
+    }
+    guard let target else { return [] }
+    let clamped = min(max(0, target), model.maxTop)
+    guard clamped != model.top else { return [] }
+    model.direction = clamped > model.top ? .down : .up
+    model.top = clamped
+    switch model.role {
+    case .presenter:
+        model.pendingUpdate = true
+        return []
+    case .follower:
+        guard model.following else { return [] }
+        model.following = false
+        return [.send(.follow(false))]
+    }
+}
+
+private func receive(_ event: ServerEvent, _ model: inout ViewerModel) -> [ViewerCommand] {
+    switch event {
+    case .welcome(let welcome):
+        model.you = welcome.you
+        model.driver = welcome.driver
+        model.presence = welcome.presence
+        model.roomDocument = welcome.doc
+        model.notice = nil
+        var commands = [ViewerCommand]()
+        if model.role == .presenter, let shared = model.sharedText {
+            commands.append(.send(.document(name: shared.name, format: shared.format, text: shared.text)))
+            model.pendingUpdate = true
+        }
+        if model.role == .follower {
+            if !model.following { commands.append(.send(.follow(false))) }
+            if let state = welcome.state { apply(state, &model) }
+        }
+        return commands
+    case .state(let state):
+        apply(state, &model)
+        return []
+    case .driver(let id, let name):
+        model.driver = id
+        model.driverName = name
+        return []
+    case .document(let document):
+        model.roomDocument = document.fingerprint
+        if model.role == .follower && !model.hasLocalDocument {
+            model.layout = Layout(document: Document(text: document.text, format: document.format, name: document.name), width: model.width)
+            if let state = model.lastState, model.following { follow(state, &model) }
+        }
+        return []
+    case .presence(let presence):
+        model.presence = presence
+        return []
+    case .error(let code, let message):
+        model.notice = "\(code): \(message)"
+        return []
+    }
+}
+
+private func apply(_ state: ScrollState, _ model: inout ViewerModel) {
+    model.lastState = state
+    model.direction = state.direction
+    if let t = state.t.flatMap(Int64.init), model.nowMs > 0 { model.latencyMs = Int(max(0, model.nowMs - t)) }
+    if let doc = state.doc { model.roomDocument = doc }
+    if model.role == .follower && model.following { follow(state, &model) }
+}
+
+/// Moves a follower to the presenter's place: by anchor, else progress, else offset.
+private func follow(_ state: ScrollState, _ model: inout ViewerModel) {
+    guard let layout = model.layout else { return }
+    let target: Int
+    if let anchor = state.anchor, let row = layout.row(for: anchor) {
+        target = row
+    } else if let progress = state.progress {
+        target = Int((progress * Double(model.maxTop)).rounded())
+    } else {
+        target = Int(state.offset)
+    }
+    model.top = min(max(0, target), model.maxTop)
+}

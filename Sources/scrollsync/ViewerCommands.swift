@@ -1,0 +1,202 @@
+import ArgumentParser
+import ScrollModel
+import SyncClient
+import TerminalUI
+import Transport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Options shared by `present` and `follow`.
+struct ConnectionOptions: ParsableArguments {
+    @Flag(help: "Accept any TLS certificate (self-signed test servers).")
+    var insecure = false
+
+    @Option(help: "Extra CA certificate file (PEM) for wss://.")
+    var caFile: String?
+
+    @Flag(help: "Do not offer permessage-deflate.")
+    var noCompress = false
+
+    var clientOptions: RoomClient.Options {
+        var options = RoomClient.Options()
+        options.verifyTLS = !insecure
+        options.caFile = caFile
+        options.deflate = !noCompress
+        return options
+    }
+}
+
+/// `ws://host:port/rooms/NAME` plus the query for this session; fails with a clear message.
+func roomURL(_ text: String, query: [(String, String?)]) throws -> (WebSocketURL, String) {
+    guard var url = WebSocketURL(text) else { throw ValidationError("not a ws:// or wss:// URL: \(text)") }
+    let path = url.target.split(separator: "?", maxSplits: 1)[0]
+    guard path.hasPrefix("/rooms/"), path.count > 7 else {
+        throw ValidationError("the URL must name a room: ws://HOST:PORT/rooms/NAME (got \(url.target))")
+    }
+    let encoded = query.compactMap { name, value in value.map { "\(name)=\(percentEncode($0))" } }
+    let existing = url.target.contains("?") ? String(url.target.split(separator: "?", maxSplits: 1)[1]) : ""
+    let all = ([existing].filter { !$0.isEmpty } + encoded).joined(separator: "&")
+    url.target = String(path) + (all.isEmpty ? "" : "?" + all)
+    return (url, String(path.dropFirst(7)))
+}
+
+func percentEncode(_ text: String) -> String {
+    var out = ""
+    for byte in text.utf8 {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+            out.append(Character(Unicode.Scalar(byte)))
+        default:
+            out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+        }
+    }
+    return out
+}
+
+extension String {
+    func leftPadded(to count: Int) -> String { String(repeating: "0", count: max(0, count - self.count)) + self }
+}
+
+func readDocument(_ path: String) throws -> (name: String, format: SharedDocument.Format, text: String) {
+    guard let file = fopen(path, "rb") else { throw ValidationError("cannot read \(path): \(String(cString: strerror(errno)))") }
+    defer { fclose(file) }
+    var bytes = [UInt8]()
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = fread(&chunk, 1, chunk.count, file)
+        if count <= 0 { break }
+        bytes += chunk[0..<count]
+    }
+    guard let text = String(validating: bytes, as: UTF8.self) else { throw ValidationError("\(path) is not UTF-8 text") }
+    let name = String(path.split(separator: "/").last ?? Substring(path))
+    let lower = name.lowercased()
+    let format: SharedDocument.Format = lower.hasSuffix(".md") || lower.hasSuffix(".markdown") ? .markdown : .text
+    return (name, format, text)
+}
+
+extension ConnectionStatus {
+    init(_ status: RoomClient.Status) {
+        switch status {
+        case .connecting: self = .connecting
+        case .connected: self = .connected
+        case .waiting(let delay, let reason): self = .waiting(retryIn: delay, reason: reason)
+        case .stopped: self = .stopped
+        }
+    }
+}
+
+/// Runs a viewer against a room until the user quits.
+func runViewer(model: ViewerModel, urls: [WebSocketURL], options: RoomClient.Options) throws {
+    let group = try EventLoopGroup(count: 1)
+    group.start()
+    let box = AppBox()
+    let client = try RoomClient(urls: urls, loop: group.loops[0], options: options) { event in
+        switch event {
+        case .status(let status): box.app?.post(.connection(ConnectionStatus(status)))
+        case .message(let message): box.app?.post(.server(message))
+        }
+    }
+    let app = TerminalApp(model: model) { client.send($0) }
+    box.app = app
+    client.start()
+    app.run()
+    client.stop()
+    usleep(100_000)  // let the close frame leave
+    group.shutdown()
+}
+
+final class AppBox: @unchecked Sendable {
+    var app: TerminalApp?
+}
+
+struct Present: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Present a document: show it full-screen and drive a room with it.",
+        discussion: "Keys: j/k or arrows (line), space/PgDn and b/PgUp (page), g/G (top/bottom), n/N (next/previous heading), t (take control), q (quit).")
+
+    @Argument(help: "The room, e.g. ws://127.0.0.1:8080/rooms/demo")
+    var url: String
+
+    @Argument(help: "The document: Markdown (.md) or plain text.")
+    var file: String
+
+    @Option(help: "The room's presenter key (binds it when you create the room).")
+    var key: String?
+
+    @Option(help: "Your name, shown to followers.")
+    var name: String?
+
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() throws {
+        let document = try readDocument(file)
+        let (roomURL, room) = try roomURL(url, query: [("role", "presenter"), ("key", key), ("name", name)])
+        guard Terminal.isInteractive else { throw ValidationError("present needs a terminal") }
+        let size = Terminal.size
+        let model = ViewerModel.presenter(room: room, name: document.name, format: document.format, text: document.text,
+                                          width: size.width, height: size.height)
+        try runViewer(model: model, urls: [roomURL], options: connection.clientOptions)
+    }
+}
+
+struct Follow: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Follow a room: render its document and scroll with the presenter.",
+        discussion: "Scrolling yourself (j/k, arrows, space, PgUp/PgDn, g/G, n/N) detaches; f follows again; q quits. Without a terminal, or with --json, prints each state as one JSON line.")
+
+    @Argument(help: "The room, e.g. ws://127.0.0.1:8080/rooms/demo; more URLs are tried in turn.")
+    var urls: [String]
+
+    @Option(help: "Render this local copy instead of the room's document (flagged when it differs).")
+    var doc: String?
+
+    @Option(help: "Your name.")
+    var name: String?
+
+    @Flag(help: "Print each state as a JSON line instead of rendering.")
+    var json = false
+
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() throws {
+        let parsed = try urls.map { try roomURL($0, query: [("role", "follower"), ("name", name)]) }
+        if json || !Terminal.isInteractive {
+            try printStates(urls: parsed.map(\.0))
+            return
+        }
+        let local = try doc.map(readDocument).map { Document(text: $0.text, format: $0.format, name: $0.name) }
+        let size = Terminal.size
+        let model = ViewerModel.follower(room: parsed[0].1, localDocument: local, width: size.width, height: size.height)
+        try runViewer(model: model, urls: parsed.map(\.0), options: connection.clientOptions)
+    }
+
+    /// For pipes and scripts: one JSON line per state (the welcome's state included).
+    private func printStates(urls: [WebSocketURL]) throws {
+        let signals = blockTerminationSignals()
+        let group = try EventLoopGroup(count: 1)
+        group.start()
+        let client = try RoomClient(urls: urls, loop: group.loops[0], options: connection.clientOptions) { event in
+            var state: ScrollState?
+            switch event {
+            case .message(.welcome(let welcome)): state = welcome.state
+            case .message(.state(let next)): state = next
+            case .status(.waiting(_, let reason)): log("disconnected (\(reason)); reconnecting", to: STDERR_FILENO)
+            default: break
+            }
+            if let state { writeLine(ServerMessage.state(state)) }
+        }
+        client.start()
+        waitForTermination(signals)
+        client.stop()
+        usleep(100_000)
+        group.shutdown()
+    }
+}
+
+/// Writes one line to standard output at once.
+func writeLine(_ bytes: [UInt8]) {
+    let line = bytes + [10]
+    line.withUnsafeBytes { _ = write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+}
