@@ -51,6 +51,22 @@ public struct ScrollState: Sendable, Equatable {
     /// Fingerprint of the room's document when the state was made.
     public var doc: String?
 
+    public init(seq: Int, offset: Double, viewport: Double?, content: Double?, progress: Double?, direction: Direction,
+                anchor: Anchor?, atTop: Bool, atBottom: Bool, by: String, t: String?, doc: String?) {
+        self.seq = seq
+        self.offset = offset
+        self.viewport = viewport
+        self.content = content
+        self.progress = progress
+        self.direction = direction
+        self.anchor = anchor
+        self.atTop = atTop
+        self.atBottom = atBottom
+        self.by = by
+        self.t = t
+        self.doc = doc
+    }
+
     /// The state that follows `previous` after `update` from `driver`. Viewport and content
     /// persist from the previous state when an update leaves them out.
     public static func next(after previous: ScrollState?, applying update: ScrollUpdate, by driver: String, doc: String?) -> ScrollState {

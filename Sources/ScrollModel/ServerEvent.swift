@@ -15,6 +15,16 @@ public enum ServerEvent: Sendable, Equatable {
         public var driver: String?
         public var presence: Presence
         public var doc: String?
+
+        public init(room: String, you: String, role: Role, state: ScrollState?, driver: String?, presence: Presence, doc: String?) {
+            self.room = room
+            self.you = you
+            self.role = role
+            self.state = state
+            self.driver = driver
+            self.presence = presence
+            self.doc = doc
+        }
     }
 
     /// Decodes one server message; nil for a type this version does not know (ignored, §1).

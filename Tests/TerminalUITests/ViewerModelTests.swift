@@ -1,0 +1,164 @@
+import ScrollModel
+import Testing
+@testable import TerminalUI
+
+func welcome(you: String, driver: String?, state: ScrollState? = nil, doc: String? = nil) -> ViewerMessage {
+    .server(.welcome(.init(room: "r", you: you, role: .follower, state: state, driver: driver, presence: Presence(), doc: doc)))
+}
+
+@Suite("Presenter model")
+struct PresenterModelTests {
+    func presenter() -> ViewerModel {
+        var model = ViewerModel.presenter(room: "r", name: "guide.md", format: .markdown, text: sample, width: 40, height: 12)
+        _ = update(&model, .connection(.connected))
+        return model
+    }
+
+    @Test func sharesTheDocumentOnWelcomeAndSendsItsPlace() {
+        var model = presenter()
+        let commands = update(&model, welcome(you: "me", driver: "me"))
+        #expect(commands == [.send(.document(name: "guide.md", format: .markdown, text: sample))])
+        guard case .send(.scroll(let update))? = ScrollSyncTestSupport.first(update(&model, .clock(1_000))) else {
+            Issue.record("no scroll sent")
+            return
+        }
+        #expect(update.offset == 0)
+        #expect(update.viewport == 10)
+        #expect(update.content == Double(model.layout!.rowCount))
+        #expect(update.anchor?.id == "scrollsync-guide")
+        #expect(update.t == "1000")
+    }
+
+    @Test func movesAreCoalescedToSixtyPerSecond() {
+        var model = presenter()
+        _ = update(&model, welcome(you: "me", driver: "me"))
+        _ = update(&model, .clock(1_000))
+        for _ in 0..<5 { _ = update(&model, .key(.character("j"))) }
+        #expect(model.top == 5)
+        #expect(model.direction == .down)
+        #expect(update(&model, .clock(1_005)).isEmpty, "within 16 ms of the last update")
+        let sent = update(&model, .clock(1_020))
+        guard case .send(.scroll(let scroll))? = sent.first else { Issue.record("nothing sent"); return }
+        #expect(scroll.offset == 5, "one update carries the newest place")
+        #expect(update(&model, .clock(1_100)).isEmpty, "nothing new to send")
+    }
+
+    @Test func keysMoveTheView() {
+        var model = presenter()
+        _ = update(&model, .key(.character("G")))
+        #expect(model.top == model.maxTop)
+        _ = update(&model, .key(.character("g")))
+        #expect(model.top == 0)
+        _ = update(&model, .key(.pageDown))
+        #expect(model.top == model.viewport - 1)
+        _ = update(&model, .key(.character("k")))
+        #expect(model.direction == .up)
+        _ = update(&model, .key(.home))
+        _ = update(&model, .key(.character("n")))
+        #expect(model.layout!.rows[model.top].text == "Install", "n snaps to the next heading")
+        #expect(update(&model, .key(.character("q"))) == [.quit])
+        #expect(update(&model, .key(.interrupt)) == [.quit])
+    }
+
+    @Test func doesNotSendWhileSomeoneElseDrives() {
+        var model = presenter()
+        _ = update(&model, welcome(you: "me", driver: "other"))
+        _ = update(&model, .key(.character("j")))
+        #expect(update(&model, .clock(5_000)).isEmpty)
+        #expect(update(&model, .key(.character("t"))) == [.send(.control(take: true))])
+        _ = update(&model, .server(.driver("me", name: nil)))
+        guard case .send(.scroll)? = update(&model, .clock(6_000)).first else { Issue.record("no scroll after taking control"); return }
+    }
+}
+
+@Suite("Follower model")
+struct FollowerModelTests {
+    static let document = Document(text: sample, format: .markdown, name: "guide.md")
+
+    func state(_ seq: Int, anchor: Anchor?, progress: Double? = nil, offset: Double = 0, direction: Direction = .down, t: String? = nil) -> ScrollState {
+        ScrollState(seq: seq, offset: offset, viewport: nil, content: nil, progress: progress, direction: direction, anchor: anchor,
+                    atTop: false, atBottom: false, by: "p", t: t, doc: nil)
+    }
+
+    @Test func followsByAnchorThenProgressThenOffset() {
+        var model = ViewerModel.follower(room: "r", localDocument: Self.document, width: 40, height: 12)
+        let layout = model.layout!
+        _ = update(&model, .server(.state(state(1, anchor: Anchor(id: "install.1", fraction: 0.5)))))
+        #expect(model.top == layout.row(for: Anchor(id: "install.1", fraction: 0.5)))
+        _ = update(&model, .server(.state(state(2, anchor: Anchor(id: "unknown", fraction: 0), progress: 1))))
+        #expect(model.top == model.maxTop)
+        _ = update(&model, .server(.state(state(3, anchor: nil, offset: 3, direction: .up))))
+        #expect(model.top == 3)
+        #expect(model.direction == .up)
+    }
+
+    @Test func localScrollingDetachesAndFResumes() {
+        var model = ViewerModel.follower(room: "r", localDocument: Self.document, width: 40, height: 12)
+        _ = update(&model, .server(.state(state(1, anchor: nil, offset: 4))))
+        #expect(update(&model, .key(.character("j"))) == [.send(.follow(false))])
+        #expect(!model.following)
+        #expect(status(model).contains("DETACHED"))
+        _ = update(&model, .server(.state(state(2, anchor: nil, offset: 8))))
+        #expect(model.top == 5, "a detached follower stays where it is")
+        #expect(update(&model, .key(.character("f"))) == [.send(.follow(true))])
+        #expect(model.top == 8, "f jumps back to the presenter")
+    }
+
+    @Test func rendersTheRoomsDocumentWhenItArrives() {
+        var model = ViewerModel.follower(room: "r", localDocument: nil, width: 60, height: 12)
+        #expect(view(model).lines[1].contains("waiting for the room's document"))
+        _ = update(&model, .server(.state(state(1, anchor: Anchor(id: "install", fraction: 0)))))
+        _ = update(&model, .server(.document(SharedDocument(name: "guide.md", format: .markdown, text: sample, by: "p"))))
+        #expect(model.layout?.rows[model.top].text == "Install")
+        #expect(view(model).lines[0].contains("ScrollSync Guide › Install"), "sticky header with the title folded in")
+    }
+
+    @Test func flagsALocalCopyThatDiffers() {
+        var model = ViewerModel.follower(room: "r", localDocument: Self.document, width: 100, height: 12)
+        _ = update(&model, welcome(you: "f", driver: "p", doc: Fingerprint.of(sample)))
+        #expect(!model.documentDiffers)
+        _ = update(&model, welcome(you: "f", driver: "p", doc: Fingerprint.of("another text")))
+        #expect(model.documentDiffers)
+        #expect(status(model).contains("DOCUMENT DIFFERS"))
+    }
+
+    @Test func latencyComesFromT() {
+        var model = ViewerModel.follower(room: "r", localDocument: Self.document, width: 100, height: 12)
+        _ = update(&model, .clock(10_012))
+        _ = update(&model, .server(.state(state(1, anchor: nil, t: "10000"))))
+        #expect(model.latencyMs == 12)
+        #expect(status(model).contains("12 ms"))
+    }
+
+    @Test func resizeKeepsTheAnchorAtTheTop() throws {
+        var model = ViewerModel.follower(room: "r", localDocument: Self.document, width: 40, height: 12)
+        _ = update(&model, .key(.character("n")))
+        _ = update(&model, .key(.character("j")))
+        let anchor = try #require(model.layout?.anchor(atRow: model.top))
+        _ = update(&model, .resize(width: 133, height: 6))
+        #expect(model.layout?.width == 133)
+        #expect(model.layout?.rows[model.top].block == model.layout?.row(for: anchor).map { model.layout!.rows[$0].block })
+        #expect(view(model).lines.count == 6)
+        #expect(view(model).lines.allSatisfy { DisplayWidth.of($0.replacing(/\u{1B}\[[0-9;]*m/, with: "")) == 133 })
+    }
+}
+
+@Suite("Keys and rendering")
+struct KeyAndRendererTests {
+    @Test func decodesKeys() {
+        let bytes: [UInt8] = [0x6A, 0x1B, 0x5B, 0x41, 0x1B, 0x5B, 0x36, 0x7E, 0x03, 0x1B, 0x4F, 0x42, 0x20] + Array("é".utf8)
+        #expect(KeyDecoder.decode(bytes) == [.character("j"), .up, .pageDown, .interrupt, .down, .character(" "), .character("é")])
+    }
+
+    @Test func rendererWritesOnlyChangedLines() {
+        var renderer = Renderer()
+        let first = renderer.diff(to: Screen(lines: ["a", "b", "c"]))
+        #expect(first.contains("\u{1B}[1;1Ha") && first.contains("\u{1B}[3;1Hc"))
+        #expect(renderer.diff(to: Screen(lines: ["a", "B", "c"])) == "\u{1B}[2;1HB")
+        #expect(renderer.diff(to: Screen(lines: ["a", "B", "c"])) == "")
+    }
+}
+
+enum ScrollSyncTestSupport {
+    static func first(_ commands: [ViewerCommand]) -> ViewerCommand? { commands.first }
+}
