@@ -52,7 +52,7 @@ func header(_ model: ViewerModel) -> String {
 }
 
 /// The status line, most important first (a narrow terminal cuts the end): role,
-/// connection, direction, progress, latency, section, followers, driver, notices.
+/// connection, direction, progress, latency, driver, followers, section, notices.
 func status(_ model: ViewerModel) -> String {
     var parts = [String]()
     switch model.role {
@@ -74,15 +74,15 @@ func status(_ model: ViewerModel) -> String {
     let progress = model.maxTop > 0 ? Int((Double(model.top) / Double(model.maxTop) * 100).rounded()) : 100
     parts.append("\(arrow) \(progress)%")
     if let latency = model.latencyMs { parts.append("\(latency) ms") }
-    if let layout = model.layout, let section = layout.section(atRow: model.top) {
-        parts.append("§ \(layout.document.blocks[section].text)")
-    }
-    let followers = model.presence.followers
-    parts.append("\(followers) follower\(followers == 1 ? "" : "s")" + (model.presence.detached > 0 ? " (\(model.presence.detached) detached)" : ""))
     if let driver = model.driver {
         parts.append("driver " + (driver == model.you ? "you" : model.driverName ?? String(driver.prefix(6))))
     } else {
         parts.append("nobody driving")
+    }
+    let followers = model.presence.followers
+    parts.append("\(followers) follower\(followers == 1 ? "" : "s")" + (model.presence.detached > 0 ? " (\(model.presence.detached) detached)" : ""))
+    if let layout = model.layout, let section = layout.section(atRow: model.top) {
+        parts.append("§ \(layout.document.blocks[section].text)")
     }
     if let notice = model.notice { parts.append(notice) }
     return " " + parts.joined(separator: "  ")

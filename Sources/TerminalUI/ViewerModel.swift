@@ -150,7 +150,10 @@ private func handle(_ key: Key, _ model: inout ViewerModel) -> [ViewerCommand] {
         return [.send(.control(take: true))]
     case .character("f") where model.role == .follower && !model.following:
         model.following = true
-        if let state = model.lastState { follow(state, &model) }
+        if let state = model.lastState {
+            model.direction = state.direction
+            follow(state, &model)
+        }
         return [.send(.follow(true))]
     default: return []
     }

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+
+/// A real terminal session under tmux: a presenter at 120 columns and a follower at 60.
+final class Tmux {
+    let name: String
+
+    /// A tmux server of the tests' own, apart from any the user runs.
+    static let socket = ["-L", "scrollsync-tests"]
+
+    init(_ command: [String], width: Int, height: Int) throws {
+        name = "scrollsync-\(UUID().uuidString.prefix(8))"
+        let line = command.map { "'\($0)'" }.joined(separator: " ") + "; sleep 60"
+        // The tmux server this may start must not hold our pipes open: no output captured.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["tmux"] + Self.socket + ["new-session", "-d", "-s", name, "-x", String(width), "-y", String(height), line]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw Failure("tmux new-session failed (\(process.terminationStatus))") }
+    }
+
+    deinit { _ = try? run("tmux", Self.socket + ["kill-session", "-t", name]) }
+
+    func keys(_ keys: String...) throws { try run("tmux", Self.socket + ["send-keys", "-t", name] + keys) }
+
+    var screen: [String] {
+        ((try? run("tmux", Self.socket + ["capture-pane", "-p", "-t", name]).output) ?? "").split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    }
+
+    /// Waits up to `timeout` seconds for the screen to satisfy `condition`.
+    @discardableResult
+    func wait(timeout: TimeInterval = 10, until condition: ([String]) -> Bool) -> [String] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var lines = screen
+        while !condition(lines) && Date() < deadline {
+            usleep(50_000)
+            lines = screen
+        }
+        return lines
+    }
+}
+
+extension [String] {
+    var header: String { first?.trimmingCharacters(in: .whitespaces) ?? "" }
+    var statusLine: String { last { !$0.trimmingCharacters(in: .whitespaces).isEmpty } ?? "" }
+    /// The section named in the sticky header ("Title › Section"), or the title alone.
+    var section: String { header.components(separatedBy: " › ").last ?? "" }
+    var arrow: String { ["↑", "↓", "·"].first { statusLine.contains(" \($0) ") } ?? "?" }
+}
+
+@Suite("Terminal client under tmux", .serialized)
+struct TerminalClientTests {
+    static let document = peersDirectory.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Examples/tour.md").path
+
+    @Test func followerTracksThePresenterAcrossWidths() throws {
+        let server = try ServerProcess()
+        let binary = ServerProcess.binary.path
+        let room = "\(server.url)/rooms/tour-\(UUID().uuidString.prefix(6))"
+        let presenter = try Tmux([binary, "present", room, Self.document, "--name", "Ann"], width: 120, height: 30)
+        let follower = try Tmux([binary, "follow", room], width: 60, height: 20)
+        presenter.wait { $0.statusLine.contains("PRESENTING") && $0.statusLine.contains("● live") && $0.statusLine.contains("1 follower") }
+        let ready = follower.wait { $0.statusLine.contains("FOLLOWING") && $0.statusLine.contains("driver Ann") }
+        #expect(ready.header.contains("ScrollSync Tour"), "\(ready.joined(separator: "\n"))")
+
+        // (key, expected arrow) — n jumps sections, j/k move a line, space pages, G/g jump to the ends.
+        let steps: [(String, String)] = [("n", "↓"), ("n", "↓"), ("j", "↓"), ("Space", "↓"), ("k", "↑"), ("n", "↓"), ("G", "↓"), ("N", "↑"), ("g", "↑")]
+        for (key, arrow) in steps {
+            try presenter.keys(key)
+            let shown = presenter.wait(timeout: 5) { $0.arrow == arrow }
+            let followed = follower.wait(timeout: 5) { $0.section == shown.section && $0.arrow == arrow }
+            #expect(followed.section == shown.section, "after \(key): presenter shows \(shown.header), follower \(followed.header)")
+            #expect(shown.arrow == arrow && followed.arrow == arrow, "after \(key): arrows \(shown.arrow) / \(followed.arrow)")
+            #expect(!followed.section.isEmpty)
+        }
+
+        // The follower detaches by scrolling itself, says so, and f brings it back.
+        try follower.keys("j")
+        #expect(follower.wait { $0.statusLine.contains("DETACHED") }.statusLine.contains("DETACHED"))
+        #expect(presenter.wait { $0.statusLine.contains("(1 detached)") }.statusLine.contains("(1 detached)"))
+        try follower.keys("f")
+        #expect(follower.wait { $0.statusLine.contains("FOLLOWING") }.statusLine.contains("FOLLOWING"))
+
+        // Quitting restores the terminal; the follower hears that nobody drives.
+        try presenter.keys("q")
+        let after = presenter.wait { !$0.joined().contains("PRESENTING") }
+        #expect(!after.joined().contains("PRESENTING"), "the alternate screen is gone after q")
+        #expect(follower.wait { $0.statusLine.contains("nobody driving") }.statusLine.contains("nobody driving"))
+        try follower.keys("C-c")
+        #expect(!follower.wait { !$0.joined().contains("FOLLOWING") }.joined().contains("FOLLOWING"), "Ctrl-C restores the terminal")
+    }
+}
