@@ -93,3 +93,77 @@ struct TerminalClientTests {
         #expect(!follower.wait { !$0.joined().contains("FOLLOWING") }.joined().contains("FOLLOWING"), "Ctrl-C restores the terminal")
     }
 }
+
+/// Collects a process's output lines as they come.
+final class OutputLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var buffer = ""
+
+    init(_ pipe: Pipe) {
+        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lock.lock()
+            self.buffer += String(decoding: data, as: UTF8.self)
+            self.lock.unlock()
+        }
+    }
+
+    var lines: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return buffer.split(separator: "\n").map(String.init)
+    }
+
+    func wait(timeout: TimeInterval = 10, for condition: ([String]) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition(lines) { return true }
+            usleep(50_000)
+        }
+        return condition(lines)
+    }
+}
+
+@Suite("Client resilience")
+struct ResilienceTests {
+    /// Sends one scroll as a presenter over a raw socket.
+    func scroll(_ offset: Int, port: Int, room: String) throws {
+        let presenter = try RawClient(port: port)
+        #expect(presenter.upgrade(path: "/rooms/\(room)?role=presenter").hasPrefix("HTTP/1.1 101 "))
+        presenter.send(maskedFrame(0x1, Array("{\"type\":\"scroll\",\"offset\":\(offset),\"t\":1}".utf8)))
+        _ = presenter.receive(atLeast: 400, timeout: 1)
+    }
+
+    @Test func followReconnectsAfterTheServerRestartsAndResyncs() throws {
+        let first = try ServerProcess()
+        let port = first.port
+        let room = "resilience-\(UUID().uuidString.prefix(6))"
+        let follower = Process()
+        follower.executableURL = ServerProcess.binary
+        follower.arguments = ["follow", "ws://127.0.0.1:\(port)/rooms/\(room)", "--json"]
+        let pipe = Pipe()
+        follower.standardOutput = pipe
+        follower.standardError = FileHandle.nullDevice
+        let output = OutputLines(pipe)
+        try follower.run()
+        defer { follower.terminate(); follower.waitUntilExit() }
+
+        usleep(500_000)
+        try scroll(5, port: port, room: room)
+        #expect(output.wait { $0.contains { $0.contains("\"offset\":5,") } }, "first state: \(output.lines)")
+        first.stop()
+
+        let second = try ServerProcess(["--port", String(port)])  // the same port
+        #expect(second.port == port)
+        usleep(200_000)
+        // Reconnected followers count in presence; a state from the new server reaches them.
+        var delivered = false
+        for _ in 0..<20 where !delivered {
+            try scroll(9, port: port, room: room)
+            delivered = output.wait(timeout: 0.5) { $0.contains { $0.contains("\"offset\":9,") } }
+        }
+        #expect(delivered, "after the restart: \(output.lines)")
+        #expect(follower.isRunning, "the follower kept running through the outage")
+    }
+}
