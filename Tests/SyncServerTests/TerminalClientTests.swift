@@ -167,3 +167,54 @@ struct ResilienceTests {
         #expect(follower.isRunning, "the follower kept running through the outage")
     }
 }
+
+@Suite("scrollsync drive")
+struct DriveTests {
+    @Test func scriptDrivesTheRoomWhileFollowJSONRecordsIt() throws {
+        let server = try ServerProcess()
+        let room = "\(server.url)/rooms/drive-\(UUID().uuidString.prefix(6))"
+        let follower = Process()
+        follower.executableURL = ServerProcess.binary
+        follower.arguments = ["follow", room, "--json"]
+        let pipe = Pipe()
+        follower.standardOutput = pipe
+        follower.standardError = FileHandle.nullDevice
+        let output = OutputLines(pipe)
+        try follower.run()
+        defer { follower.terminate(); follower.waitUntilExit() }
+
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("drive-\(UUID().uuidString).txt")
+        try """
+        expect followers >= 1
+        scroll 10
+        sleep 100ms
+        by 5
+        sleep 100ms
+        goto install 0.5
+        sleep 100ms
+        sweep 0 90 300ms 20
+        """.write(to: script, atomically: true, encoding: .utf8)
+        let result = try run(ServerProcess.binary.path, ["drive", room, "--script", script.path, "--viewport", "10", "--content", "100"])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(output.wait { $0.last?.contains("\"offset\":90,") == true }, "\(output.lines)")
+        let states = output.lines.compactMap { line -> (seq: Int, offset: String)? in
+            guard let seq = line.firstMatch(of: /"seq":(\d+)/)?.1, let offset = line.firstMatch(of: /"offset":([0-9.]+)/)?.1 else { return nil }
+            return (Int(seq)!, String(offset))
+        }
+        #expect(Array(states.prefix(3).map(\.offset)) == ["10", "15", "15"], "scroll, by, goto: \(states)")
+        #expect(output.lines[2].contains("\"anchor\":{\"id\":\"install\",\"fraction\":0.5}"))
+        #expect(output.lines[1].contains("\"progress\":0.16666"), "progress from the viewport and content")
+        #expect(zip(states, states.dropFirst()).allSatisfy { $0.seq < $1.seq })
+        #expect(states.count >= 6, "the sweep's states arrive: \(states)")
+
+        // A refused command fails the run and names its line.
+        try "release\nscroll 5\n".write(to: script, atomically: true, encoding: .utf8)
+        let refused = try run(ServerProcess.binary.path, ["drive", room, "--script", script.path], timeout: 30)
+        #expect(refused.status != 0)
+        #expect(refused.output.contains("line 2: the server answered not_driver"), "\(refused.output)")
+        try "scroll 1\nwobble\n".write(to: script, atomically: true, encoding: .utf8)
+        let invalid = try run(ServerProcess.binary.path, ["drive", room, "--script", script.path], timeout: 30)
+        #expect(invalid.status != 0)
+        #expect(invalid.output.contains("line 2: unknown command 'wobble'"), "\(invalid.output)")
+    }
+}

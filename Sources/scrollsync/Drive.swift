@@ -1,0 +1,179 @@
+import ArgumentParser
+import ScrollModel
+import Synchronization
+import SyncClient
+import Transport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Drive: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "A scripted presenter: drive a room from a script.",
+        discussion: """
+        One command per line (# comments): scroll OFFSET, by DELTA, goto ID [FRACTION],
+        sweep FROM TO DURATION [HZ], sleep DURATION, share FILE, take, release,
+        expect followers >= N. Without --script, commands come from standard input:
+          echo "sweep 0 5000 10s 60" | scrollsync drive ws://127.0.0.1:8080/rooms/demo
+        Errors name the line; the exit status is non-zero on any error.
+        """)
+
+    @Argument(help: "The room, e.g. ws://127.0.0.1:8080/rooms/demo")
+    var url: String
+
+    @Option(help: "Script file, or - for standard input (the default).")
+    var script: String?
+
+    @Option(help: "The room's presenter key.")
+    var key: String?
+
+    @Option(help: "Your name.")
+    var name: String?
+
+    @Option(help: "Viewport sent with each scroll (enables progress).")
+    var viewport: Double?
+
+    @Option(help: "Content extent sent with each scroll (enables progress).")
+    var content: Double?
+
+    @Option(help: "Seconds an expect waits before failing.")
+    var expectTimeout = 10.0
+
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() throws {
+        let text = try script.flatMap { $0 == "-" ? nil : $0 }.map { try readDocument($0).text } ?? readStandardInput()
+        let parsed: DriveScript
+        do {
+            parsed = try DriveScript(text)
+        } catch {
+            fail("\(error)")
+        }
+        let (roomURL, _) = try roomURL(url, query: [("role", "presenter"), ("key", key), ("name", name)])
+        let group = try EventLoopGroup(count: 1)
+        group.start()
+        defer { group.shutdown() }
+        let room = DriverState()
+        let client = try RoomClient(urls: [roomURL], loop: group.loops[0], options: connection.clientOptions) { room.handle($0) }
+        client.start()
+        defer {
+            client.stop()
+            usleep(100_000)
+        }
+        guard room.waitFor(timeout: 10, { $0.joined }) else {
+            fail("could not join \(roomURL): \(room.snapshot.problem ?? "no answer")")
+        }
+        var offset = 0.0
+        func scroll(_ to: Double, anchor: Anchor? = nil) {
+            offset = max(0, to)
+            client.send(.scroll(ScrollUpdate(offset: offset, viewport: viewport, content: content, anchor: anchor, t: String(wallClockMs()))))
+        }
+        for line in parsed.lines {
+            room.currentLine = line.number
+            switch line.command {
+            case .scroll(let to): scroll(to)
+            case .by(let delta): scroll(offset + delta)
+            case .goto(let id, let fraction): scroll(offset, anchor: Anchor(id: id, fraction: fraction))
+            case .sweep(let from, let to, let seconds, let hz):
+                let steps = max(1, Int((seconds * hz).rounded()))
+                let start = wallClockMs()
+                for step in 0...steps {
+                    let due = start + Int64(Double(step) / hz * 1000)
+                    let wait = due - wallClockMs()
+                    if wait > 0 { usleep(UInt32(wait * 1000)) }
+                    scroll(from + (to - from) * Double(step) / Double(steps))
+                    if room.snapshot.error != nil { break }
+                }
+            case .sleep(let seconds): usleep(UInt32(seconds * 1_000_000))
+            case .share(let path):
+                let document: (name: String, format: SharedDocument.Format, text: String)
+                do { document = try readDocument(path) } catch { fail("line \(line.number): \(error)") }
+                client.send(.document(name: document.name, format: document.format, text: document.text))
+            case .take: client.send(.control(take: true))
+            case .release: client.send(.control(take: false))
+            case .expectFollowers(let comparison, let bound):
+                let met = room.waitFor(timeout: expectTimeout) { comparison.holds($0.followers, bound) }
+                if !met {
+                    fail("line \(line.number): expected followers \(comparison.rawValue) \(bound) within \(expectTimeout) s, saw \(room.snapshot.followers)")
+                }
+            }
+            if let error = room.snapshot.error { fail(error) }
+        }
+        usleep(200_000)  // an error answering the last command arrives within this
+        if let error = room.snapshot.error { fail(error) }
+    }
+}
+
+/// What the driver has heard from the room; updated on the client's loop, read by the script.
+final class DriverState: @unchecked Sendable {
+    struct Snapshot {
+        var joined = false
+        var followers = 0
+        var problem: String?
+        var error: String?
+    }
+
+    private let state = Mutex(Snapshot())
+    private let line = Atomic<Int>(0)
+
+    var currentLine: Int {
+        get { line.load(ordering: .relaxed) }
+        set { line.store(newValue, ordering: .relaxed) }
+    }
+
+    var snapshot: Snapshot { state.withLock { $0 } }
+
+    func handle(_ event: RoomClient.Event) {
+        let line = currentLine
+        state.withLock { snapshot in
+            switch event {
+            case .message(.welcome(let welcome)):
+                snapshot.joined = true
+                snapshot.followers = welcome.presence.followers
+            case .message(.presence(let presence)):
+                snapshot.followers = presence.followers
+            case .message(.error(let code, let message)):
+                snapshot.problem = "\(code): \(message)"
+                if snapshot.joined, snapshot.error == nil { snapshot.error = "line \(line): the server answered \(code): \(message)" }
+            case .status(.waiting(_, let reason)):
+                snapshot.problem = snapshot.problem ?? reason
+                if snapshot.joined, snapshot.error == nil { snapshot.error = "line \(line): connection lost (\(reason))" }
+            default:
+                break
+            }
+        }
+    }
+
+    /// Polls until `condition` holds or `timeout` seconds pass.
+    func waitFor(timeout: Double, _ condition: (Snapshot) -> Bool) -> Bool {
+        let deadline = wallClockMs() + Int64(timeout * 1000)
+        while wallClockMs() < deadline {
+            if condition(snapshot) { return true }
+            usleep(20_000)
+        }
+        return condition(snapshot)
+    }
+}
+
+func readStandardInput() -> String {
+    var bytes = [UInt8]()
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = read(STDIN_FILENO, &chunk, chunk.count)
+        if count <= 0 { break }
+        bytes += chunk[0..<count]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+func wallClockMs() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+}
+
+/// Prints `message` on standard error and exits with status 1.
+func fail(_ message: String) -> Never {
+    log(message, to: STDERR_FILENO)
+    exit(1)
+}
