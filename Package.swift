@@ -25,6 +25,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
     ],
     targets: [
         .systemLibrary(
@@ -51,7 +52,13 @@ let package = Package(
         ),
         .target(name: "SyncServer", dependencies: ["Bytes", "WebSocketCore", "Transport", "ScrollModel"]),
         .target(name: "TerminalUI", dependencies: ["ScrollModel", "CLinux"]),
-        .target(name: "SyncClient", dependencies: ["Bytes", "WebSocketCore", "Transport", "ScrollModel"]),
+        .target(
+            name: "SyncClient",
+            dependencies: [
+                "Bytes", "WebSocketCore", "Transport", "ScrollModel",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
         .executableTarget(
             name: "scrollsync",
             dependencies: [

@@ -50,6 +50,7 @@ public final class Channel {
     private(set) var state: State = .open
     private var watchingWritable = false
     private var readingPaused = false
+    private var readingHeld = false
     private var tlsReadNeedsWritable = false
     private var tlsWriteNeedsReadable = false
     var isDirty = false
@@ -235,7 +236,7 @@ public final class Channel {
             case .open, .flushing: handler?.channelRead(self, UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
             case .connecting, .lingering, .closed: break  // discarded while waiting for the peer to close
             }
-            guard !isClosed, let tls, tls.pending > 0, !readingPaused else { return }
+            guard !isClosed, let tls, tls.pending > 0, !readingPaused, !readingHeld else { return }
         }
     }
 
@@ -263,6 +264,14 @@ public final class Channel {
         flush()
     }
 
+    /// Stops (or resumes) reading from the socket on the owner's request, e.g. to play a
+    /// slow reader in a load test. Independent of the backpressure pause.
+    public func holdReading(_ hold: Bool) {
+        guard hold != readingHeld else { return }
+        readingHeld = hold
+        updateInterest()
+    }
+
     private func pauseReading() {
         guard !readingPaused else { return }
         readingPaused = true
@@ -283,7 +292,7 @@ public final class Channel {
 
     private func updateInterest() {
         guard !isClosed else { return }
-        loop.modify(self, readable: !readingPaused, writable: watchingWritable)
+        loop.modify(self, readable: !readingPaused && !readingHeld, writable: watchingWritable)
     }
 
     /// The errno of a failed connect, if that is how the channel ended.

@@ -1,0 +1,144 @@
+import Histogram
+import ScrollModel
+
+/// The outcome of one load phase: a readable table and a machine-readable JSON report.
+public struct LoadReport: Sendable {
+    public let configuration: LoadConfiguration
+    public let rate: Double
+    public let sendingSeconds: Double
+    public let stats: LoadStats
+    /// Accepted updates × followers connected, per room, summed.
+    public let expectedDeliveries: Int
+    public let reach: Reach
+    public let cpuSeconds: Double
+
+    public var failedConnections: Int { stats.failures.values.reduce(0, +) }
+    public var attemptedConnections: Int { configuration.connections }
+    /// Deliveries not received, as a fraction of those expected. With conflation on, a
+    /// follower that skipped stale states still ends on the newest: see `reach`.
+    public var loss: Double {
+        expectedDeliveries > 0 ? Double(max(0, expectedDeliveries - stats.deliveries)) / Double(expectedDeliveries) : 0
+    }
+    public var deliveriesPerSecond: Double { sendingSeconds > 0 ? Double(stats.deliveries) / sendingSeconds : 0 }
+    public var updatesPerSecond: Double { sendingSeconds > 0 ? Double(stats.updatesSent) / sendingSeconds : 0 }
+
+    func percentile(_ histogram: Histogram<UInt64>, _ p: Double) -> Double {
+        histogram.totalCount > 0 ? Double(histogram.valueAtPercentile(p)) / 1000 : 0
+    }
+
+
+    /// Milliseconds at the given percentiles of follower latency (state age on receipt).
+    public func latencyMs(_ p: Double) -> Double { percentile(stats.latency, p) }
+
+    /// The report as a table for people.
+    public var table: String {
+        var rows: [(String, String)] = [
+            ("rate", inFlightText),
+            ("connections", "\(stats.connectionsOpened) open of \(attemptedConnections), \(failedConnections) failed" + failureText),
+            ("handshake ms p50/p99", "\(format(percentile(stats.handshake, 50))) / \(format(percentile(stats.handshake, 99)))"),
+            ("updates sent", "\(stats.updatesSent) (\(format(updatesPerSecond))/s)"),
+            ("deliveries", "\(stats.deliveries) of \(expectedDeliveries) expected (\(format(deliveriesPerSecond))/s)"),
+            ("loss / skipped", "\(format(loss * 100))% / \(stats.skipped) states"),
+            ("out of order", "\(stats.outOfOrder)"),
+            ("latency ms p50/p90/p99/p99.9/max", [50, 90, 99, 99.9].map { format(latencyMs($0)) }.joined(separator: " / ")
+                + " / " + format(Double(stats.latency.max) / 1000)),
+            ("reached final state", "\(reach.reached) of \(reach.followers) followers"),
+            ("server errors", "\(stats.serverErrors)"),
+            ("cpu seconds (load tool)", format(cpuSeconds)),
+        ]
+        if reach.slowFollowers > 0 {
+            rows += [
+                ("slow readers", "\(reach.slowFollowers): \(stats.slowDeliveries) states seen, \(stats.slowSkipped) skipped"),
+                ("slow: state age ms p50/p99/max", [50, 99].map { format(percentile(stats.slowStaleness, $0)) }.joined(separator: " / ")
+                    + " / " + format(Double(stats.slowStaleness.max) / 1000)),
+                ("slow: reached final state", "\(reach.slowReached) of \(reach.slowFollowers)"),
+            ]
+        }
+        let width = rows.map(\.0.count).max() ?? 0
+        return rows.map { $0.0 + String(repeating: " ", count: width - $0.0.count) + "  " + $0.1 }.joined(separator: "\n")
+    }
+
+    private var inFlightText: String {
+        if let window = configuration.inFlight { return "\(window) updates in flight per presenter" }
+        return "\(format(rate)) updates/s per presenter, \(configuration.rooms) room(s) × \(configuration.followers) followers"
+    }
+
+    private var failureText: String {
+        stats.failures.isEmpty ? "" : " (" + stats.failures.sorted { $0.value > $1.value }.map { "\($0.value)× \($0.key)" }.joined(separator: "; ") + ")"
+    }
+
+    /// The report as JSON.
+    public var json: [UInt8] {
+        var w = JSONWriter(capacity: 2048)
+        w.beginObject()
+        w.key("configuration")
+        w.beginObject()
+        w.field("url", configuration.base.description)
+        w.field("rooms", configuration.rooms)
+        w.field("followersPerRoom", configuration.followers)
+        w.field("rate", rate)
+        w.key("inFlight")
+        if let window = configuration.inFlight { w.int(window) } else { w.null() }
+        w.field("durationSeconds", configuration.duration)
+        w.field("rampUpSeconds", configuration.rampUp)
+        w.field("compress", configuration.compress)
+        w.field("slowReaders", configuration.slowReaders)
+        w.field("pauseSeconds", configuration.pause)
+        w.endObject()
+        w.key("connections")
+        w.beginObject()
+        w.field("attempted", attemptedConnections)
+        w.field("open", stats.connectionsOpened)
+        w.field("failed", failedConnections)
+        w.key("failedByReason")
+        w.beginObject()
+        for (reason, count) in stats.failures.sorted(by: { $0.key < $1.key }) { w.field(reason, count) }
+        w.endObject()
+        w.key("handshakeMs")
+        percentiles(stats.handshake, into: &w)
+        w.endObject()
+        w.field("updatesSent", stats.updatesSent)
+        w.field("updatesPerSecond", updatesPerSecond)
+        w.field("deliveriesExpected", expectedDeliveries)
+        w.field("deliveriesReceived", stats.deliveries)
+        w.field("deliveriesPerSecond", deliveriesPerSecond)
+        w.field("loss", loss)
+        w.field("outOfOrder", stats.outOfOrder)
+        w.field("skippedStates", stats.skipped)
+        w.key("latencyMs")
+        percentiles(stats.latency, into: &w)
+        w.key("reach")
+        w.beginObject()
+        w.field("followers", reach.followers)
+        w.field("reachedFinalState", reach.reached)
+        w.endObject()
+        w.key("slowReaders")
+        w.beginObject()
+        w.field("count", reach.slowFollowers)
+        w.field("statesSeen", stats.slowDeliveries)
+        w.field("skippedStates", stats.slowSkipped)
+        w.field("reachedFinalState", reach.slowReached)
+        w.key("stateAgeMs")
+        percentiles(stats.slowStaleness, into: &w)
+        w.endObject()
+        w.field("serverErrors", stats.serverErrors)
+        w.field("cpuSeconds", cpuSeconds)
+        w.endObject()
+        return w.bytes
+    }
+
+    private func percentiles(_ histogram: Histogram<UInt64>, into w: inout JSONWriter) {
+        w.beginObject()
+        for (name, p) in [("p50", 50.0), ("p90", 90), ("p99", 99), ("p99.9", 99.9)] { w.field(name, percentile(histogram, p)) }
+        w.field("max", Double(histogram.max) / 1000)
+        w.field("count", Int(histogram.totalCount))
+        w.endObject()
+    }
+}
+
+private func format(_ value: Double) -> String {
+    if value >= 100 { return String(Int(value.rounded())) }
+    let hundredths = Int((value * 100).rounded())
+    let fraction = hundredths % 100
+    return "\(hundredths / 100)." + (fraction < 10 ? "0" : "") + "\(fraction)"
+}

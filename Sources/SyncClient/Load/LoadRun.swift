@@ -1,0 +1,408 @@
+import ScrollModel
+import Synchronization
+import Transport
+import WebSocketCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `scrollsync load` does: rooms, followers, presenters and their pace.
+public struct LoadConfiguration: Sendable {
+    /// The server, e.g. `ws://127.0.0.1:8080`; rooms are `/rooms/PREFIX-N`.
+    public var base: WebSocketURL
+    public var rooms = 1
+    /// Followers per room.
+    public var followers = 100
+    /// Scroll updates per second per presenter.
+    public var rate = 60.0
+    /// Instead of a rate: keep this many updates in flight per presenter (the next one
+    /// goes out when the presenter sees its own state come back). Measures throughput.
+    public var inFlight: Int?
+    /// Seconds each phase sends for.
+    public var duration = 10.0
+    /// Seconds over which connections are opened.
+    public var rampUp = 0.0
+    public var compress = false
+    public var verifyTLS = true
+    public var caFile: String?
+    /// Fraction of followers that stop reading for `pause` seconds at a time.
+    public var slowReaders = 0.0
+    public var pause = 1.0
+    /// Seconds after sending stops for the last states to arrive.
+    public var drain = 2.0
+    public var roomPrefix = "load"
+
+    public init(base: WebSocketURL) { self.base = base }
+
+    public var connections: Int { rooms * (followers + 1) }
+}
+
+/// Progress of a running phase, once a second.
+public struct LoadProgress: Sendable {
+    public var elapsed: Double
+    public var connected: Int
+    public var total: Int
+    public var updatesPerSecond: Double
+    public var deliveriesPerSecond: Double
+    public var p99Microseconds: UInt64
+    public var errors: Int
+}
+
+/// Runs a load test on its own event loops. Use from one thread.
+public final class LoadRun: @unchecked Sendable {
+    public let configuration: LoadConfiguration
+    private let group: EventLoopGroup
+    private let tls: TLSContext?
+    private let address: SocketAddress
+    private let probes: [LoopProbes]
+    private let rooms: [RoomTrack]
+
+    public init(_ configuration: LoadConfiguration, loops: Int = EventLoopGroup.coreCount) throws {
+        self.configuration = configuration
+        group = try EventLoopGroup(count: loops)
+        tls = configuration.base.secure ? try TLSContext(clientVerifying: configuration.verifyTLS, caFile: configuration.caFile) : nil
+        address = try SocketAddress.resolve(host: configuration.base.host, port: configuration.base.port)
+        probes = group.loops.map { LoopProbes(loop: $0) }
+        rooms = (0..<configuration.rooms).map { RoomTrack(name: "\(configuration.roomPrefix)-\($0)") }
+        group.start()
+    }
+
+    deinit { group.shutdown() }
+
+    // MARK: Connecting
+
+    /// Opens every connection (presenters first), spread over the ramp-up time; returns
+    /// when all have opened or failed, or after `timeout` seconds.
+    public func connect(timeout: Double = 60, progress: (LoadProgress) -> Void = { _ in }) {
+        let config = configuration
+        let total = config.connections
+        let slowEvery = config.slowReaders > 0 ? max(1, Int((1 / config.slowReaders).rounded())) : 0
+        var index = 0
+        for (roomIndex, room) in rooms.enumerated() {
+            for member in 0...config.followers {
+                let loopProbes = probes[index % probes.count]
+                let delay = total > 1 ? config.rampUp * Double(index) / Double(total) : 0
+                let isPresenter = member == 0
+                let slow = !isPresenter && slowEvery > 0 && (roomIndex * config.followers + member) % slowEvery == 0
+                let target = "/rooms/\(room.name)" + (isPresenter ? "?role=presenter" : "")
+                let url = config.base.with(target: target)
+                let address = address
+                let tls = tls
+                loopProbes.loop.execute {
+                    loopProbes.loop.schedule(after: UInt64(delay * 1e9)) {
+                        loopProbes.open(url: url, address: address, tls: tls, compress: config.compress, room: room, presenter: isPresenter, slow: slow)
+                    }
+                }
+                index += 1
+            }
+        }
+        let start = monotonicMicroseconds()
+        while true {
+            usleep(200_000)
+            let stats = collect()
+            let settled = stats.connectionsOpened + stats.failures.values.reduce(0, +)
+            let elapsed = Double(monotonicMicroseconds() - start) / 1e6
+            if Int(elapsed * 5) % 5 == 0 {
+                progress(LoadProgress(elapsed: elapsed, connected: stats.connectionsOpened, total: total, updatesPerSecond: 0,
+                                      deliveriesPerSecond: 0, p99Microseconds: 0, errors: stats.failures.values.reduce(0, +)))
+            }
+            if settled >= total || elapsed > max(timeout, config.rampUp + 30) { break }
+        }
+        usleep(300_000)  // let the welcomes and presence settle
+    }
+
+    // MARK: Running
+
+    /// Sends at `rate` (or with `inFlight` updates outstanding) for the configured
+    /// duration, waits for the drain, and reports what every client saw.
+    public func runPhase(rate: Double, progress: (LoadProgress) -> Void = { _ in }) -> LoadReport {
+        let config = configuration
+        for probe in probes { probe.loop.execute { probe.beginPhase() } }
+        let seqAtStart = rooms.map { $0.newestSeq.load(ordering: .acquiring) }
+        usleep(50_000)
+        let started = monotonicMicroseconds()
+        for probe in probes {
+            probe.loop.execute { probe.startSending(rate: rate, inFlight: config.inFlight, slowPause: config.pause) }
+        }
+        var last = collect()
+        var lastTime = started
+        let deadline = started + Int64(config.duration * 1e6)
+        while monotonicMicroseconds() < deadline {
+            usleep(UInt32(min(1_000_000, max(10_000, deadline - monotonicMicroseconds()))))
+            let now = monotonicMicroseconds()
+            let stats = collect()
+            let seconds = Double(now - lastTime) / 1e6
+            progress(LoadProgress(
+                elapsed: Double(now - started) / 1e6, connected: stats.connectionsOpened, total: config.connections,
+                updatesPerSecond: Double(stats.updatesSent - last.updatesSent) / seconds,
+                deliveriesPerSecond: Double(stats.deliveries - last.deliveries) / seconds,
+                p99Microseconds: stats.latency.totalCount > 0 ? stats.latency.valueAtPercentile(99) : 0,
+                errors: stats.serverErrors + stats.failures.values.reduce(0, +)))
+            last = stats
+            lastTime = now
+        }
+        let sendingTime = Double(monotonicMicroseconds() - started) / 1e6
+        for probe in probes { probe.loop.execute { probe.stopSending() } }
+        usleep(UInt32(config.drain * 1e6))
+        let stats = collect()
+        let reach = probes.map { probe in onLoop(probe) { probe.reach() } }.reduce(Reach()) { $0.merged($1) }
+        let accepted = zip(rooms, seqAtStart).map { $0.newestSeq.load(ordering: .acquiring) - $1 }
+        let followersPerRoom = rooms.map { $0.followersOpen.load(ordering: .acquiring) }
+        let expected = zip(accepted, followersPerRoom).reduce(0) { $0 + $1.0 * $1.1 }
+        return LoadReport(configuration: config, rate: rate, sendingSeconds: sendingTime, stats: stats, expectedDeliveries: expected,
+                          reach: reach, cpuSeconds: Self.cpuSeconds())
+    }
+
+    /// Closes every connection.
+    public func finish() {
+        for probe in probes { probe.loop.execute { probe.closeAll() } }
+        usleep(300_000)
+    }
+
+    // MARK: Collecting
+
+    private func collect() -> LoadStats {
+        probes.map { probe in onLoop(probe) { probe.stats } }.reduce(into: LoadStats()) { $0.merge($1) }
+    }
+
+    /// Runs `body` on the probe's loop and waits for its answer.
+    private func onLoop<T: Sendable>(_ probe: LoopProbes, _ body: @escaping @Sendable () -> T) -> T {
+        let answer = Mutex<T?>(nil)
+        probe.loop.execute { answer.withLock { $0 = body() } }
+        while true {
+            if let value = answer.withLock({ $0 }) { return value }
+            usleep(500)
+        }
+    }
+
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+}
+
+/// Whether followers ended on their room's newest state.
+public struct Reach: Sendable {
+    public var followers = 0
+    public var reached = 0
+    public var slowFollowers = 0
+    public var slowReached = 0
+
+    func merged(_ other: Reach) -> Reach {
+        Reach(followers: followers + other.followers, reached: reached + other.reached,
+              slowFollowers: slowFollowers + other.slowFollowers, slowReached: slowReached + other.slowReached)
+    }
+}
+
+/// A room as the load test tracks it across loops.
+final class RoomTrack: Sendable {
+    let name: String
+    /// The newest `seq` the room's presenter has seen come back.
+    let newestSeq = Atomic<Int>(0)
+    let followersOpen = Atomic<Int>(0)
+
+    init(name: String) { self.name = name }
+}
+
+/// The clients of one event loop and their measurements. Loop-confined.
+final class LoopProbes: @unchecked Sendable {
+    let loop: EventLoop
+    var stats = LoadStats()
+    private var followers: [Follower] = []
+    private var presenters: [Presenter] = []
+    private var sending = false
+
+    init(loop: EventLoop) { self.loop = loop }
+
+    final class Follower {
+        let room: RoomTrack
+        let slow: Bool
+        var client: WebSocketClient?
+        var lastSeq = 0
+        var open = false
+        init(room: RoomTrack, slow: Bool) {
+            self.room = room
+            self.slow = slow
+        }
+    }
+
+    final class Presenter {
+        let room: RoomTrack
+        var client: WebSocketClient?
+        var sent = 0
+        var sentThisPhase = 0
+        var outstanding = 0
+        var phaseStart: Int64 = 0
+        init(room: RoomTrack) { self.room = room }
+    }
+
+    func open(url: WebSocketURL, address: SocketAddress, tls: TLSContext?, compress: Bool, room: RoomTrack, presenter: Bool, slow: Bool) {
+        let started = monotonicMicroseconds()
+        let follower = presenter ? nil : Follower(room: room, slow: slow)
+        let driver = presenter ? Presenter(room: room) : nil
+        var opened = false
+        let client = WebSocketClient.connect(url, address: address, on: loop, tls: tls, protocols: [protocolName], deflate: compress) { [self] client, event in
+            switch event {
+            case .open:
+                opened = true
+                stats.connectionsOpened += 1
+                _ = stats.handshake.record(UInt64(max(0, monotonicMicroseconds() - started)))
+                if let follower {
+                    follower.open = true
+                    room.followersOpen.add(1, ordering: .relaxed)
+                }
+            case .text(let bytes):
+                if let follower { receive(bytes, follower) } else if let driver { receive(bytes, driver) }
+            case .binary:
+                break
+            case .closed(let code, _, let error):
+                if !opened {
+                    stats.failures[error ?? "closed \(code.rawValue)", default: 0] += 1
+                } else if follower?.open == true {
+                    follower?.open = false
+                    room.followersOpen.subtract(1, ordering: .relaxed)
+                }
+                _ = client
+            }
+        }
+        if let follower {
+            follower.client = client
+            followers.append(follower)
+        } else if let driver {
+            driver.client = client
+            presenters.append(driver)
+        }
+    }
+
+    private func receive(_ bytes: UnsafeRawBufferPointer, _ follower: Follower) {
+        if FastScan.hasPrefix("{\"type\":\"state\"", bytes) {
+            guard let seq = FastScan.integer(after: "\"seq\":", in: bytes).map(Int.init) else { return }
+            if seq <= follower.lastSeq {
+                stats.outOfOrder += 1
+                return
+            }
+            let gap = follower.lastSeq > 0 ? seq - follower.lastSeq - 1 : 0
+            follower.lastSeq = seq
+            guard sending || gap >= 0 else { return }
+            stats.deliveries += 1
+            stats.skipped += gap
+            if let t = FastScan.integer(after: "\"t\":", in: bytes) {
+                let age = UInt64(max(0, monotonicMicroseconds() - t))
+                _ = stats.latency.record(age)
+                if follower.slow { _ = stats.slowStaleness.record(age) }
+            }
+            if follower.slow {
+                stats.slowDeliveries += 1
+                stats.slowSkipped += gap
+            }
+        } else if FastScan.hasPrefix("{\"type\":\"welcome\"", bytes) {
+            follower.lastSeq = FastScan.integer(after: "\"seq\":", in: bytes).map(Int.init) ?? 0
+        } else if FastScan.hasPrefix("{\"type\":\"error\"", bytes) {
+            stats.serverErrors += 1
+        }
+    }
+
+    private func receive(_ bytes: UnsafeRawBufferPointer, _ presenter: Presenter) {
+        if FastScan.hasPrefix("{\"type\":\"state\"", bytes), let seq = FastScan.integer(after: "\"seq\":", in: bytes) {
+            let seq = Int(seq)
+            if seq > presenter.room.newestSeq.load(ordering: .relaxed) { presenter.room.newestSeq.store(seq, ordering: .releasing) }
+            if presenter.outstanding > 0 { presenter.outstanding -= 1 }
+            if sending, inFlight != nil { fill(presenter) }
+        } else if FastScan.hasPrefix("{\"type\":\"welcome\"", bytes) {
+            if let seq = FastScan.integer(after: "\"seq\":", in: bytes) { presenter.room.newestSeq.store(Int(seq), ordering: .releasing) }
+        } else if FastScan.hasPrefix("{\"type\":\"error\"", bytes) {
+            stats.serverErrors += 1
+        }
+    }
+
+    // MARK: Phases
+
+    private var rate = 0.0
+    private var inFlight: Int?
+    private var phaseStart: Int64 = 0
+
+    func beginPhase() { stats.resetMeasurements() }
+
+    func startSending(rate: Double, inFlight: Int?, slowPause: Double) {
+        sending = true
+        self.rate = rate
+        self.inFlight = inFlight
+        phaseStart = monotonicMicroseconds()
+        for presenter in presenters {
+            presenter.sentThisPhase = 0
+            presenter.outstanding = 0
+        }
+        if inFlight != nil {
+            for presenter in presenters { fill(presenter) }
+        } else {
+            tick()
+        }
+        if followers.contains(where: \.slow) { holdSlowReaders(for: slowPause) }
+    }
+
+    func stopSending() {
+        sending = false
+        for follower in followers where follower.slow { follower.client?.channel?.holdReading(false) }
+    }
+
+    func closeAll() {
+        for follower in followers { follower.client?.close() }
+        for presenter in presenters { presenter.client?.close() }
+    }
+
+    func reach() -> Reach {
+        var reach = Reach()
+        for follower in followers where follower.open {
+            let newest = follower.room.newestSeq.load(ordering: .acquiring)
+            if follower.slow {
+                reach.slowFollowers += 1
+                if follower.lastSeq == newest { reach.slowReached += 1 }
+            } else {
+                reach.followers += 1
+                if follower.lastSeq == newest { reach.reached += 1 }
+            }
+        }
+        return reach
+    }
+
+    /// Rate mode: send what is due since the phase began, then check again in 1 ms or 1/rate.
+    private func tick() {
+        guard sending else { return }
+        let elapsed = Double(monotonicMicroseconds() - phaseStart) / 1e6
+        let due = Int(elapsed * rate) + 1
+        for presenter in presenters {
+            var burst = 0
+            while presenter.sentThisPhase < due && burst < 1000 {
+                send(presenter)
+                burst += 1
+            }
+        }
+        loop.schedule(after: UInt64(max(1e6, min(1e9 / rate, 10e6)))) { [self] in tick() }
+    }
+
+    /// In-flight mode: top the presenter up to its window.
+    private func fill(_ presenter: Presenter) {
+        guard let window = inFlight else { return }
+        while presenter.outstanding < window { send(presenter) }
+    }
+
+    private func send(_ presenter: Presenter) {
+        presenter.sent += 1
+        presenter.sentThisPhase += 1
+        presenter.outstanding += 1
+        let update = ClientMessage.scroll(ScrollUpdate(
+            offset: Double(presenter.sent % 100_000), viewport: 40, content: 100_040, t: String(monotonicMicroseconds())))
+        if presenter.client?.send(text: update.encoded) == true { stats.updatesSent += 1 }
+    }
+
+    private func holdSlowReaders(for seconds: Double) {
+        guard sending else { return }
+        for follower in followers where follower.slow { follower.client?.channel?.holdReading(true) }
+        loop.schedule(after: UInt64(seconds * 1e9)) { [self] in
+            guard sending else { return }
+            for follower in followers where follower.slow { follower.client?.channel?.holdReading(false) }
+            loop.schedule(after: 1_000_000_000) { [self] in holdSlowReaders(for: seconds) }
+        }
+    }
+}

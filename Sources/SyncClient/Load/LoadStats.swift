@@ -1,0 +1,94 @@
+import Histogram
+
+/// Measurements of one event loop during a load phase. Owned by that loop; copied out
+/// with `snapshot()` on the loop and merged on the coordinating thread.
+public struct LoadStats: Sendable {
+    /// Age of each state when a follower received it (now − `t`), in µs.
+    public var latency = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
+    /// The same, for slow readers only: how stale the states they saw were.
+    public var slowStaleness = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
+    /// Connect-to-open time, in µs.
+    public var handshake = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
+    public var updatesSent = 0
+    public var deliveries = 0
+    public var slowDeliveries = 0
+    public var outOfOrder = 0
+    /// States a follower never saw (gaps in `seq`), e.g. conflated by the server.
+    public var skipped = 0
+    public var slowSkipped = 0
+    public var serverErrors = 0
+    public var connectionsOpened = 0
+    public var failures: [String: Int] = [:]
+
+    public init() {}
+
+    public mutating func merge(_ other: LoadStats) {
+        latency.add(other.latency)
+        slowStaleness.add(other.slowStaleness)
+        handshake.add(other.handshake)
+        updatesSent += other.updatesSent
+        deliveries += other.deliveries
+        slowDeliveries += other.slowDeliveries
+        outOfOrder += other.outOfOrder
+        skipped += other.skipped
+        slowSkipped += other.slowSkipped
+        serverErrors += other.serverErrors
+        connectionsOpened += other.connectionsOpened
+        for (reason, count) in other.failures { failures[reason, default: 0] += count }
+    }
+
+    /// Starts a new phase; connection counts carry over.
+    public mutating func resetMeasurements() {
+        let opened = connectionsOpened
+        let failures = failures
+        let handshake = handshake
+        self = LoadStats()
+        connectionsOpened = opened
+        self.failures = failures
+        self.handshake = handshake
+    }
+}
+
+/// Finds `"key":INTEGER` in a JSON text without parsing all of it (the hot path of a
+/// load test receives a million states a second).
+enum FastScan {
+    static func integer(after key: StaticString, in bytes: UnsafeRawBufferPointer) -> Int64? {
+        let keyLength = key.utf8CodeUnitCount
+        let keyBytes = UnsafeRawBufferPointer(start: key.utf8Start, count: keyLength)
+        guard bytes.count > keyLength else { return nil }
+        var i = 0
+        while i + keyLength < bytes.count {
+            if bytes[i] == keyBytes[0] && memcmp(bytes.baseAddress! + i, keyBytes.baseAddress!, keyLength) == 0 {
+                var j = i + keyLength
+                var negative = false
+                if j < bytes.count && bytes[j] == UInt8(ascii: "-") { negative = true; j += 1 }
+                var value: Int64 = 0
+                var digits = 0
+                while j < bytes.count, bytes[j] >= 0x30, bytes[j] <= 0x39 {
+                    value = value &* 10 &+ Int64(bytes[j] - 0x30)
+                    j += 1
+                    digits += 1
+                }
+                return digits > 0 ? (negative ? -value : value) : nil
+            }
+            i += 1
+        }
+        return nil
+    }
+
+    static func hasPrefix(_ prefix: StaticString, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        let length = prefix.utf8CodeUnitCount
+        return bytes.count >= length && memcmp(bytes.baseAddress!, prefix.utf8Start, length) == 0
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Monotonic microseconds: the `t` the load tool's presenters send.
+func monotonicMicroseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
+}

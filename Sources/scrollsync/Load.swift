@@ -1,0 +1,119 @@
+import ArgumentParser
+import SyncClient
+import Transport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Load: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Load-test a server: presenters scroll, followers measure what arrives.",
+        discussion: """
+        Each room gets one presenter and --followers followers. Presenters send --rate updates
+        per second (or keep --in-flight updates outstanding) carrying t (monotonic µs);
+        followers record the age of every state they receive. One progress line a second on
+        standard error; a table at the end; --json FILE for a machine-readable report. The exit
+        status is 1 when a --max-… threshold is exceeded.
+        """)
+
+    @Argument(help: "The server, e.g. ws://127.0.0.1:8080 (wss:// for TLS).")
+    var url: String
+
+    @Option(help: "Rooms.") var rooms = 1
+    @Option(help: "Followers per room.") var followers = 100
+    @Option(help: "Scroll updates per second per presenter.") var rate = 60.0
+    @Option(help: "Keep this many updates in flight per presenter instead of a fixed rate.") var inFlight: Int?
+    @Option(help: "Seconds of sending (per step with --max-rate).") var duration = 10.0
+    @Option(help: "Seconds over which to open the connections.") var rampUp = 0.0
+    @Flag(help: "Offer permessage-deflate.") var compress = false
+    @Flag(help: "Accept any TLS certificate.") var insecure = false
+    @Option(help: "Fraction of followers that stop reading for --pause seconds at a time.") var slowReaders = 0.0
+    @Option(help: "Seconds a slow reader stops reading.") var pause = 1.0
+    @Option(help: "Seconds to wait for the last states after sending stops.") var drain = 2.0
+    @Option(help: "Event loops for the clients (default one per core).") var loops: Int?
+    @Option(help: "Room name prefix.") var roomPrefix = "load"
+    @Option(help: "Write the report as JSON to this file.") var json: String?
+    @Option(help: "Fail when more than this fraction of expected deliveries is missing.") var maxLoss: Double?
+    @Option(help: "Fail when more connections fail or the server sends more errors than this.") var maxErrors: Int?
+    @Option(help: "Fail when latency p99 exceeds this many ms.") var maxP99: Double?
+    @Flag(help: "Find the highest rate whose latency p99 stays within --latency-bound.") var maxRate = false
+    @Option(help: "Latency bound in ms for --max-rate.") var latencyBound = 10.0
+
+    func validate() throws {
+        guard rooms > 0, followers >= 0, rate > 0, duration > 0, rampUp >= 0, drain >= 0 else {
+            throw ValidationError("rooms, rate and duration must be positive; followers, ramp-up and drain not negative")
+        }
+        guard (0...1).contains(slowReaders), pause > 0 else { throw ValidationError("--slow-readers is a fraction 0…1; --pause is positive") }
+        if let inFlight, inFlight < 1 { throw ValidationError("--in-flight must be at least 1") }
+    }
+
+    func run() throws {
+        guard let base = WebSocketURL(url) else { throw ValidationError("not a ws:// or wss:// URL: \(url)") }
+        var configuration = LoadConfiguration(base: base)
+        configuration.rooms = rooms
+        configuration.followers = followers
+        configuration.rate = rate
+        configuration.inFlight = inFlight
+        configuration.duration = duration
+        configuration.rampUp = rampUp
+        configuration.compress = compress
+        configuration.verifyTLS = !insecure
+        configuration.slowReaders = slowReaders
+        configuration.pause = pause
+        configuration.drain = drain
+        configuration.roomPrefix = roomPrefix
+        let load = try LoadRun(configuration, loops: loops ?? EventLoopGroup.coreCount)
+        load.connect { progress in
+            log("[\(Int(progress.elapsed))s] connecting \(progress.connected)/\(progress.total), \(progress.errors) failed", to: STDERR_FILENO)
+        }
+        let printProgress: (LoadProgress) -> Void = { p in
+            log("[\(Int(p.elapsed.rounded()))s] connected \(p.connected)/\(p.total)  updates/s \(Int(p.updatesPerSecond))  "
+                + "deliveries/s \(Int(p.deliveriesPerSecond))  p99 \(Double(p.p99Microseconds) / 1000) ms  errors \(p.errors)", to: STDERR_FILENO)
+        }
+        let report: LoadReport
+        if maxRate {
+            report = findMaxRate(load, progress: printProgress)
+        } else {
+            report = load.runPhase(rate: rate, progress: printProgress)
+        }
+        load.finish()
+        print(report.table)
+        if let json {
+            guard let file = fopen(json, "w") else { fail("cannot write \(json): \(String(cString: strerror(errno)))") }
+            _ = report.json.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+            fclose(file)
+        }
+        var violations = [String]()
+        if let maxLoss, report.loss > maxLoss { violations.append("loss \(report.loss) > \(maxLoss)") }
+        let errors = report.failedConnections + report.stats.serverErrors
+        if let maxErrors, errors > maxErrors { violations.append("errors \(errors) > \(maxErrors)") }
+        if let maxP99, report.latencyMs(99) > maxP99 { violations.append("latency p99 \(report.latencyMs(99)) ms > \(maxP99) ms") }
+        if report.stats.outOfOrder > 0 { violations.append("\(report.stats.outOfOrder) states out of order") }
+        if !violations.isEmpty { fail("thresholds exceeded: " + violations.joined(separator: "; ")) }
+    }
+
+    /// Doubles the rate while p99 latency stays within the bound and nothing is lost
+    /// beyond conflation, then bisects once between the last good and the first bad rate.
+    private func findMaxRate(_ load: LoadRun, progress: (LoadProgress) -> Void) -> LoadReport {
+        func holds(_ report: LoadReport) -> Bool {
+            report.latencyMs(99) <= latencyBound && report.reach.reached == report.reach.followers && report.updatesPerSecond >= 0.9 * report.rate * Double(rooms)
+        }
+        var good: LoadReport?
+        var candidate = rate
+        var bad: Double?
+        while bad == nil && candidate <= 1_000_000 {
+            let report = load.runPhase(rate: candidate, progress: progress)
+            log("rate \(candidate)/s: p99 \(report.latencyMs(99)) ms, \(Int(report.updatesPerSecond)) updates/s — \(holds(report) ? "holds" : "does not hold")", to: STDERR_FILENO)
+            if holds(report) { good = report; candidate *= 2 } else { bad = candidate }
+        }
+        if let bad, let last = good {
+            let middle = (last.rate + bad) / 2
+            let report = load.runPhase(rate: middle, progress: progress)
+            log("rate \(middle)/s: p99 \(report.latencyMs(99)) ms — \(holds(report) ? "holds" : "does not hold")", to: STDERR_FILENO)
+            if holds(report) { good = report }
+        }
+        guard let good else { fail("even \(rate) updates/s per presenter exceeds the \(latencyBound) ms bound") }
+        log("highest rate within \(latencyBound) ms p99: \(good.rate) updates/s per presenter", to: STDERR_FILENO)
+        return good
+    }
+}
