@@ -39,3 +39,10 @@ extension WebSocketSession {
     public func opened(_ peer: WebSocketPeer) {}
     public func received(binary: UnsafeRawBufferPointer, from peer: WebSocketPeer) {}
 }
+
+/// A plain HTTP endpoint (GET only), e.g. `/healthz` or `/metrics`.
+public protocol HTTPEndpoint: Sendable {
+    var path: String { get }
+    /// The answer; runs on the connection's event loop and must not block.
+    func respond(to request: HTTPRequest) -> HTTPResponse
+}

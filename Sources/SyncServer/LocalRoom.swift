@@ -117,7 +117,12 @@ final class LocalRoom: @unchecked Sendable {
 
 /// Counters every room shares (for tests, logs and, later, /metrics).
 public final class RoomCounters: Sendable {
-    /// States written to a follower's queue.
+    /// States that went out (or will) to members: queued less those replaced unsent.
+    public var statesDelivered: Int {
+        deliveries.load(ordering: .relaxed) - conflatedAtSocket.load(ordering: .relaxed)
+    }
+
+    /// States handed to members' queues (including any later replaced in the send slot).
     public let deliveries = Atomic<Int>(0)
     /// States replaced in a loop's mailbox before delivery.
     public let conflatedAtLoop = Atomic<Int>(0)

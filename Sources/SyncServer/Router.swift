@@ -13,10 +13,24 @@ final class Router: Sendable {
 
     let configuration: ServerConfiguration
     let endpoints: [any WebSocketEndpoint]
+    let httpEndpoints: [any HTTPEndpoint]
 
-    init(configuration: ServerConfiguration, endpoints: [any WebSocketEndpoint]) {
+    init(configuration: ServerConfiguration, endpoints: [any WebSocketEndpoint], httpEndpoints: [any HTTPEndpoint]) {
         self.configuration = configuration
         self.endpoints = endpoints
+        self.httpEndpoints = httpEndpoints
+    }
+
+    /// The answer to a plain HTTP request for one of the HTTP endpoints, or nil when the
+    /// request is for something else.
+    func respond(to request: HTTPRequest) -> HTTPResponse? {
+        guard let endpoint = httpEndpoints.first(where: { $0.path == request.path }) else { return nil }
+        guard request.method == "GET" else {
+            return .error(405, "\(request.path) answers GET only", headers: [("Allow", "GET")])
+        }
+        var response = endpoint.respond(to: request)
+        response.headers.append(("Connection", "close"))
+        return response
     }
 
     /// 404 for an unknown path; the handshake checks (400/405/426) for a bad upgrade;

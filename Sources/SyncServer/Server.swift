@@ -8,6 +8,7 @@ public final class Server: Sendable {
     public let port: Int
     /// The rooms this server holds.
     public let hub: LocalRoomHub
+    public let counters = ServerCounters()
     private let group: EventLoopGroup
 
     /// Binds and starts serving.
@@ -21,9 +22,11 @@ public final class Server: Sendable {
         hub = LocalRoomHub(loops: group.loops, options: configuration.rooms)
         var endpoints: [any WebSocketEndpoint] = [RoomEndpoint(hub: hub)]
         if configuration.echoEnabled { endpoints.append(EchoEndpoint(limits: configuration.echoLimits)) }
-        let router = Router(configuration: configuration, endpoints: endpoints)
+        let router = Router(configuration: configuration, endpoints: endpoints,
+                            httpEndpoints: [HealthEndpoint(), MetricsEndpoint(counters: counters, hub: hub)])
+        let counters = counters
         port = try group.listen(host: configuration.host, port: configuration.port, tls: tls) { channel in
-            WebSocketPeer(channel: channel, router: router)
+            WebSocketPeer(channel: channel, router: router, counters: counters)
         }
         group.start()
     }

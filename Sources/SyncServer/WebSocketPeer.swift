@@ -13,14 +13,18 @@ public final class WebSocketPeer: ChannelHandler {
 
     public let channel: Channel
     private let router: Router
+    private let counters: ServerCounters
     private var phase: Phase
     private var lastHeard: UInt64
     private var closingDeadline: UInt64?
     private var pingOutstanding = false
 
-    init(channel: Channel, router: Router) {
+    init(channel: Channel, router: Router, counters: ServerCounters) {
         self.channel = channel
         self.router = router
+        self.counters = counters
+        counters.connectionsAccepted.add(1, ordering: .relaxed)
+        counters.connectionsOpen.add(1, ordering: .relaxed)
         let now = channel.loop.now
         lastHeard = now
         phase = .handshake(
@@ -91,7 +95,8 @@ public final class WebSocketPeer: ChannelHandler {
             switch result {
             case .needMore: return
             case .failed(let response): refuse(response)
-            case .complete(let request, let remainder): upgrade(request, remainder: remainder)
+            case .complete(let request, let remainder):
+                if let response = router.respond(to: request) { refuse(response) } else { upgrade(request, remainder: remainder) }
             }
         case .open(let connection, let session):
             receive(bytes, connection, session)
@@ -123,6 +128,7 @@ public final class WebSocketPeer: ChannelHandler {
     }
 
     public func channelClosed(_ channel: Channel) {
+        counters.connectionsOpen.subtract(1, ordering: .relaxed)
         if case .open(let connection, let session) = phase {
             let code: CloseCode = connection.state == .closed ? .normal : .abnormal
             connection.abandon()
@@ -135,6 +141,7 @@ public final class WebSocketPeer: ChannelHandler {
     // MARK: Internals
 
     private func refuse(_ response: HTTPResponse) {
+        if response.status >= 400 { counters.upgradesRefused.add(1, ordering: .relaxed) }
         phase = .done
         channel.enqueue(SharedBytes(response.bytes))
         channel.close()

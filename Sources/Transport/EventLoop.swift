@@ -104,17 +104,21 @@ public final class EventLoop: @unchecked Sendable {
         return channel
     }
 
-    /// Starts a non-blocking connect to `address` and returns its channel at once;
+    /// Starts a non-blocking connect to `address` and returns its channel at once
+    /// (`receiveBuffer` caps the kernel's receive buffer, e.g. to play a slow reader);
     /// the handler hears `channelActive` when it is up, or `channelClosed` (with
     /// `connectError` set) when it fails. Call on this loop's thread.
     public func connect(
-        to address: SocketAddress, tls: TLSContext? = nil, serverName: String? = nil,
+        to address: SocketAddress, tls: TLSContext? = nil, serverName: String? = nil, receiveBuffer: Int? = nil,
         watermarks: Channel.Watermarks = .init(), makeHandler: (Channel) -> any ChannelHandler
     ) throws -> Channel {
         let fd = try syscallChecked("socket") {
             socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
         do {
+            if var size = receiveBuffer.map(Int32.init(clamping:)) {
+                setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, 4)  // before connect, so the window scale fits
+            }
             let result = address.withSockaddr { Glibc.connect(fd, $0, $1) }
             if result != 0 && errno != EINPROGRESS { throw SystemError(call: "connect(\(address))", errno: errno) }
             Sockets.setNoDelay(fd)

@@ -25,7 +25,10 @@ public struct LoadConfiguration: Sendable {
     public var compress = false
     public var verifyTLS = true
     public var caFile: String?
-    /// Fraction of followers that stop reading for `pause` seconds at a time.
+    /// Fraction of followers that stop reading for `pause` seconds at a time (then read
+    /// for a second). Their sockets get a 4 KiB receive buffer, so that what they miss
+    /// piles up at the server, where conflation can replace it, as it does for a real
+    /// client that is slow to read.
     public var slowReaders = 0.0
     public var pause = 1.0
     /// Seconds after sending stops for the last states to arrive.
@@ -242,7 +245,8 @@ final class LoopProbes: @unchecked Sendable {
         let follower = presenter ? nil : Follower(room: room, slow: slow)
         let driver = presenter ? Presenter(room: room) : nil
         var opened = false
-        let client = WebSocketClient.connect(url, address: address, on: loop, tls: tls, protocols: [protocolName], deflate: compress) { [self] client, event in
+        let client = WebSocketClient.connect(url, address: address, on: loop, tls: tls, protocols: [protocolName], deflate: compress,
+                                              receiveBuffer: slow ? 4096 : nil) { [self] client, event in
             switch event {
             case .open:
                 opened = true

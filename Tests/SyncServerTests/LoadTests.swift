@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+/// `scrollsync load` against a real server, checked against the server's own counters.
+@Suite("scrollsync load", .serialized)
+struct LoadTests {
+    func metric(_ name: String, port: Int) throws -> Int {
+        let client = try RawClient(port: port)
+        client.send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        let text = String(decoding: client.receiveUntilClosed(timeout: 5).bytes, as: UTF8.self)
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + " ") }), let value = Int(line.split(separator: " ")[1]) else {
+            throw Failure("no \(name) in \(text)")
+        }
+        return value
+    }
+
+    func load(_ server: ServerProcess, _ arguments: [String]) throws -> (status: Int32, output: String, report: [String: Any]) {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("load-\(UUID().uuidString).json")
+        let result = try run(ServerProcess.binary.path, ["load", server.url, "--json", file.path, "--loops", "1"] + arguments, timeout: 120)
+        let data = (try? Data(contentsOf: file)) ?? Data()
+        let report = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+        return (result.status, result.output, report)
+    }
+
+    @Test func deliveriesAgreeWithTheServersCounters() throws {
+        let server = try ServerProcess(["--no-conflation"])
+        let before = try metric("scrollsync_state_deliveries_total", port: server.port)
+        let (status, output, report) = try load(server, ["--rooms", "2", "--followers", "25", "--rate", "50", "--duration", "2", "--max-loss", "0", "--max-errors", "0"])
+        #expect(status == 0, "\(output)")
+        let after = try metric("scrollsync_state_deliveries_total", port: server.port)
+        let received = report["deliveriesReceived"] as? Int ?? -1
+        let sent = report["updatesSent"] as? Int ?? -1
+        #expect(received == report["deliveriesExpected"] as? Int, "\(report)")
+        #expect(received > 0 && sent > 0)
+        // The server also delivers each state to its presenter.
+        #expect(after - before == received + sent, "server delivered \(after - before); load saw \(received) + \(sent) echoes")
+        #expect(output.contains("latency ms p50/p90/p99/p99.9/max"), "the table is printed")
+        #expect(output.contains("updates/s"), "progress lines are printed")
+    }
+
+    @Test func thresholdsGateTheExitStatus() throws {
+        let server = try ServerProcess()
+        let (status, output, _) = try load(server, ["--followers", "5", "--rate", "20", "--duration", "1", "--max-p99", "0.0001"])
+        #expect(status != 0)
+        #expect(output.contains("thresholds exceeded: latency p99"), "\(output)")
+    }
+
+    @Test func aStoppedServerShowsAsLatencyAndConflatedStates() throws {
+        let server = try ServerProcess()
+        let pid = server.pid
+        let stopper = Thread {
+            usleep(1_500_000)
+            kill(pid, SIGSTOP)
+            usleep(1_000_000)
+            kill(pid, SIGCONT)
+        }
+        stopper.start()
+        let (status, output, report) = try load(server, ["--followers", "20", "--rate", "200", "--duration", "4"])
+        #expect(status == 0, "\(output)")
+        let latency = report["latencyMs"] as? [String: Any] ?? [:]
+        #expect((latency["max"] as? Double ?? 0) >= 800, "a 1 s stop shows in the worst latency: \(latency)")
+        #expect((report["skippedStates"] as? Int ?? 0) > 0, "states sent during the stop were conflated: \(report)")
+        let reach = report["reach"] as? [String: Any] ?? [:]
+        #expect(reach["reachedFinalState"] as? Int == 20, "every follower ends on the newest state: \(reach)")
+        #expect(report["outOfOrder"] as? Int == 0)
+    }
+
+    @Test func slowReadersSkipStaleStatesAndEndOnTheNewest() throws {
+        let server = try ServerProcess()
+        let (status, output, report) = try load(server, ["--followers", "20", "--rate", "500", "--duration", "3", "--slow-readers", "0.25", "--pause", "1"])
+        #expect(status == 0, "\(output)")
+        let slow = report["slowReaders"] as? [String: Any] ?? [:]
+        #expect(slow["count"] as? Int == 5)
+        #expect((slow["skippedStates"] as? Int ?? 0) > 0, "a stalled reader skips states: \(slow)")
+        #expect(slow["reachedFinalState"] as? Int == 5, "and still ends on the newest: \(slow)")
+        let age = slow["stateAgeMs"] as? [String: Any] ?? [:]
+        #expect((age["max"] as? Double ?? 0) >= 500, "the states a stalled reader sees are stale: \(age)")
+        #expect(output.contains("slow readers"))
+    }
+}
