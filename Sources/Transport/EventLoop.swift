@@ -23,6 +23,9 @@ public final class EventLoop: @unchecked Sendable {
     private var listeners: [Listener] = []
     private var dirty: [Channel] = []
     private let tasks = Mutex<[@Sendable () -> Void]>([])
+    /// Tasks queued from the loop's own thread: no lock, no wake-up needed.
+    private var localTasks: [() -> Void] = []
+    private var thread: pthread_t?
     private let running = Atomic<Bool>(true)  // only stop() clears it, even before run() starts
     private var nextTick: UInt64 = 0
     private var listenersPaused = false
@@ -53,8 +56,19 @@ public final class EventLoop: @unchecked Sendable {
     /// Number of open connections on this loop.
     public var connectionCount: Int { slots.count - freeSlots.count }
 
-    /// Runs `task` on this loop's thread, soon. Safe from any thread.
+    /// Whether the caller runs on this loop's thread.
+    public var inEventLoop: Bool {
+        guard let thread else { return false }
+        return pthread_equal(thread, pthread_self()) != 0
+    }
+
+    /// Runs `task` on this loop's thread, soon (in this iteration when called from the
+    /// loop itself). Safe from any thread.
     public func execute(_ task: @escaping @Sendable () -> Void) {
+        if inEventLoop {
+            localTasks.append(task)
+            return
+        }
         tasks.withLock { $0.append(task) }
         var one: UInt64 = 1
         _ = write(wake, &one, 8)
@@ -166,6 +180,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs until `stop()`. Call on the loop's own thread.
     func run() {
+        thread = pthread_self()
         let capacity = 256
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
         defer { events.deallocate() }
@@ -174,7 +189,7 @@ public final class EventLoop: @unchecked Sendable {
         while running.load(ordering: .acquiring) {
             let wake = min(nextTick, timers.last?.deadline ?? nextTick)
             let timeout = Int32(max(0, min(Int64(Self.tickNanoseconds), Int64(wake) - Int64(now))) / 1_000_000) + 1
-            let count = epoll_wait(epoll, events, Int32(capacity), timeout)
+            let count = epoll_wait(epoll, events, Int32(capacity), localTasks.isEmpty ? timeout : 0)
             now = monotonicNanoseconds()
             if count > 0 {
                 for i in 0..<Int(count) { dispatch(events[i]) }
@@ -223,6 +238,11 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     private func runTasks() {
+        while !localTasks.isEmpty {
+            let batch = localTasks
+            localTasks.removeAll()
+            for task in batch { task() }
+        }
         let pending = tasks.withLock { tasks -> [@Sendable () -> Void] in
             let taken = tasks
             tasks.removeAll()

@@ -11,6 +11,9 @@ public struct LoadReport: Sendable {
     public let expectedDeliveries: Int
     public let reach: Reach
     public let cpuSeconds: Double
+    /// Seconds to open every connection (ramp-up included).
+    public let connectSeconds: Double
+    public var handshakesPerSecond: Double { connectSeconds > 0 ? Double(stats.connectionsOpened) / connectSeconds : 0 }
 
     public var failedConnections: Int { stats.failures.values.reduce(0, +) }
     public var attemptedConnections: Int { configuration.connections }
@@ -35,7 +38,8 @@ public struct LoadReport: Sendable {
         var rows: [(String, String)] = [
             ("rate", inFlightText),
             ("connections", "\(stats.connectionsOpened) open of \(attemptedConnections), \(failedConnections) failed" + failureText),
-            ("handshake ms p50/p99", "\(format(percentile(stats.handshake, 50))) / \(format(percentile(stats.handshake, 99)))"),
+            ("handshake ms p50/p99", "\(format(percentile(stats.handshake, 50))) / \(format(percentile(stats.handshake, 99)))"
+                + ", all open in \(format(connectSeconds)) s (\(format(handshakesPerSecond))/s)"),
             ("updates sent", "\(stats.updatesSent) (\(format(updatesPerSecond))/s)"),
             ("deliveries", "\(stats.deliveries) of \(expectedDeliveries) expected (\(format(deliveriesPerSecond))/s)"),
             ("loss / skipped", "\(format(loss * 100))% / \(stats.skipped) states"),
@@ -96,6 +100,8 @@ public struct LoadReport: Sendable {
         w.endObject()
         w.key("handshakeMs")
         percentiles(stats.handshake, into: &w)
+        w.field("connectSeconds", connectSeconds)
+        w.field("handshakesPerSecond", handshakesPerSecond)
         w.endObject()
         w.field("updatesSent", stats.updatesSent)
         w.field("updatesPerSecond", updatesPerSecond)

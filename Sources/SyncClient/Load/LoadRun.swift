@@ -59,6 +59,8 @@ public final class LoadRun: @unchecked Sendable {
     private let address: SocketAddress
     private let probes: [LoopProbes]
     private let rooms: [RoomTrack]
+    /// Seconds from the first connect to the last connection opened or failed.
+    public private(set) var connectSeconds = 0.0
 
     public init(_ configuration: LoadConfiguration, loops: Int = EventLoopGroup.coreCount) throws {
         self.configuration = configuration
@@ -109,7 +111,10 @@ public final class LoadRun: @unchecked Sendable {
                 progress(LoadProgress(elapsed: elapsed, connected: stats.connectionsOpened, total: total, updatesPerSecond: 0,
                                       deliveriesPerSecond: 0, p99Microseconds: 0, errors: stats.failures.values.reduce(0, +)))
             }
-            if settled >= total || elapsed > max(timeout, config.rampUp + 30) { break }
+            if settled >= total || elapsed > max(timeout, config.rampUp + 30) {
+                connectSeconds = probes.map { probe in onLoop(probe) { probe.lastOpenedAt } }.max().map { Double($0 - start) / 1e6 } ?? elapsed
+                break
+            }
         }
         usleep(300_000)  // let the welcomes and presence settle
     }
@@ -153,7 +158,7 @@ public final class LoadRun: @unchecked Sendable {
         let followersPerRoom = rooms.map { $0.followersOpen.load(ordering: .acquiring) }
         let expected = zip(accepted, followersPerRoom).reduce(0) { $0 + $1.0 * $1.1 }
         return LoadReport(configuration: config, rate: rate, sendingSeconds: sendingTime, stats: stats, expectedDeliveries: expected,
-                          reach: reach, cpuSeconds: Self.cpuSeconds())
+                          reach: reach, cpuSeconds: Self.cpuSeconds(), connectSeconds: connectSeconds)
     }
 
     /// Closes every connection.
@@ -212,6 +217,8 @@ final class RoomTrack: Sendable {
 final class LoopProbes: @unchecked Sendable {
     let loop: EventLoop
     var stats = LoadStats()
+    /// When the last connection on this loop opened (monotonic µs).
+    var lastOpenedAt: Int64 = 0
     private var followers: [Follower] = []
     private var presenters: [Presenter] = []
     private var sending = false
@@ -250,6 +257,7 @@ final class LoopProbes: @unchecked Sendable {
             switch event {
             case .open:
                 opened = true
+                lastOpenedAt = monotonicMicroseconds()
                 stats.connectionsOpened += 1
                 _ = stats.handshake.record(UInt64(max(0, monotonicMicroseconds() - started)))
                 if let follower {
