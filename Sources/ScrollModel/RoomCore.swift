@@ -44,17 +44,16 @@ public struct RoomCore: Sendable {
     public var hasPresenterKey: Bool { presenterKey != nil }
     public var isEmpty: Bool { members.isEmpty }
 
-    public var presence: Presence {
-        var presence = Presence()
-        for member in members.values {
-            if member.role == .presenter {
-                presence.presenters += 1
-            } else {
-                presence.followers += 1
-                if !member.following { presence.detached += 1 }
-            }
+    /// Presence counts, kept as members come, go and detach.
+    public private(set) var presence = Presence()
+
+    private mutating func count(_ member: Member, _ delta: Int) {
+        if member.role == .presenter {
+            presence.presenters += delta
+        } else {
+            presence.followers += delta
+            if !member.following { presence.detached += delta }
         }
-        return presence
     }
 
     /// Adds a session. A presenter must give the room's key when it has one; the first
@@ -74,7 +73,10 @@ public struct RoomCore: Sendable {
                 presenterKey = given
             }
         }
-        members[id] = Member(role: role, name: name)
+        if let previous = members[id] { count(previous, -1) }
+        let member = Member(role: role, name: name)
+        members[id] = member
+        count(member, 1)
         if role == .presenter && driver == nil {
             driver = id
             broadcasts.append(.driver(id, name: name))
@@ -85,7 +87,8 @@ public struct RoomCore: Sendable {
 
     /// Removes a session; frees control if it drove.
     public mutating func leave(_ id: String) -> [Broadcast] {
-        guard members.removeValue(forKey: id) != nil else { return [] }
+        guard let member = members.removeValue(forKey: id) else { return [] }
+        count(member, -1)
         var broadcasts = [Broadcast]()
         if driver == id {
             driver = nil
@@ -125,6 +128,7 @@ public struct RoomCore: Sendable {
             return .success([.document(shared)])
         case .follow(let following):
             guard member.role == .follower, member.following != following else { return .success([]) }
+            presence.detached += following ? -1 : 1
             members[id]?.following = following
             return .success([.presence(presence)])
         }
