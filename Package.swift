@@ -21,6 +21,7 @@ let package = Package(
         .executable(name: "scrollsync", targets: ["scrollsync"]),
         .library(name: "WebSocketCore", targets: ["WebSocketCore"]),
         .library(name: "SyncClient", targets: ["SyncClient"]),
+        .library(name: "ScrollModel", targets: ["ScrollModel"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

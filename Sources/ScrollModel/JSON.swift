@@ -277,6 +277,15 @@ public struct JSONWriter {
     public mutating func field(_ name: String, _ value: Double) { key(name); double(value) }
     public mutating func field(_ name: String, _ value: Bool) { key(name); bool(value) }
 
+    /// `"name":{"id":…,"fraction":…}`.
+    public mutating func field(_ name: String, _ anchor: Anchor) {
+        key(name)
+        beginObject()
+        field("id", anchor.id)
+        field("fraction", anchor.fraction)
+        endObject()
+    }
+
     private mutating func separator() {
         if needsComma[needsComma.count - 1] { bytes.append(UInt8(ascii: ",")) }
         needsComma[needsComma.count - 1] = true

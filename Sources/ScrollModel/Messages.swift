@@ -234,13 +234,7 @@ public enum ServerMessage {
         if let content = state.content { w.field("content", content) }
         if let progress = state.progress { w.field("progress", progress) }
         w.field("direction", state.direction.rawValue)
-        if let anchor = state.anchor {
-            w.key("anchor")
-            w.beginObject()
-            w.field("id", anchor.id)
-            w.field("fraction", anchor.fraction)
-            w.endObject()
-        }
+        if let anchor = state.anchor { w.field("anchor", anchor) }
         w.field("atTop", state.atTop)
         w.field("atBottom", state.atBottom)
         w.field("by", state.by)

@@ -95,13 +95,7 @@ extension ClientMessage {
             w.field("offset", update.offset)
             if let viewport = update.viewport { w.field("viewport", viewport) }
             if let content = update.content { w.field("content", content) }
-            if let anchor = update.anchor {
-                w.key("anchor")
-                w.beginObject()
-                w.field("id", anchor.id)
-                w.field("fraction", anchor.fraction)
-                w.endObject()
-            }
+            if let anchor = update.anchor { w.field("anchor", anchor) }
             if let t = update.t { w.key("t"); w.raw(t) }
         case .control(let take):
             w.field("type", "control")

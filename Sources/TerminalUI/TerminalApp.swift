@@ -42,7 +42,7 @@ public final class TerminalApp: @unchecked Sendable {
         var dirty = true
         var input = [UInt8](repeating: 0, count: 1024)
         while !quit {
-            let now = Self.wallClockMs()
+            let now = wallClockMs()
             dispatch(.clock(now))
             let messages = inbox.withLock { inbox -> [ViewerMessage] in
                 defer { inbox.removeAll() }
@@ -88,9 +88,11 @@ public final class TerminalApp: @unchecked Sendable {
         }
     }
 
-    static func wallClockMs() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-    }
+}
+
+/// Wall-clock time in milliseconds since 1970 (the `t` a presenter attaches).
+public func wallClockMs() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
 }

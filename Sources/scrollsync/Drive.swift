@@ -2,6 +2,7 @@ import ArgumentParser
 import ScrollModel
 import Synchronization
 import SyncClient
+import TerminalUI
 import Transport
 #if canImport(Glibc)
 import Glibc
@@ -164,12 +165,6 @@ func readStandardInput() -> String {
         bytes += chunk[0..<count]
     }
     return String(decoding: bytes, as: UTF8.self)
-}
-
-func wallClockMs() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
 }
 
 /// Prints `message` on standard error and exits with status 1.

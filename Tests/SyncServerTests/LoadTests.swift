@@ -48,14 +48,17 @@ struct LoadTests {
     @Test func aStoppedServerShowsAsLatencyAndConflatedStates() throws {
         let server = try ServerProcess()
         let pid = server.pid
-        let stopper = Thread {
-            usleep(1_500_000)
+        let port = server.port
+        let stopper = Thread { [self] in
+            // Stop the server for a second once states flow (not while clients connect).
+            for _ in 0..<200 where ((try? metric("scrollsync_state_deliveries_total", port: port)) ?? 0) < 100 { usleep(50_000) }
+            usleep(300_000)
             kill(pid, SIGSTOP)
             usleep(1_000_000)
             kill(pid, SIGCONT)
         }
         stopper.start()
-        let (status, output, report) = try load(server, ["--followers", "20", "--rate", "200", "--duration", "4"])
+        let (status, output, report) = try load(server, ["--followers", "20", "--rate", "200", "--duration", "5"])
         #expect(status == 0, "\(output)")
         let latency = report["latencyMs"] as? [String: Any] ?? [:]
         #expect((latency["max"] as? Double ?? 0) >= 800, "a 1 s stop shows in the worst latency: \(latency)")

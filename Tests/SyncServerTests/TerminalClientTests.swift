@@ -125,6 +125,19 @@ final class OutputLines: @unchecked Sendable {
     }
 }
 
+/// Starts `scrollsync follow URL --json` and collects its lines.
+func followJSON(_ url: String) throws -> (Process, OutputLines) {
+    let follower = Process()
+    follower.executableURL = ServerProcess.binary
+    follower.arguments = ["follow", url, "--json"]
+    let pipe = Pipe()
+    follower.standardOutput = pipe
+    follower.standardError = FileHandle.nullDevice
+    let output = OutputLines(pipe)
+    try follower.run()
+    return (follower, output)
+}
+
 @Suite("Client resilience")
 struct ResilienceTests {
     /// Sends one scroll as a presenter over a raw socket.
@@ -139,14 +152,7 @@ struct ResilienceTests {
         let first = try ServerProcess()
         let port = first.port
         let room = "resilience-\(UUID().uuidString.prefix(6))"
-        let follower = Process()
-        follower.executableURL = ServerProcess.binary
-        follower.arguments = ["follow", "ws://127.0.0.1:\(port)/rooms/\(room)", "--json"]
-        let pipe = Pipe()
-        follower.standardOutput = pipe
-        follower.standardError = FileHandle.nullDevice
-        let output = OutputLines(pipe)
-        try follower.run()
+        let (follower, output) = try followJSON("ws://127.0.0.1:\(port)/rooms/\(room)")
         defer { follower.terminate(); follower.waitUntilExit() }
 
         usleep(500_000)
@@ -173,14 +179,7 @@ struct DriveTests {
     @Test func scriptDrivesTheRoomWhileFollowJSONRecordsIt() throws {
         let server = try ServerProcess()
         let room = "\(server.url)/rooms/drive-\(UUID().uuidString.prefix(6))"
-        let follower = Process()
-        follower.executableURL = ServerProcess.binary
-        follower.arguments = ["follow", room, "--json"]
-        let pipe = Pipe()
-        follower.standardOutput = pipe
-        follower.standardError = FileHandle.nullDevice
-        let output = OutputLines(pipe)
-        try follower.run()
+        let (follower, output) = try followJSON(room)
         defer { follower.terminate(); follower.waitUntilExit() }
 
         let script = FileManager.default.temporaryDirectory.appendingPathComponent("drive-\(UUID().uuidString).txt")
