@@ -66,19 +66,37 @@ public enum ServerEvent: Sendable, Equatable {
     }
 
     private static func presence(_ json: JSON) -> Presence {
-        Presence(presenters: Int(json["presenters"]?.double ?? 0), followers: Int(json["followers"]?.double ?? 0),
-                 detached: Int(json["detached"]?.double ?? 0))
+        Presence(presenters: count(json["presenters"]), followers: count(json["followers"]), detached: count(json["detached"]))
     }
 
+    /// A non-negative whole number, or 0 for anything else (never a trap on 1e400).
+    private static func count(_ value: JSON?) -> Int {
+        guard let double = value?.double, double.isFinite, double >= 0, double < 1e15 else { return 0 }
+        return Int(double)
+    }
+
+    /// A finite number, or nil.
+    private static func finite(_ value: JSON?) -> Double? {
+        guard let double = value?.double, double.isFinite else { return nil }
+        return double
+    }
+
+    /// A state, or nil when a required member is missing or any number is not finite.
     private static func state(_ json: JSON) -> ScrollState? {
-        guard let seq = json["seq"]?.double, let offset = json["offset"]?.double else { return nil }
+        guard let seqValue = finite(json["seq"]), seqValue >= 1, seqValue < 1e15, let offset = finite(json["offset"]) else { return nil }
+        let seq = Int(seqValue)
+        for name in ["viewport", "content", "progress"] where json[name] != nil && !(json[name]!.isNull) {
+            guard finite(json[name]) != nil else { return nil }
+        }
         var anchor: Anchor?
-        if let a = json["anchor"], let id = a["id"]?.string { anchor = Anchor(id: id, fraction: a["fraction"]?.double ?? 0) }
+        if let a = json["anchor"], let id = a["id"]?.string {
+            anchor = Anchor(id: id, fraction: min(1, max(0, finite(a["fraction"]) ?? 0)))
+        }
         var t: String?
         if case .number(_, let text)? = json["t"] { t = text }
         return ScrollState(
-            seq: Int(seq), offset: offset, viewport: json["viewport"]?.double, content: json["content"]?.double,
-            progress: json["progress"]?.double, direction: Direction(rawValue: json["direction"]?.string ?? "") ?? .none,
+            seq: seq, offset: offset, viewport: json["viewport"]?.double, content: json["content"]?.double,
+            progress: json["progress"].flatMap(finite).map { min(1, max(0, $0)) }, direction: Direction(rawValue: json["direction"]?.string ?? "") ?? .none,
             anchor: anchor, atTop: json["atTop"]?.bool ?? false, atBottom: json["atBottom"]?.bool ?? false,
             by: json["by"]?.string ?? "", t: t, doc: json["doc"]?.string)
     }

@@ -48,7 +48,8 @@ public struct Layout: Sendable {
     /// fraction of this layout's rows for the block (interpolated, not snapped).
     public func row(for anchor: Anchor) -> Int? {
         guard let block = index[anchor.id] else { return nil }
-        let offset = (anchor.fraction * Double(rowCount(ofBlock: block))).rounded(.toNearestOrAwayFromZero)
+        let fraction = anchor.fraction.isFinite ? min(1, max(0, anchor.fraction)) : 0
+        let offset = (fraction * Double(rowCount(ofBlock: block))).rounded(.toNearestOrAwayFromZero)
         return blockStart[block] + min(Int(offset), rowCount(ofBlock: block) - 1)
     }
 

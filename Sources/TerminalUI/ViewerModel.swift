@@ -231,7 +231,7 @@ private func follow(_ state: ScrollState, _ model: inout ViewerModel) {
     } else if let progress = state.progress {
         target = Int((progress * Double(model.maxTop)).rounded())
     } else {
-        target = Int(state.offset)
+        target = Int(min(Double(model.maxTop), max(0, state.offset)))
     }
     model.top = min(max(0, target), model.maxTop)
 }

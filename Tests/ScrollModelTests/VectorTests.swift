@@ -141,3 +141,24 @@ struct FingerprintVectorTests {
         }
     }
 }
+
+@Suite("Decoding server messages defensively")
+struct ServerEventDecodingTests {
+    @Test(arguments: [
+        #"{"type":"state","seq":1e400,"offset":1,"direction":"down","atTop":false,"atBottom":false,"by":"x"}"#,
+        #"{"type":"state","seq":1,"offset":1e400,"direction":"down","atTop":false,"atBottom":false,"by":"x"}"#,
+        #"{"type":"state","seq":1,"offset":1,"progress":1e999,"direction":"down","atTop":false,"atBottom":false,"by":"x"}"#,
+        #"{"type":"state","seq":-4,"offset":1,"direction":"down","atTop":false,"atBottom":false,"by":"x"}"#,
+    ])
+    func nonFiniteOrImpossibleNumbersAreDropped(_ text: String) throws {
+        #expect(try ServerEvent.decode(text) == nil)
+    }
+
+    @Test func fractionsAreClampedAndCountsSanitized() throws {
+        let state = try ServerEvent.decode(#"{"type":"state","seq":3,"offset":1,"anchor":{"id":"a","fraction":7},"direction":"up","atTop":false,"atBottom":false,"by":"x","t":12}"#)
+        guard case .state(let decoded)? = state else { Issue.record("not a state"); return }
+        #expect(decoded.anchor == Anchor(id: "a", fraction: 1))
+        #expect(decoded.t == "12")
+        #expect(try ServerEvent.decode(#"{"type":"presence","presenters":1e400,"followers":2,"detached":-1}"#) == .presence(Presence(presenters: 0, followers: 2, detached: 0)))
+    }
+}
