@@ -1,5 +1,8 @@
 import Transport
 import WebSocketCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A running ScrollSync server: event loops, listeners, endpoints.
 public final class Server: Sendable {
@@ -40,4 +43,21 @@ public final class Server: Sendable {
 
     /// Stops the loops and drops every connection.
     public func shutdown() { group.shutdown() }
+
+    /// Stops accepting, sends every client close 1001 ("going away"), and waits for the
+    /// connections to finish closing, at most `grace` seconds; then stops the loops.
+    /// `interrupted` is polled while waiting: when it answers true, stop at once.
+    /// Returns true when every connection closed within the grace period.
+    @discardableResult
+    public func shutdownGracefully(grace: Double, interrupted: () -> Bool = { false }) -> Bool {
+        group.beginShutdown()
+        let deadline = monotonicNanoseconds() + UInt64(grace * 1e9)
+        var drained = false
+        while monotonicNanoseconds() < deadline && !interrupted() {
+            if counters.connectionsOpen.load(ordering: .relaxed) == 0 { drained = true; break }
+            usleep(20_000)
+        }
+        group.shutdown()
+        return drained
+    }
 }

@@ -127,6 +127,14 @@ public final class WebSocketPeer: ChannelHandler {
         }
     }
 
+    public func channelShutdownRequested(_ channel: Channel) {
+        switch phase {
+        case .open: close(code: .goingAway, reason: "server shutting down")
+        case .handshake: refuse(.error(503, "server shutting down"))
+        case .done: channel.close()
+        }
+    }
+
     public func channelClosed(_ channel: Channel) {
         counters.connectionsOpen.subtract(1, ordering: .relaxed)
         if case .open(let connection, let session) = phase {

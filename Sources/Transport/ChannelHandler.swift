@@ -12,12 +12,15 @@ public protocol ChannelHandler: AnyObject {
     func channelTick(_ channel: Channel, now: UInt64)
     /// The connection is gone; called exactly once, after which the channel is inert.
     func channelClosed(_ channel: Channel)
+    /// The server is shutting down: say goodbye and close (the default closes gracefully).
+    func channelShutdownRequested(_ channel: Channel)
 }
 
 extension ChannelHandler {
     public func channelActive(_ channel: Channel) {}
     public func channelWritable(_ channel: Channel) {}
     public func channelTick(_ channel: Channel, now: UInt64) {}
+    public func channelShutdownRequested(_ channel: Channel) { channel.close() }
 }
 
 /// The answer to `Channel.enqueue`: backpressure made visible.

@@ -209,6 +209,13 @@ public final class EventLoop: @unchecked Sendable {
         for channel in slots.compactMap({ $0 }) { channel.abort() }
     }
 
+    /// Stops accepting and asks every connection's handler to close. Call on the loop's thread.
+    public func beginShutdown() {
+        for listener in listeners { _ = epoll_ctl(epoll, EPOLL_CTL_DEL, listener.fd, nil) }
+        listeners.removeAll()  // closes the sockets
+        for case let channel? in slots { channel.handler?.channelShutdownRequested(channel) }
+    }
+
     /// Asks the loop to return from `run()`. Safe from any thread.
     func stop() {
         running.store(false, ordering: .releasing)
@@ -223,7 +230,8 @@ public final class EventLoop: @unchecked Sendable {
             return
         }
         if id & Self.listenerFlag != 0 && id != Self.wakeID {
-            acceptAll(listeners[Int(id & 0xFFFF)])
+            let index = Int(id & 0xFFFF)
+            if index < listeners.count { acceptAll(listeners[index]) }
             return
         }
         let slot = Int(id & 0xFFFF_FFFF)

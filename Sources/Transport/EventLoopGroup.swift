@@ -46,6 +46,11 @@ public final class EventLoopGroup: @unchecked Sendable {
         }
     }
 
+    /// Stops accepting on every loop and asks every connection to close.
+    public func beginShutdown() {
+        for loop in loops { loop.execute { loop.beginShutdown() } }
+    }
+
     /// Stops every loop (open connections are dropped) and waits for the threads.
     public func shutdown() {
         for loop in loops { loop.stop() }

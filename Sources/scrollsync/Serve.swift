@@ -31,6 +31,9 @@ struct Serve: ParsableCommand {
     @Option(help: "Seconds of silence before a ping; twice this drops the client.")
     var idleTimeout = 30
 
+    @Option(help: "Seconds SIGTERM/SIGINT waits for clients to close (close 1001) before exiting; a second signal exits at once.")
+    var shutdownGrace = 10.0
+
     @Flag(help: "Presenters must give a key (key=…) to create or join a room.")
     var requireKeys = false
 
@@ -45,7 +48,7 @@ struct Serve: ParsableCommand {
             throw ValidationError("--tls-cert and --tls-key go together")
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
-        guard handshakeTimeout > 0, idleTimeout > 0, roomIdle > 0 else { throw ValidationError("timeouts must be positive") }
+        guard handshakeTimeout > 0, idleTimeout > 0, roomIdle > 0, shutdownGrace >= 0 else { throw ValidationError("timeouts must be positive") }
     }
 
     func run() throws {
@@ -65,8 +68,10 @@ struct Serve: ParsableCommand {
         let server = try Server(configuration: configuration)
         log("serving \(server.url) (rooms at \(server.url)/rooms/NAME\(noEcho ? "" : ", echo at /echo"))")
         waitForTermination(signals)
-        log("shutting down")
-        server.shutdown()
+        let open = server.counters.connectionsOpen.load(ordering: .relaxed)
+        log("shutting down: closing \(open) connection(s) with 1001, at most \(shutdownGrace) s")
+        let drained = server.shutdownGracefully(grace: shutdownGrace) { signalPending(signals) }
+        log(drained ? "all connections closed; bye" : "grace period over or second signal; exiting")
     }
 }
 
@@ -85,6 +90,13 @@ func waitForTermination(_ signals: sigset_t) {
     var signals = signals
     var received: Int32 = 0
     sigwait(&signals, &received)
+}
+
+/// Whether one of `signals` has arrived (without waiting).
+func signalPending(_ signals: sigset_t) -> Bool {
+    var signals = signals
+    var zero = timespec()
+    return sigtimedwait(&signals, nil, &zero) > 0
 }
 
 /// One line on standard output (or `fd`), written at once (no stdio buffering).

@@ -45,12 +45,11 @@ struct LoadTests {
         #expect(output.contains("thresholds exceeded: latency p99"), "\(output)")
     }
 
-    @Test func aStoppedServerShowsAsLatencyAndConflatedStates() throws {
-        let server = try ServerProcess()
+    /// Stops the server for a second once states flow (not while clients connect).
+    func stopForASecond(_ server: ServerProcess) -> Thread {
         let pid = server.pid
         let port = server.port
         let stopper = Thread { [self] in
-            // Stop the server for a second once states flow (not while clients connect).
             for _ in 0..<200 where ((try? metric("scrollsync_state_deliveries_total", port: port)) ?? 0) < 100 { usleep(50_000) }
             usleep(300_000)
             kill(pid, SIGSTOP)
@@ -58,10 +57,25 @@ struct LoadTests {
             kill(pid, SIGCONT)
         }
         stopper.start()
-        let (status, output, report) = try load(server, ["--followers", "20", "--rate", "200", "--duration", "5"])
+        return stopper
+    }
+
+    @Test func aStoppedServerShowsAsLatencyWhenEveryStateIsDelivered() throws {
+        let server = try ServerProcess(["--no-conflation"])
+        _ = stopForASecond(server)
+        let (status, output, report) = try load(server, ["--followers", "20", "--rate", "200", "--duration", "5", "--drain", "5"])
         #expect(status == 0, "\(output)")
         let latency = report["latencyMs"] as? [String: Any] ?? [:]
-        #expect((latency["max"] as? Double ?? 0) >= 800, "a 1 s stop shows in the worst latency: \(latency)")
+        #expect((latency["max"] as? Double ?? 0) >= 800, "states sent during a 1 s stop arrive about 1 s late: \(latency)")
+        #expect(report["skippedStates"] as? Int == 0, "nothing is conflated: \(report)")
+        #expect(report["deliveriesReceived"] as? Int == report["deliveriesExpected"] as? Int)
+    }
+
+    @Test func aStoppedServerWithConflationSendsFewerButNewestStates() throws {
+        let server = try ServerProcess()
+        _ = stopForASecond(server)
+        let (status, output, report) = try load(server, ["--followers", "20", "--rate", "200", "--duration", "5", "--drain", "5"])
+        #expect(status == 0, "\(output)")
         #expect((report["skippedStates"] as? Int ?? 0) > 0, "states sent during the stop were conflated: \(report)")
         let reach = report["reach"] as? [String: Any] ?? [:]
         #expect(reach["reachedFinalState"] as? Int == 20, "every follower ends on the newest state: \(reach)")
