@@ -70,7 +70,7 @@ enum Sockets {
     static func localPort(_ fd: Int32) throws(SystemError) -> Int {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        try withUnsafeMutablePointer(to: &storage) { pointer throws(SystemError) in
+        _ = try withUnsafeMutablePointer(to: &storage) { pointer throws(SystemError) in
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SystemError) in
                 try syscallChecked("getsockname") { getsockname(fd, address, &length) }
             }
@@ -107,7 +107,7 @@ enum Sockets {
                 }
             }
         }
-        return String(cString: text)
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     static func setNoDelay(_ fd: Int32) {

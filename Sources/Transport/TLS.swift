@@ -144,7 +144,8 @@ final class TLSSession {
         while case let code = ERR_get_error(), code != 0 {
             var text = [CChar](repeating: 0, count: 256)
             ERR_error_string_n(code, &text, text.count)
-            messages.append(String(cString: text))
+            let bytes = text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+            messages.append(String(decoding: bytes, as: UTF8.self))
         }
         return messages.isEmpty ? "unknown TLS error" : messages.joined(separator: "; ")
     }
