@@ -51,7 +51,7 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
-        .target(name: "SyncServer", dependencies: ["Bytes", "WebSocketCore", "Transport", "ScrollModel"]),
+        .target(name: "SyncServer", dependencies: ["Bytes", "Deflate", "WebSocketCore", "Transport", "ScrollModel"]),
         .target(name: "TerminalUI", dependencies: ["ScrollModel", "CLinux"]),
         .target(
             name: "SyncClient",

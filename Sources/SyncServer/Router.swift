@@ -1,3 +1,4 @@
+import Deflate
 import Transport
 import WebSocketCore
 
@@ -14,12 +15,19 @@ final class Router: Sendable {
     let configuration: ServerConfiguration
     let endpoints: [any WebSocketEndpoint]
     let httpEndpoints: [any HTTPEndpoint]
+    /// One compressor per loop for connections whose server compressor keeps no context
+    /// (each zlib stream costs about 256 KiB; shared, a loop pays it once).
+    private let sharedDeflaters: [LoopDeflater]
 
-    init(configuration: ServerConfiguration, endpoints: [any WebSocketEndpoint], httpEndpoints: [any HTTPEndpoint]) {
+    init(configuration: ServerConfiguration, endpoints: [any WebSocketEndpoint], httpEndpoints: [any HTTPEndpoint], loops: Int) {
         self.configuration = configuration
         self.endpoints = endpoints
         self.httpEndpoints = httpEndpoints
+        sharedDeflaters = (0..<loops).map { _ in LoopDeflater() }
     }
+
+    /// The compressor shared by the connections of `loop` (use on that loop only).
+    func sharedDeflater(for loop: EventLoop) -> Deflater { sharedDeflaters[loop.index].deflater }
 
     /// The answer to a plain HTTP request for one of the HTTP endpoints, or nil when the
     /// request is for something else.
@@ -57,4 +65,9 @@ final class Router: Sendable {
         return .success(Admitted(session: session, response: response, deflate: negotiated?.0, limits: endpoint.limits,
                                 socketSendBuffer: endpoint.socketSendBuffer))
     }
+}
+
+/// A loop's compressor, reset after every message. Used only on its loop's thread.
+private final class LoopDeflater: @unchecked Sendable {
+    let deflater = Deflater(windowBits: 15, noContextTakeover: true)
 }

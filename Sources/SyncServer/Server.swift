@@ -26,7 +26,7 @@ public final class Server: Sendable {
         var endpoints: [any WebSocketEndpoint] = [RoomEndpoint(hub: hub)]
         if configuration.echoEnabled { endpoints.append(EchoEndpoint(limits: configuration.echoLimits)) }
         let router = Router(configuration: configuration, endpoints: endpoints,
-                            httpEndpoints: [HealthEndpoint(), MetricsEndpoint(counters: counters, hub: hub)])
+                            httpEndpoints: [HealthEndpoint(), MetricsEndpoint(counters: counters, hub: hub)], loops: group.loops.count)
         let counters = counters
         port = try group.listen(host: configuration.host, port: configuration.port, tls: tls) { channel in
             WebSocketPeer(channel: channel, router: router, counters: counters)

@@ -160,7 +160,8 @@ public final class WebSocketPeer: ChannelHandler {
         case .failure(let error):
             refuse(error.response)
         case .success(let admitted):
-            let connection = WebSocketConnection(role: .server, limits: admitted.limits, deflate: admitted.deflate)
+            let connection = WebSocketConnection(role: .server, limits: admitted.limits, deflate: admitted.deflate,
+                                                 sharedDeflater: router.sharedDeflater(for: channel.loop))
             phase = .open(connection, admitted.session)
             if let size = admitted.socketSendBuffer { channel.setSendBufferSize(size) }
             channel.enqueue(SharedBytes(admitted.response.bytes))

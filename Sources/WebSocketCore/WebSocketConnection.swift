@@ -70,14 +70,24 @@ public final class WebSocketConnection {
 
     /// - Parameters:
     ///   - compressionThreshold: 64 bytes: below that, deflate rarely saves anything.
-    public init(role: Role, limits: Limits = .init(), deflate: PerMessageDeflate? = nil, compressionThreshold: Int = 64) {
+    ///   - sharedDeflater: a compressor to use instead of one of the connection's own when
+    ///     the server's compressor keeps no context between messages (server role,
+    ///     `server_no_context_takeover`, 15-bit window): then every message is compressed
+    ///     from a clean state and one compressor can serve every connection on a loop.
+    ///     It must reset after every message and be used from one thread only.
+    public init(role: Role, limits: Limits = .init(), deflate: PerMessageDeflate? = nil, compressionThreshold: Int = 64,
+                sharedDeflater: Deflater? = nil) {
         self.role = role
         self.limits = limits
         self.deflate = deflate
         self.compressionThreshold = compressionThreshold
         decoder = FrameDecoder(maxFrameSize: limits.maxFrameSize, expectMasked: role == .server)
         let codecs = deflate?.codecs(isServer: role == .server)
-        deflater = codecs?.deflater
+        if let deflate, let sharedDeflater, role == .server, deflate.serverNoContextTakeover, (deflate.serverMaxWindowBits ?? 15) == 15 {
+            deflater = sharedDeflater
+        } else {
+            deflater = codecs?.deflater
+        }
         inflater = codecs?.inflater
     }
 

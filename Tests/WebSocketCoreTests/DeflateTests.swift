@@ -154,3 +154,32 @@ struct CompressedMessageTests {
         #expect(server.feed(client.takeOutput()) == [.failed(1007)])
     }
 }
+
+@Suite("A compressor shared by connections without context takeover")
+struct SharedDeflaterTests {
+    @Test func interleavedMessagesDecodeOnEveryConnection() {
+        let shared = Deflater(windowBits: 15, noContextTakeover: true)
+        let agreed = PerMessageDeflate(serverNoContextTakeover: true)
+        let servers = (0..<2).map { _ in WebSocketConnection(role: .server, deflate: agreed, compressionThreshold: 0, sharedDeflater: shared) }
+        let clients = (0..<2).map { _ in WebSocketConnection(role: .client, deflate: agreed) }
+        for round in 0..<20 {
+            for (index, server) in servers.enumerated() {
+                let text = String(repeating: "room \(index) state \(round) ", count: 1 + round % 5)
+                server.send(text: text)
+                let frame = server.takeOutput()
+                #expect(frame[0] & 0x40 != 0, "compressed")
+                #expect(clients[index].feed(frame) == [.text(text)], "round \(round), connection \(index)")
+            }
+        }
+    }
+
+    @Test func isNotUsedWhenTheServerKeepsContext() {
+        let shared = Deflater(windowBits: 15, noContextTakeover: true)
+        let server = WebSocketConnection(role: .server, deflate: PerMessageDeflate(), compressionThreshold: 0, sharedDeflater: shared)
+        let text = String(repeating: "the same state again ", count: 10)
+        server.send(text: text)
+        let first = server.takeOutput().count
+        server.send(text: text)
+        #expect(server.takeOutput().count < first, "its own compressor keeps the window between messages")
+    }
+}
