@@ -73,7 +73,7 @@ let package = Package(
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "ScrollModel"]),
         .testTarget(
             name: "SyncServerTests",
-            dependencies: ["SyncServer", "WebSocketCore", "Transport", "scrollsync"],
+            dependencies: ["SyncServer", "WebSocketCore", "Transport", "CLinux", "scrollsync"],
             exclude: ["Peers"]
         ),
     ]

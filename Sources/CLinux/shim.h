@@ -10,9 +10,12 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <termios.h>
+#include <spawn.h>
 
 extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
 extern int sched_getaffinity(int pid, size_t size, void *mask);
+extern int pipe2(int fds[2], int flags);
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
 
 /// CPUs this process may run on (its affinity mask), or 0 if unknown.
 static inline int scrollsync_allowed_cpu_count(void) {

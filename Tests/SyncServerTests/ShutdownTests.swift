@@ -14,7 +14,7 @@ struct ShutdownTests {
         }
         for client in clients { #expect(String(decoding: client.receive(atLeast: 129, timeout: 5), as: UTF8.self).hasPrefix("HTTP/1.1 101 ")) }
 
-        server.process.terminate()  // SIGTERM
+        server.child.signal(SIGTERM)
         var codes = [Int: Int]()
         for client in clients {
             var received = [UInt8]()
@@ -24,8 +24,7 @@ struct ShutdownTests {
             client.send(maskedFrame(0x8, [0x03, 0xE9]))  // answer the close handshake
         }
         #expect(codes == [1001: 1000], "close codes seen: \(codes)")
-        server.process.waitUntilExit()
-        #expect(server.process.terminationReason == .exit)
-        #expect(server.process.terminationStatus == 0)
+        #expect(server.child.wait(timeout: 30) == 0, "exit status 0 after the clients closed")
+        #expect(server.child.exitedNormally, "exited, not killed by a signal")
     }
 }

@@ -12,14 +12,9 @@ final class Tmux {
         name = "scrollsync-\(UUID().uuidString.prefix(8))"
         let line = command.map { "'\($0)'" }.joined(separator: " ") + "; sleep 60"
         // The tmux server this may start must not hold our pipes open: no output captured.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["tmux"] + Self.socket + ["new-session", "-d", "-s", name, "-x", String(width), "-y", String(height), line]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw Failure("tmux new-session failed (\(process.terminationStatus))") }
+        let tmux = try Child("tmux", Self.socket + ["new-session", "-d", "-s", name, "-x", String(width), "-y", String(height), line], output: .discard)
+        let status = tmux.wait(timeout: 30)
+        guard status == 0 else { throw Failure("tmux new-session failed (\(status.map(String.init) ?? "timed out"))") }
     }
 
     deinit { _ = try? run("tmux", Self.socket + ["kill-session", "-t", name]) }
@@ -48,6 +43,8 @@ extension [String] {
     var statusLine: String { last { !$0.trimmingCharacters(in: .whitespaces).isEmpty } ?? "" }
     /// The section named in the sticky header ("Title › Section"), or the title alone.
     var section: String { header.components(separatedBy: " › ").last ?? "" }
+    /// The rows above the status line.
+    var text: [String] { Array(prefix(while: { $0 != statusLine })) }
     var arrow: String { ["↑", "↓", "·"].first { statusLine.contains(" \($0) ") } ?? "?" }
 }
 
@@ -69,8 +66,10 @@ struct TerminalClientTests {
         // (key, expected arrow) — n jumps sections, j/k move a line, space pages, G/g jump to the ends.
         let steps: [(String, String)] = [("n", "↓"), ("n", "↓"), ("j", "↓"), ("Space", "↓"), ("k", "↑"), ("n", "↓"), ("G", "↓"), ("N", "↑"), ("g", "↑")]
         for (key, arrow) in steps {
+            // The arrow alone may already show before the key is handled: wait for the text to move too.
+            let before = presenter.screen.text
             try presenter.keys(key)
-            let shown = presenter.wait(timeout: 5) { $0.arrow == arrow }
+            let shown = presenter.wait(timeout: 5) { $0.arrow == arrow && $0.text != before }
             let followed = follower.wait(timeout: 5) { $0.section == shown.section && $0.arrow == arrow }
             #expect(followed.section == shown.section, "after \(key): presenter shows \(shown.header), follower \(followed.header)")
             #expect(shown.arrow == arrow && followed.arrow == arrow, "after \(key): arrows \(shown.arrow) / \(followed.arrow)")
@@ -94,48 +93,9 @@ struct TerminalClientTests {
     }
 }
 
-/// Collects a process's output lines as they come.
-final class OutputLines: @unchecked Sendable {
-    private let lock = NSLock()
-    private var buffer = ""
-
-    init(_ pipe: Pipe) {
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
-            self.lock.lock()
-            self.buffer += String(decoding: data, as: UTF8.self)
-            self.lock.unlock()
-        }
-    }
-
-    var lines: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return buffer.split(separator: "\n").map(String.init)
-    }
-
-    func wait(timeout: TimeInterval = 10, for condition: ([String]) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition(lines) { return true }
-            usleep(50_000)
-        }
-        return condition(lines)
-    }
-}
-
-/// Starts `scrollsync follow URL --json` and collects its lines.
-func followJSON(_ url: String) throws -> (Process, OutputLines) {
-    let follower = Process()
-    follower.executableURL = ServerProcess.binary
-    follower.arguments = ["follow", url, "--json"]
-    let pipe = Pipe()
-    follower.standardOutput = pipe
-    follower.standardError = FileHandle.nullDevice
-    let output = OutputLines(pipe)
-    try follower.run()
-    return (follower, output)
+/// Starts `scrollsync follow URL --json`; its lines are the states it printed.
+func followJSON(_ url: String) throws -> Child {
+    try Child(ServerProcess.binary.path, ["follow", url, "--json"], errors: .discard)
 }
 
 @Suite("Client resilience")
@@ -152,12 +112,12 @@ struct ResilienceTests {
         let first = try ServerProcess()
         let port = first.port
         let room = "resilience-\(UUID().uuidString.prefix(6))"
-        let (follower, output) = try followJSON("ws://127.0.0.1:\(port)/rooms/\(room)")
-        defer { follower.terminate(); follower.waitUntilExit() }
+        let follower = try followJSON("ws://127.0.0.1:\(port)/rooms/\(room)")
+        defer { follower.stop() }
 
         usleep(500_000)
         try scroll(5, port: port, room: room)
-        #expect(output.wait { $0.contains { $0.contains("\"offset\":5,") } }, "first state: \(output.lines)")
+        #expect(follower.waitForOutput { $0.contains { $0.contains("\"offset\":5,") } }, "first state: \(follower.lines)")
         first.stop()
 
         let second = try ServerProcess(["--port", String(port)])  // the same port
@@ -167,9 +127,9 @@ struct ResilienceTests {
         var delivered = false
         for _ in 0..<20 where !delivered {
             try scroll(9, port: port, room: room)
-            delivered = output.wait(timeout: 0.5) { $0.contains { $0.contains("\"offset\":9,") } }
+            delivered = follower.waitForOutput(timeout: 0.5) { $0.contains { $0.contains("\"offset\":9,") } }
         }
-        #expect(delivered, "after the restart: \(output.lines)")
+        #expect(delivered, "after the restart: \(follower.lines)")
         #expect(follower.isRunning, "the follower kept running through the outage")
     }
 }
@@ -179,8 +139,8 @@ struct DriveTests {
     @Test func scriptDrivesTheRoomWhileFollowJSONRecordsIt() throws {
         let server = try ServerProcess()
         let room = "\(server.url)/rooms/drive-\(UUID().uuidString.prefix(6))"
-        let (follower, output) = try followJSON(room)
-        defer { follower.terminate(); follower.waitUntilExit() }
+        let follower = try followJSON(room)
+        defer { follower.stop() }
 
         let script = FileManager.default.temporaryDirectory.appendingPathComponent("drive-\(UUID().uuidString).txt")
         try """
@@ -195,14 +155,14 @@ struct DriveTests {
         """.write(to: script, atomically: true, encoding: .utf8)
         let result = try run(ServerProcess.binary.path, ["drive", room, "--script", script.path, "--viewport", "10", "--content", "100"])
         #expect(result.status == 0, "\(result.output)")
-        #expect(output.wait { $0.last?.contains("\"offset\":90,") == true }, "\(output.lines)")
-        let states = output.lines.compactMap { line -> (seq: Int, offset: String)? in
+        #expect(follower.waitForOutput { $0.last?.contains("\"offset\":90,") == true }, "\(follower.lines)")
+        let states = follower.lines.compactMap { line -> (seq: Int, offset: String)? in
             guard let seq = line.firstMatch(of: /"seq":(\d+)/)?.1, let offset = line.firstMatch(of: /"offset":([0-9.]+)/)?.1 else { return nil }
             return (Int(seq)!, String(offset))
         }
         #expect(Array(states.prefix(3).map(\.offset)) == ["10", "15", "15"], "scroll, by, goto: \(states)")
-        #expect(output.lines[2].contains("\"anchor\":{\"id\":\"install\",\"fraction\":0.5}"))
-        #expect(output.lines[1].contains("\"progress\":0.16666"), "progress from the viewport and content")
+        #expect(follower.lines[2].contains("\"anchor\":{\"id\":\"install\",\"fraction\":0.5}"))
+        #expect(follower.lines[1].contains("\"progress\":0.16666"), "progress from the viewport and content")
         #expect(zip(states, states.dropFirst()).allSatisfy { $0.seq < $1.seq })
         #expect(states.count >= 6, "the sweep's states arrive: \(states)")
 

@@ -3,10 +3,9 @@ import Testing
 
 /// A `scrollsync serve` process on a free loopback port, stopped when released.
 final class ServerProcess: @unchecked Sendable {
-    let process = Process()
+    let child: Child
     let port: Int
     let url: String
-    private let output = Pipe()
 
     /// The `scrollsync` binary built next to this test bundle.
     static var binary: URL {
@@ -14,32 +13,29 @@ final class ServerProcess: @unchecked Sendable {
         return exe.deletingLastPathComponent().appendingPathComponent("scrollsync")
     }
 
-    init(_ arguments: [String] = []) throws {
-        process.executableURL = Self.binary
-        process.arguments = ["serve", "--port", "0"] + arguments
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
+    init(_ arguments: [String] = [], environment: [String: String] = [:]) throws {
+        let child = try Child(Self.binary.path, ["serve", "--port", "0"] + arguments, environment: environment)
+        self.child = child
         // The first line names the URL: "scrollsync: serving ws://127.0.0.1:PORT ...".
-        let line = Self.readLine(output.fileHandleForReading, timeout: 20)
-        guard let range = line.range(of: #"wss?://[^ ]+:(\d+)"#, options: .regularExpression) else {
-            process.terminate()
-            throw Failure("server did not start: \(line)")
+        var found: String?
+        _ = child.waitForOutput(timeout: 20) { lines in
+            found = lines.lazy.compactMap { $0.firstMatch(of: /wss?:\/\/[^ ]+:\d+/).map { String($0.0) } }.first
+            return found != nil || !child.isRunning
         }
-        url = String(line[range])
+        guard let found else {
+            child.stop()
+            throw Failure("server did not start: \(child.output)")
+        }
+        url = found
         port = Int(url.split(separator: ":").last!)!
     }
 
     deinit { stop() }
 
-    func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
-    }
+    func stop() { child.stop() }
 
-    var pid: Int32 { process.processIdentifier }
-    var isRunning: Bool { process.isRunning }
+    var pid: Int32 { child.pid }
+    var isRunning: Bool { child.isRunning }
 
     /// Open descriptors of the server process.
     var openDescriptors: Int {
@@ -52,46 +48,11 @@ final class ServerProcess: @unchecked Sendable {
         let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
     }
-
-    private static func readLine(_ handle: FileHandle, timeout: TimeInterval) -> String {
-        var collected = Data()
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            var poller = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 100) > 0 else { continue }
-            var byte: UInt8 = 0
-            guard read(handle.fileDescriptor, &byte, 1) == 1 else { break }
-            if byte == 10 { break }
-            collected.append(byte)
-        }
-        return String(decoding: collected, as: UTF8.self)
-    }
 }
 
 struct Failure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
-
-/// Runs a command to completion (killed after `timeout`) and returns its status and output.
-@discardableResult
-func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 300) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [executable] + arguments
-    var env = ProcessInfo.processInfo.environment
-    for (key, value) in environment { env[key] = value }
-    process.environment = env
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let timer = DispatchWorkItem { if process.isRunning { process.terminate() } }
-    DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: timer)
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    timer.cancel()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }
 
 /// The folder of peer scripts beside these tests.
