@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         .systemLibrary(
@@ -51,7 +52,14 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
-        .target(name: "SyncServer", dependencies: ["Bytes", "Deflate", "WebSocketCore", "Transport", "ScrollModel"]),
+        .target(
+            name: "SyncServer",
+            dependencies: [
+                "Bytes", "Deflate", "WebSocketCore", "Transport", "ScrollModel", "COpenSSL",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
         .target(name: "TerminalUI", dependencies: ["ScrollModel", "CLinux"]),
         .target(
             name: "SyncClient",
@@ -65,6 +73,7 @@ let package = Package(
             dependencies: [
                 "SyncServer", "SyncClient", "TerminalUI", "ScrollModel", "Transport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "WebSocketCoreTests", dependencies: ["WebSocketCore", "Deflate", "Bytes"]),
@@ -73,7 +82,7 @@ let package = Package(
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "ScrollModel"]),
         .testTarget(
             name: "SyncServerTests",
-            dependencies: ["SyncServer", "WebSocketCore", "Transport", "CLinux", "scrollsync"],
+            dependencies: ["SyncServer", "WebSocketCore", "Transport", "ScrollModel", "CLinux", "scrollsync"],
             exclude: ["Peers"]
         ),
     ]

@@ -42,6 +42,8 @@ public struct RoomCore: Sendable {
     }
 
     public var hasPresenterKey: Bool { presenterKey != nil }
+    /// The presenter key as the room holds it (the hub gives digests, not keys).
+    public var presenterKeyText: String? { presenterKey.map { String(decoding: $0, as: UTF8.self) } }
     public var isEmpty: Bool { members.isEmpty }
 
     /// Presence counts, kept as members come, go and detach.
@@ -135,7 +137,7 @@ public struct RoomCore: Sendable {
     }
 
     /// Compares without an early exit, so timing does not reveal how much of a key matched.
-    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
         for i in 0..<max(a.count, b.count) {
             difference |= (i < a.count ? a[i] : 0) ^ (i < b.count ? b[i] : 0)

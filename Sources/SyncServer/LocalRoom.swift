@@ -23,6 +23,8 @@ final class LocalRoom: @unchecked Sendable {
     private struct Mailbox {
         var items: [Item] = []
         var scheduled = false
+        /// When the oldest waiting item was posted.
+        var postedAt: UInt64 = 0
     }
 
     let loop: EventLoop
@@ -75,25 +77,30 @@ final class LocalRoom: @unchecked Sendable {
             }
             box.items.append(item)
             defer { box.scheduled = true }
+            if !box.scheduled { box.postedAt = monotonicNanoseconds() }
             return !box.scheduled
         }
         if wake { loop.execute { [self] in drain() } }
     }
 
     private func drain() {
-        let items = mailbox.withLock { box -> [Item] in
+        let (items, postedAt) = mailbox.withLock { box -> ([Item], UInt64) in
             box.scheduled = false
             defer { box.items.removeAll(keepingCapacity: true) }
-            return box.items
+            return (box.items, box.postedAt)
         }
+        counters.broadcastLatency.record(nanoseconds: monotonicNanoseconds() &- postedAt)
         var deliveries = 0
         var conflated = 0
+        var frames = 0
+        var bytesOut = 0
         for item in items {
             switch item {
             case .state(let seq, let frame):
                 for member in members where seq > member.lastSeq {
                     member.lastSeq = seq
                     let bytes = frame.frame(forWindowBits: member.windowBits)
+                    bytesOut += bytes.count
                     if conflation {
                         if member.peer.sendLatest(frame: bytes) { conflated += 1 }
                     } else {
@@ -102,15 +109,25 @@ final class LocalRoom: @unchecked Sendable {
                     deliveries += 1
                 }
             case .presence(let frame), .reliable(let frame):
-                for member in members { member.peer.send(frame: frame.frame(forWindowBits: member.windowBits)) }
+                for member in members {
+                    let bytes = frame.frame(forWindowBits: member.windowBits)
+                    bytesOut += bytes.count
+                    frames += 1
+                    member.peer.send(frame: bytes)
+                }
             case .document(let fingerprint, let frame):
                 for member in members where member.lastDocument != fingerprint {
                     member.lastDocument = fingerprint
-                    member.peer.send(frame: frame.frame(forWindowBits: member.windowBits))
+                    let bytes = frame.frame(forWindowBits: member.windowBits)
+                    bytesOut += bytes.count
+                    frames += 1
+                    member.peer.send(frame: bytes)
                 }
             }
         }
         counters.deliveries.add(deliveries, ordering: .relaxed)
+        counters.broadcastFrames.add(frames + deliveries, ordering: .relaxed)
+        counters.broadcastBytes.add(bytesOut, ordering: .relaxed)
         if conflated > 0 { counters.conflatedAtSocket.add(conflated, ordering: .relaxed) }
     }
 }
@@ -128,6 +145,42 @@ public final class RoomCounters: Sendable {
     public let conflatedAtLoop = Atomic<Int>(0)
     /// States replaced in a follower's send slot (the follower was behind).
     public let conflatedAtSocket = Atomic<Int>(0)
+    /// Broadcast frames and their bytes queued to members.
+    public let broadcastFrames = Atomic<Int>(0)
+    public let broadcastBytes = Atomic<Int>(0)
+    /// Time from a room change to its delivery on a loop.
+    public let broadcastLatency = LatencyHistogram()
 
     public init() {}
+}
+
+/// A Prometheus histogram of durations with fixed buckets (50 µs to 1 s), written from
+/// any thread with relaxed atomics.
+public final class LatencyHistogram: Sendable {
+    /// Upper bounds in seconds.
+    static let bounds: [Double] = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1]
+    private static let boundsNanoseconds = bounds.map { UInt64($0 * 1e9) }
+    private let counts = (0...LatencyHistogram.bounds.count).map { _ in Counter() }
+    private let sumNanoseconds = Atomic<Int>(0)
+
+    public init() {}
+
+    func record(nanoseconds: UInt64) {
+        let index = Self.boundsNanoseconds.firstIndex { nanoseconds <= $0 } ?? Self.bounds.count
+        counts[index].add(1)
+        sumNanoseconds.add(Int(min(nanoseconds, UInt64(Int.max))), ordering: .relaxed)
+    }
+
+    /// Observations so far.
+    public var count: Int { counts.reduce(0) { $0 + $1.value } }
+
+    func write(into text: inout PrometheusText, name: String, help: String) {
+        var cumulative = 0
+        var buckets = [(bound: Double, count: Int)]()
+        for (index, bound) in Self.bounds.enumerated() {
+            cumulative += counts[index].value
+            buckets.append((bound, cumulative))
+        }
+        text.histogram(name, help, buckets: buckets, sum: Double(sumNanoseconds.load(ordering: .relaxed)) / 1e9, count: count)
+    }
 }

@@ -1,4 +1,5 @@
 import Deflate
+import Logging
 import ScrollModel
 import Synchronization
 import Transport
@@ -23,6 +24,10 @@ public final class LocalRoomHub: RoomHub {
         /// current for people; in a room of 10,000 a join storm costs one presence broadcast
         /// a second (10,000 writes), not one per join.
         public var presenceIntervalMilliseconds = 250
+        /// Rooms held at once; a request for a new room beyond it is refused (503).
+        public var maxRooms = 10_000
+        /// Members of one room; a request to join a full room is refused (503).
+        public var maxMembersPerRoom = 16_384
         public init() {}
     }
 
@@ -43,8 +48,8 @@ public final class LocalRoomHub: RoomHub {
         /// Compressor for shared frames; used only with the room locked.
         let deflater = Deflater(windowBits: 15, noContextTakeover: true)
 
-        init(name: String, loops: Int) {
-            guarded = Mutex(Guarded(core: RoomCore(name: name), locals: Array(repeating: nil, count: loops)))
+        init(core: RoomCore, loops: Int) {
+            guarded = Mutex(Guarded(core: core, locals: Array(repeating: nil, count: loops)))
         }
     }
 
@@ -52,25 +57,79 @@ public final class LocalRoomHub: RoomHub {
     public let counters = RoomCounters()
     private let loops: [EventLoop]
     private let rooms = Mutex<[String: Room]>([:])
+    private let store: (any RoomStore)?
+    private let logger: Logger
 
-    public init(loops: [EventLoop], options: Options = .init()) {
+    /// - Parameter store: where rooms are kept across restarts; the rooms in it are
+    ///   restored now (empty, so they expire after `roomIdleSeconds` unless someone joins).
+    public init(loops: [EventLoop], options: Options = .init(), store: (any RoomStore)? = nil,
+                logger: Logger = Logger(label: "scrollsync")) throws(StoreError) {
         self.loops = loops
         self.options = options
+        self.store = store
+        self.logger = logger
+        let restored = try store?.loadAll() ?? []
+        let now = loops.first?.now ?? 0
+        rooms.withLock { rooms in
+            for stored in restored {
+                let core = RoomCore(name: stored.name, state: stored.state, document: stored.document,
+                                    presenterKey: stored.keyDigest.map { Array($0.utf8) })
+                let room = Room(core: core, loops: loops.count)
+                room.guarded.withLock { $0.emptySince = now }
+                rooms[stored.name] = room
+            }
+        }
+        if !restored.isEmpty { logger.info("rooms restored", metadata: ["count": "\(restored.count)"]) }
         loops.first?.onTick { [weak self] in self?.forgetIdleRooms() }
     }
 
     /// Names of the rooms held now.
     public var roomNames: [String] { rooms.withLock { Array($0.keys) } }
 
-    public func join(_ member: RoomMember, room name: String, role: Role, key: String?) -> Result<RoomCore.Welcome, ProtocolError> {
-        while true {
-            let room = rooms.withLock { rooms in
-                if let room = rooms[name] { return room }
-                let room = Room(name: name, loops: loops.count)
-                rooms[name] = room
-                return room
+    /// One room as `GET /rooms` lists it.
+    public struct RoomSummary: Sendable {
+        public var name: String
+        public var presenters: Int
+        public var followers: Int
+        public var detached: Int
+        public var seq: Int
+        public var driving: Bool
+        public var document: String?
+    }
+
+    /// Every room with its member counts and last `seq`, by name.
+    public func summaries() -> [RoomSummary] {
+        let all = rooms.withLock { Array($0) }
+        return all.map { name, room in
+            room.guarded.withLock { guarded in
+                let core = guarded.core
+                return RoomSummary(name: name, presenters: core.presence.presenters, followers: core.presence.followers,
+                                   detached: core.presence.detached, seq: core.state?.seq ?? 0, driving: core.driver != nil,
+                                   document: core.document?.name)
             }
-            if let result = join(member, room: room, name: name, role: role, key: key) { return result }
+        }.sorted { $0.name < $1.name }
+    }
+
+    public func admission(room name: String) -> String? {
+        let (room, count) = rooms.withLock { ($0[name], $0.count) }
+        guard let room else {
+            return count >= options.maxRooms ? "server at its room limit (\(options.maxRooms))" : nil
+        }
+        let members = room.guarded.withLock { $0.core.members.count }
+        return members >= options.maxMembersPerRoom ? "room \(name) is full (\(options.maxMembersPerRoom) members)" : nil
+    }
+
+    public func join(_ member: RoomMember, room name: String, role: Role, key: String?) -> Result<RoomCore.Welcome, ProtocolError> {
+        let digest = key.map { $0.isEmpty ? $0 : PresenterKey.digest($0, room: name) }
+        while true {
+            let (room, created) = rooms.withLock { rooms in
+                if let room = rooms[name] { return (room, false) }
+                let room = Room(core: RoomCore(name: name), loops: loops.count)
+                rooms[name] = room
+                return (room, true)
+            }
+            if created { logger.info("room created", metadata: ["room": "\(name)"]) }
+            if let result = join(member, room: room, name: name, role: role, key: digest) { return result }
         }
     }
 
@@ -78,10 +137,12 @@ public final class LocalRoomHub: RoomHub {
         let loop = member.peer.channel.loop
         return room.guarded.withLock { guarded in
             guard !guarded.removed else { return nil }
+            let hadKey = guarded.core.hasPresenterKey
             switch guarded.core.join(member.id, role: role, name: member.name, key: key, keyRequired: options.requirePresenterKey) {
             case .failure(let error):
                 return .failure(error)
             case .success(let (welcome, broadcasts)):
+                if !hadKey && guarded.core.hasPresenterKey { save(guarded.core) }
                 let local = guarded.locals[loop.index] ?? LocalRoom(loop: loop, conflation: options.conflation, counters: counters)
                 guarded.locals[loop.index] = local
                 local.add(member)
@@ -104,6 +165,7 @@ public final class LocalRoomHub: RoomHub {
             switch guarded.core.receive(message, from: member.id) {
             case .failure(let error): return error
             case .success(let broadcasts):
+                if broadcasts.contains(where: \.isStoredChange) { save(guarded.core) }
                 publish(broadcasts, in: &guarded, room: room, loop: member.peer.channel.loop)
                 return nil
             }
@@ -166,17 +228,37 @@ public final class LocalRoomHub: RoomHub {
         }
     }
 
+    private func save(_ core: RoomCore) {
+        store?.save(StoredRoom(name: core.name, state: core.state, document: core.document, keyDigest: core.presenterKeyText))
+    }
+
     private func forgetIdleRooms() {
         guard let now = loops.first?.now else { return }
         let idle = UInt64(options.roomIdleSeconds) * 1_000_000_000
+        var forgotten = [String]()
         rooms.withLock { rooms in
-            rooms = rooms.filter { _, room in
+            rooms = rooms.filter { name, room in
                 room.guarded.withLock { guarded in
                     guard let since = guarded.emptySince, now - since >= idle else { return true }
                     guarded.removed = true
+                    forgotten.append(name)
                     return false
                 }
             }
+        }
+        for name in forgotten {
+            store?.remove(name)
+            logger.info("room expired", metadata: ["room": "\(name)", "idleSeconds": "\(options.roomIdleSeconds)"])
+        }
+    }
+}
+
+extension Broadcast {
+    /// Changes the store keeps: states and documents.
+    var isStoredChange: Bool {
+        switch self {
+        case .state, .document: true
+        case .presence, .driver: false
         }
     }
 }

@@ -1,14 +1,6 @@
-import Synchronization
+import ScrollModel
+import Transport
 import WebSocketCore
-
-/// Server-wide counters (relaxed atomics: read by /metrics, written by every loop).
-public final class ServerCounters: Sendable {
-    public let connectionsOpen = Atomic<Int>(0)
-    public let connectionsAccepted = Atomic<Int>(0)
-    public let upgradesRefused = Atomic<Int>(0)
-
-    public init() {}
-}
 
 /// `GET /healthz`: 200 while the server accepts connections.
 struct HealthEndpoint: HTTPEndpoint {
@@ -19,29 +11,112 @@ struct HealthEndpoint: HTTPEndpoint {
     }
 }
 
-/// `GET /metrics`: counters in the Prometheus text format (version 0.0.4).
+/// `GET /rooms`: every room with its member counts and last `seq`, as JSON. With an admin
+/// token configured, only for `Authorization: Bearer TOKEN` (401 otherwise).
+struct RoomsEndpoint: HTTPEndpoint {
+    let hub: LocalRoomHub
+    let adminToken: String?
+    var path: String { "/rooms" }
+
+    func respond(to request: HTTPRequest) -> HTTPResponse {
+        if let adminToken {
+            let given = request.value("Authorization").flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil } ?? ""
+            guard RoomCore.constantTimeEqual(Array(given.utf8), Array(adminToken.utf8)) else {
+                return .error(401, "GET /rooms needs Authorization: Bearer <admin token>", headers: [("WWW-Authenticate", "Bearer")])
+            }
+        }
+        var writer = JSONWriter(capacity: 4096)
+        writer.beginObject()
+        writer.key("rooms")
+        writer.beginArray()
+        for room in hub.summaries() {
+            writer.beginObject()
+            writer.field("name", room.name)
+            writer.field("presenters", room.presenters)
+            writer.field("followers", room.followers)
+            writer.field("detached", room.detached)
+            writer.field("seq", room.seq)
+            writer.key("driving")
+            writer.bool(room.driving)
+            writer.key("document")
+            if let document = room.document { writer.string(document) } else { writer.null() }
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.endObject()
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], body: writer.bytes + [10])
+    }
+}
+
+/// `GET /metrics`: the Prometheus text format (version 0.0.4).
 struct MetricsEndpoint: HTTPEndpoint {
     let counters: ServerCounters
     let hub: LocalRoomHub
+    let loops: [EventLoop]
     var path: String { "/metrics" }
 
     func respond(to request: HTTPRequest) -> HTTPResponse {
+        var text = PrometheusText()
         let rooms = hub.counters
-        let metrics: [(String, String, String, Int)] = [
-            ("scrollsync_connections", "gauge", "Open client connections.", counters.connectionsOpen.load(ordering: .relaxed)),
-            ("scrollsync_connections_accepted_total", "counter", "TCP connections accepted.", counters.connectionsAccepted.load(ordering: .relaxed)),
-            ("scrollsync_upgrades_refused_total", "counter", "Requests answered with an HTTP error instead of an upgrade.",
-             counters.upgradesRefused.load(ordering: .relaxed)),
-            ("scrollsync_rooms", "gauge", "Rooms held.", hub.roomNames.count),
-            ("scrollsync_state_deliveries_total", "counter", "States sent to room members (each member counts once per state).",
-             rooms.statesDelivered),
-            ("scrollsync_conflated_states_total", "counter", "States replaced by a newer one before reaching a member.",
-             rooms.conflatedAtLoop.load(ordering: .relaxed) + rooms.conflatedAtSocket.load(ordering: .relaxed)),
-        ]
-        var text = ""
-        for (name, type, help, value) in metrics {
-            text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name) \(value)\n"
-        }
-        return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8))
+        let open = counters.connectionsOpen.load(ordering: .relaxed)
+        let upgraded = counters.connectionsUpgraded.load(ordering: .relaxed)
+        text.metric("scrollsync_connections", "gauge", "Open client connections by phase.", [
+            ("state=\"handshake\"", open - upgraded), ("state=\"open\"", upgraded),
+        ])
+        text.metric("scrollsync_connections_accepted_total", "counter", "TCP connections accepted.", [("", counters.connectionsAccepted.load(ordering: .relaxed))])
+        let summaries = hub.summaries()
+        let active = summaries.filter { $0.presenters + $0.followers > 0 }.count
+        text.metric("scrollsync_rooms", "gauge", "Rooms held, by whether anyone is in them.", [
+            ("state=\"active\"", active), ("state=\"empty\"", summaries.count - active),
+        ])
+        text.metric("scrollsync_room_members", "gauge", "Room members by role.", [
+            ("role=\"presenter\"", summaries.reduce(0) { $0 + $1.presenters }),
+            ("role=\"follower\"", summaries.reduce(0) { $0 + $1.followers }),
+        ])
+        text.metric("scrollsync_handshakes_total", "counter", "WebSocket upgrades completed.", [("", counters.upgrades.load(ordering: .relaxed))])
+        text.metric("scrollsync_handshake_failures_total", "counter", "Requests answered with an HTTP error instead of an upgrade, by status.",
+                    ServerCounters.refusalStatuses.map { status in ("status=\"\(status == 0 ? "other" : String(status))\"", counters.refusals(status: status)) })
+        text.metric("scrollsync_upgrades_refused_total", "counter", "All refused requests (the sum of scrollsync_handshake_failures_total).", [("", counters.upgradesRefused)])
+        text.metric("scrollsync_messages_in_total", "counter", "WebSocket messages received.", [("", counters.messagesIn.load(ordering: .relaxed))])
+        text.metric("scrollsync_bytes_in_total", "counter", "Bytes received on WebSocket connections.", [("", counters.bytesIn.load(ordering: .relaxed))])
+        text.metric("scrollsync_messages_out_total", "counter", "Frames queued to clients (broadcasts count once per receiver).", [
+            ("", counters.messagesOut.load(ordering: .relaxed) + rooms.broadcastFrames.load(ordering: .relaxed)),
+        ])
+        text.metric("scrollsync_bytes_out_total", "counter", "Bytes of frames queued to clients.", [
+            ("", counters.bytesOut.load(ordering: .relaxed) + rooms.broadcastBytes.load(ordering: .relaxed)),
+        ])
+        text.metric("scrollsync_state_deliveries_total", "counter", "States sent to room members (each member counts once per state).", [("", rooms.statesDelivered)])
+        text.metric("scrollsync_conflated_states_total", "counter", "States replaced by a newer one before reaching a member.", [
+            ("", rooms.conflatedAtLoop.load(ordering: .relaxed) + rooms.conflatedAtSocket.load(ordering: .relaxed)),
+        ])
+        text.metric("scrollsync_rate_limited_total", "counter", "Scrolls refused with rate_limited.", [("", counters.rateLimited.load(ordering: .relaxed))])
+        text.metric("scrollsync_close_codes_total", "counter", "Ended WebSocket connections by close code (1006: dropped without a close).",
+                    counters.closeCodeCounts.map { ("code=\"\($0.0 == 0 ? "other" : String($0.0))\"", $0.1) })
+        rooms.broadcastLatency.write(into: &text, name: "scrollsync_broadcast_latency_seconds",
+                                     help: "Time from a room change to its delivery on each event loop with members.")
+        text.gauge("scrollsync_event_loop_lag_seconds", "How late each event loop ran its last once-a-second tick.",
+                   loops.map { ("loop=\"\($0.index)\"", Double($0.lagNanoseconds.load(ordering: .relaxed)) / 1e9) })
+        return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.text.utf8))
+    }
+}
+
+/// Builds a Prometheus text exposition.
+struct PrometheusText {
+    private(set) var text = ""
+
+    mutating func metric(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: Int)]) {
+        text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        for (labels, value) in samples { text += labels.isEmpty ? "\(name) \(value)\n" : "\(name){\(labels)} \(value)\n" }
+    }
+
+    mutating func gauge(_ name: String, _ help: String, _ samples: [(labels: String, value: Double)]) {
+        text += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
+        for (labels, value) in samples { text += "\(name){\(labels)} \(value)\n" }
+    }
+
+    mutating func histogram(_ name: String, _ help: String, buckets: [(bound: Double, count: Int)], sum: Double, count: Int) {
+        text += "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
+        for (bound, cumulative) in buckets { text += "\(name)_bucket{le=\"\(bound)\"} \(cumulative)\n" }
+        text += "\(name)_bucket{le=\"+Inf\"} \(count)\n\(name)_sum \(sum)\n\(name)_count \(count)\n"
     }
 }

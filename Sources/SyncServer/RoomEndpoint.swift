@@ -8,6 +8,10 @@ public struct RoomEndpoint: WebSocketEndpoint {
     public let hub: any RoomHub
     public let limits: WebSocketConnection.Limits
     public let messageLimits: ClientMessage.Limits
+    /// Scrolls per second per presenter (0: no limit) and the burst allowed before it applies.
+    public let scrollRate: Double
+    public let scrollBurst: Int
+    let counters: ServerCounters?
     public var subprotocols: [String] { [protocolName] }
     public var sharesCompressedFrames: Bool { true }
     /// 64 KiB: a few hundred states at most wait in the kernel for a slow follower; the
@@ -16,10 +20,18 @@ public struct RoomEndpoint: WebSocketEndpoint {
 
     /// - Parameter limits: 2 MiB messages: a 1 MiB document, escaped, fits.
     public init(hub: any RoomHub, limits: WebSocketConnection.Limits = .init(maxFrameSize: 2 << 20, maxMessageSize: 2 << 20),
-                messageLimits: ClientMessage.Limits = .init()) {
+                messageLimits: ClientMessage.Limits = .init(), scrollRate: Double = 0, scrollBurst: Int = 1) {
+        self.init(hub: hub, limits: limits, messageLimits: messageLimits, scrollRate: scrollRate, scrollBurst: scrollBurst, counters: nil)
+    }
+
+    init(hub: any RoomHub, limits: WebSocketConnection.Limits, messageLimits: ClientMessage.Limits, scrollRate: Double, scrollBurst: Int,
+         counters: ServerCounters?) {
         self.hub = hub
         self.limits = limits
         self.messageLimits = messageLimits
+        self.scrollRate = scrollRate
+        self.scrollBurst = max(1, scrollBurst)
+        self.counters = counters
     }
 
     public func matches(path: Substring) -> Bool { path.hasPrefix("/rooms/") }
@@ -36,8 +48,13 @@ public struct RoomEndpoint: WebSocketEndpoint {
         case "presenter": role = .presenter
         case let other?: return .failure(HTTPError(.error(400, "role must be presenter or follower, not \(other.prefix(32))")))
         }
+        if let refusal = hub.admission(room: name) {
+            return .failure(HTTPError(.error(503, refusal, headers: [("Retry-After", "10")])))
+        }
         let displayName = query["name"].map { String($0.prefix(64)) }
-        return .success(RoomSession(hub: hub, room: name, role: role, name: displayName, key: query["key"], limits: messageLimits))
+        let bucket = role == .presenter && scrollRate > 0 ? TokenBucket(rate: scrollRate, burst: scrollBurst, now: loop.now) : nil
+        return .success(RoomSession(hub: hub, room: name, role: role, name: displayName, key: query["key"], limits: messageLimits,
+                                    scrollBucket: bucket, counters: counters))
     }
 
     static func isValidRoomName(_ name: String) -> Bool {
@@ -60,14 +77,19 @@ final class RoomSession: WebSocketSession {
     private var key: String?
     private let limits: ClientMessage.Limits
     private var member: RoomMember?
+    private var scrollBucket: TokenBucket?
+    private let counters: ServerCounters?
 
-    init(hub: any RoomHub, room: String, role: Role, name: String?, key: String?, limits: ClientMessage.Limits) {
+    init(hub: any RoomHub, room: String, role: Role, name: String?, key: String?, limits: ClientMessage.Limits,
+         scrollBucket: TokenBucket?, counters: ServerCounters?) {
         self.hub = hub
         self.room = room
         self.role = role
         self.name = name
         self.key = key
         self.limits = limits
+        self.scrollBucket = scrollBucket
+        self.counters = counters
     }
 
     func opened(_ peer: WebSocketPeer) {
@@ -91,7 +113,13 @@ final class RoomSession: WebSocketSession {
         guard let member else { return }
         let refusal: ProtocolError?
         do {
-            refusal = hub.receive(try ClientMessage.decode(text, limits: limits), from: member)
+            let message = try ClientMessage.decode(text, limits: limits)
+            if case .scroll = message, scrollBucket?.take(now: peer.channel.loop.now) == false {
+                counters?.rateLimited.add(1, ordering: .relaxed)
+                refusal = ProtocolError(.rateLimited, "more than \(scrollBucket!.rateText) scrolls per second; this one was dropped")
+            } else {
+                refusal = hub.receive(message, from: member)
+            }
         } catch {
             refusal = error
         }
@@ -106,6 +134,32 @@ final class RoomSession: WebSocketSession {
         if let member { hub.leave(member) }
         member = nil
     }
+}
+
+/// A token bucket: `burst` tokens, refilled at `rate` per second.
+struct TokenBucket {
+    let rate: Double
+    let burst: Double
+    private var tokens: Double
+    private var updated: UInt64
+
+    init(rate: Double, burst: Int, now: UInt64) {
+        self.rate = rate
+        self.burst = Double(burst)
+        tokens = Double(burst)
+        updated = now
+    }
+
+    /// Takes a token if there is one.
+    mutating func take(now: UInt64) -> Bool {
+        tokens = min(burst, tokens + Double(now &- updated) / 1e9 * rate)
+        updated = now
+        guard tokens >= 1 else { return false }
+        tokens -= 1
+        return true
+    }
+
+    var rateText: String { rate.rounded() == rate ? String(Int(rate)) : String(rate) }
 }
 
 extension WebSocketPeer {

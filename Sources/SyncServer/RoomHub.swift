@@ -4,6 +4,8 @@ import Transport
 /// Where rooms live and how their changes reach members. The embedded `LocalRoomHub`
 /// keeps rooms in this process; a hub shared through Redis can take its place.
 public protocol RoomHub: Sendable {
+    /// Why a new member cannot join `room` now (a limit), or nil. Checked before the upgrade.
+    func admission(room: String) -> String?
     /// Adds a session to a room (creating the room) and answers what it needs to be in
     /// sync, or why it was refused. Runs on the session's loop.
     func join(_ member: RoomMember, room: String, role: Role, key: String?) -> Result<RoomCore.Welcome, ProtocolError>

@@ -1,4 +1,5 @@
 import Deflate
+import Logging
 import Transport
 import WebSocketCore
 
@@ -15,14 +16,18 @@ final class Router: Sendable {
     let configuration: ServerConfiguration
     let endpoints: [any WebSocketEndpoint]
     let httpEndpoints: [any HTTPEndpoint]
+    let connectionLimits: ConnectionLimits
+    let logger: Logger
     /// One compressor per loop for connections whose server compressor keeps no context
     /// (each zlib stream costs about 256 KiB; shared, a loop pays it once).
     private let sharedDeflaters: [LoopDeflater]
 
-    init(configuration: ServerConfiguration, endpoints: [any WebSocketEndpoint], httpEndpoints: [any HTTPEndpoint], loops: Int) {
+    init(configuration: ServerConfiguration, endpoints: [any WebSocketEndpoint], httpEndpoints: [any HTTPEndpoint], loops: Int, logger: Logger) {
         self.configuration = configuration
         self.endpoints = endpoints
         self.httpEndpoints = httpEndpoints
+        self.logger = logger
+        connectionLimits = ConnectionLimits(total: configuration.limits.connections, perAddress: configuration.limits.connectionsPerAddress)
         sharedDeflaters = (0..<loops).map { _ in LoopDeflater() }
     }
 
@@ -41,8 +46,9 @@ final class Router: Sendable {
         return response
     }
 
-    /// 404 for an unknown path; the handshake checks (400/405/426) for a bad upgrade;
-    /// whatever the endpoint says about the request; else the 101 answer.
+    /// 404 for an unknown path; the handshake checks (400/405/426) for a bad upgrade; 403
+    /// for a browser `Origin` not allowed; whatever the endpoint says about the request;
+    /// else the 101 answer.
     func route(_ request: HTTPRequest, on loop: EventLoop) -> Result<Admitted, HTTPError> {
         guard let endpoint = endpoints.first(where: { $0.matches(path: request.path) }) else {
             return .failure(HTTPError(.error(404, "no endpoint at \(request.path)")))
@@ -51,6 +57,9 @@ final class Router: Sendable {
         switch ServerHandshake.validate(request) {
         case .failure(let error): return .failure(error)
         case .success(let valid): upgrade = valid
+        }
+        if !configuration.allowedOrigins.isEmpty, let origin = request.value("Origin"), !configuration.allowedOrigins.contains(origin) {
+            return .failure(HTTPError(.error(403, "origin \(origin.prefix(200)) is not allowed here")))
         }
         let session: any WebSocketSession
         switch endpoint.makeSession(for: request, on: loop) {

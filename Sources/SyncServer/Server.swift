@@ -1,3 +1,5 @@
+import Logging
+import ScrollModel
 import Transport
 import WebSocketCore
 #if canImport(Glibc)
@@ -14,20 +16,38 @@ public final class Server: Sendable {
     public let counters = ServerCounters()
     private let group: EventLoopGroup
 
-    /// Binds and starts serving.
-    public init(configuration: ServerConfiguration) throws {
+    public let logger: Logger
+    private let store: (any RoomStore)?
+
+    /// Binds and starts serving. Rooms kept in `configuration.dataDirectory` come back.
+    public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "scrollsync")) throws {
         self.configuration = configuration
+        self.logger = logger
         var tls: TLSContext?
         if let certificate = configuration.tlsCertificateFile, let key = configuration.tlsKeyFile {
             tls = try TLSContext(certificateChainFile: certificate, privateKeyFile: key)
+            logger.info("TLS certificate loaded", metadata: ["certificate": "\(certificate)"])
         }
+        store = try configuration.dataDirectory.map { directory throws(StoreError) in try FileRoomStore(directory: directory) }
         group = try EventLoopGroup(count: configuration.loops ?? EventLoopGroup.coreCount)
-        hub = LocalRoomHub(loops: group.loops, options: configuration.rooms)
-        var endpoints: [any WebSocketEndpoint] = [RoomEndpoint(hub: hub)]
-        if configuration.echoEnabled { endpoints.append(EchoEndpoint(limits: configuration.echoLimits)) }
-        let router = Router(configuration: configuration, endpoints: endpoints,
-                            httpEndpoints: [HealthEndpoint(), MetricsEndpoint(counters: counters, hub: hub)], loops: group.loops.count)
+        var roomOptions = configuration.rooms
+        roomOptions.maxRooms = configuration.limits.rooms
+        roomOptions.maxMembersPerRoom = configuration.limits.membersPerRoom
+        hub = try LocalRoomHub(loops: group.loops, options: roomOptions, store: store, logger: logger)
+        var messageLimits = ClientMessage.Limits()
+        messageLimits.maxDocumentBytes = configuration.limits.documentBytes
         let counters = counters
+        var endpoints: [any WebSocketEndpoint] = [
+            RoomEndpoint(hub: hub, limits: configuration.roomLimits, messageLimits: messageLimits,
+                         scrollRate: configuration.limits.scrollRate, scrollBurst: configuration.limits.scrollBurst, counters: counters),
+        ]
+        if configuration.echoEnabled { endpoints.append(EchoEndpoint(limits: configuration.echoLimits)) }
+        let httpEndpoints: [any HTTPEndpoint] = [
+            HealthEndpoint(),
+            MetricsEndpoint(counters: counters, hub: hub, loops: group.loops),
+            RoomsEndpoint(hub: hub, adminToken: configuration.adminToken),
+        ]
+        let router = Router(configuration: configuration, endpoints: endpoints, httpEndpoints: httpEndpoints, loops: group.loops.count, logger: logger)
         port = try group.listen(host: configuration.host, port: configuration.port, tls: tls) { channel in
             WebSocketPeer(channel: channel, router: router, counters: counters)
         }
@@ -42,7 +62,10 @@ public final class Server: Sendable {
     }
 
     /// Stops the loops and drops every connection.
-    public func shutdown() { group.shutdown() }
+    public func shutdown() {
+        group.shutdown()
+        store?.flush()
+    }
 
     /// Stops accepting, sends every client close 1001 ("going away"), and waits for the
     /// connections to finish closing, at most `grace` seconds; then stops the loops.
@@ -58,6 +81,7 @@ public final class Server: Sendable {
             usleep(20_000)
         }
         group.shutdown()
+        store?.flush()
         return drained
     }
 }

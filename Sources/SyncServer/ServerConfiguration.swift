@@ -1,6 +1,8 @@
 import WebSocketCore
 
-/// How `scrollsync serve` runs. Every limit is finite; each default says why it is what it is.
+/// How `scrollsync serve` runs. Every limit is finite or explicitly off; each default says
+/// why it is what it is. `Settings` maps it to configuration files, environment variables
+/// and flags; Config/README.md documents every key.
 public struct ServerConfiguration: Sendable {
     /// Address to bind. Loopback by default so that a first run exposes nothing; use
     /// `0.0.0.0` or `::` to serve others.
@@ -12,22 +14,79 @@ public struct ServerConfiguration: Sendable {
     public var tlsKeyFile: String?
     /// The `/echo` endpoint for conformance tests (Autobahn, interop).
     public var echoEnabled = true
-    /// Limits for `/echo`: 16 MiB messages, the largest the Autobahn suite sends.
-    public var echoLimits = WebSocketConnection.Limits(maxFrameSize: 16 << 20, maxMessageSize: 16 << 20)
+    /// Event loops (threads); one per core by default.
+    public var loops: Int?
     /// A client must complete its upgrade request within this time: 10 s is ample on
     /// any real network and keeps a stalled half-request from holding a descriptor.
     public var handshakeTimeoutSeconds = 10
     /// After this long without hearing from a client, ping it; after twice this long,
     /// drop it. 30 s stays under common NAT and proxy idle timeouts (60 s).
     public var idleTimeoutSeconds = 30
-    /// Largest HTTP request head: 8 KiB, as nginx and uWS accept.
-    public var maxRequestHeadBytes = 8192
+    /// SIGTERM/SIGINT: time for clients to finish the close handshake before exit.
+    public var shutdownGraceSeconds = 10.0
+    /// Resource limits.
+    public var limits = Limits()
+    /// Browser `Origin` values allowed to connect; empty allows any (terminal clients send none).
+    public var allowedOrigins: [String] = []
+    /// Bearer token for `GET /rooms`; nil leaves it open (the server binds loopback by default).
+    public var adminToken: String?
     /// permessage-deflate policy.
     public var deflate = PerMessageDeflate.ServerPolicy()
     /// Rooms: presenter keys, idle expiry, conflation.
     public var rooms = LocalRoomHub.Options()
-    /// Event loops (threads); one per core by default.
-    public var loops: Int?
+    /// Logging: threshold and format.
+    public var log = LogOptions()
+    /// Where rooms are kept across restarts; nil keeps them in memory only.
+    public var dataDirectory: String? = "scrollsync-data"
+
+    public struct Limits: Sendable, Equatable {
+        /// Open connections in all. 16,384 fits under the usual 20,000-descriptor limit with
+        /// room for listeners and files; raise both together.
+        public var connections = 16_384
+        /// Open connections from one client address; 0 is no limit (the default, because
+        /// NAT and load balancers put many users behind one address).
+        public var connectionsPerAddress = 0
+        /// Rooms held at once.
+        public var rooms = 10_000
+        /// Members (presenters and followers) of one room.
+        public var membersPerRoom = 16_384
+        /// Largest `/rooms` message: 2 MiB, so that a 1 MiB document fits escaped.
+        public var roomMessageBytes = 2 << 20
+        /// Largest shared document (UTF-8 bytes).
+        public var documentBytes = 1 << 20
+        /// Largest `/echo` message: 16 MiB, the largest the Autobahn suite sends.
+        public var echoMessageBytes = 16 << 20
+        /// Largest HTTP request head: 8 KiB, as nginx and uWS accept.
+        public var requestHeadBytes = 8192
+        /// `scroll` messages per second per presenter (token bucket refill); 0 is no limit.
+        /// 1,000 is far above any display's frame rate and stops a runaway client.
+        public var scrollRate = 1000.0
+        /// Scrolls a presenter may send at once before the rate applies.
+        public var scrollBurst = 1000
+        public init() {}
+    }
+
+    public struct LogOptions: Sendable, Equatable {
+        public enum Level: String, Sendable, CaseIterable, Comparable {
+            case trace, debug, info, notice, warning, error, critical
+            public static func < (a: Level, b: Level) -> Bool { allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)! }
+        }
+        /// Events below this level are not written.
+        public var level = Level.info
+        /// One JSON object per line instead of text.
+        public var json = false
+        public init() {}
+    }
 
     public init() {}
+
+    /// Limits for `/echo` connections.
+    var echoLimits: WebSocketConnection.Limits {
+        .init(maxFrameSize: limits.echoMessageBytes, maxMessageSize: limits.echoMessageBytes)
+    }
+
+    /// Limits for `/rooms` connections.
+    var roomLimits: WebSocketConnection.Limits {
+        .init(maxFrameSize: limits.roomMessageBytes, maxMessageSize: limits.roomMessageBytes)
+    }
 }

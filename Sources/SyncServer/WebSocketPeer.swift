@@ -18,17 +18,22 @@ public final class WebSocketPeer: ChannelHandler {
     private var lastHeard: UInt64
     private var closingDeadline: UInt64?
     private var pingOutstanding = false
+    /// The answer for a connection over a limit, given once its request has arrived.
+    private var overLimit: HTTPResponse?
+    /// The close code this connection ended with (sent or received).
+    private var closeCode: CloseCode?
 
     init(channel: Channel, router: Router, counters: ServerCounters) {
         self.channel = channel
         self.router = router
         self.counters = counters
         counters.connectionsAccepted.add(1, ordering: .relaxed)
-        counters.connectionsOpen.add(1, ordering: .relaxed)
+        let open = counters.connectionsOpen.add(1, ordering: .relaxed).newValue
+        overLimit = router.connectionLimits.admit(address: channel.peerAddress, open: open)
         let now = channel.loop.now
         lastHeard = now
         phase = .handshake(
-            HTTPRequestParser(maxHeadBytes: router.configuration.maxRequestHeadBytes),
+            HTTPRequestParser(maxHeadBytes: router.configuration.limits.requestHeadBytes),
             deadline: now + UInt64(router.configuration.handshakeTimeoutSeconds) * 1_000_000_000)
     }
 
@@ -73,6 +78,7 @@ public final class WebSocketPeer: ChannelHandler {
     /// Starts the close handshake with `code` and `reason`.
     public func close(code: CloseCode = .normal, reason: String = "") {
         guard case .open(let connection, _) = phase else { return }
+        if closeCode == nil { closeCode = code }
         connection.close(code: code, reason: reason)
         closingDeadline = channel.loop.now + 2_000_000_000
         flushOutbound(connection)
@@ -96,7 +102,13 @@ public final class WebSocketPeer: ChannelHandler {
             case .needMore: return
             case .failed(let response): refuse(response)
             case .complete(let request, let remainder):
-                if let response = router.respond(to: request) { refuse(response) } else { upgrade(request, remainder: remainder) }
+                if let overLimit {
+                    refuse(overLimit, request: request)
+                } else if let response = router.respond(to: request) {
+                    refuse(response, request: request)
+                } else {
+                    upgrade(request, remainder: remainder)
+                }
             }
         case .open(let connection, let session):
             receive(bytes, connection, session)
@@ -137,8 +149,11 @@ public final class WebSocketPeer: ChannelHandler {
 
     public func channelClosed(_ channel: Channel) {
         counters.connectionsOpen.subtract(1, ordering: .relaxed)
+        router.connectionLimits.release(address: channel.peerAddress)
         if case .open(let connection, let session) = phase {
-            let code: CloseCode = connection.state == .closed ? .normal : .abnormal
+            counters.connectionsUpgraded.subtract(1, ordering: .relaxed)
+            let code: CloseCode = connection.state == .closed ? closeCode ?? .normal : .abnormal
+            counters.closed(code: code)
             connection.abandon()
             phase = .done
             session.closed(self, code: code)
@@ -148,8 +163,18 @@ public final class WebSocketPeer: ChannelHandler {
 
     // MARK: Internals
 
-    private func refuse(_ response: HTTPResponse) {
-        if response.status >= 400 { counters.upgradesRefused.add(1, ordering: .relaxed) }
+    /// Answers with `response` and closes; refusals (status ≥ 400) are counted and logged
+    /// with their reason, the path without its query (it may carry a key).
+    private func refuse(_ response: HTTPResponse, request: HTTPRequest? = nil) {
+        if response.status >= 400 {
+            counters.refused(status: response.status)
+            router.logger.info("refused", metadata: [
+                "status": "\(response.status)",
+                "reason": "\(String(decoding: response.body.last == 10 ? response.body.dropLast() : response.body[...], as: UTF8.self))",
+                "address": "\(channel.peerAddress)",
+                "path": "\(request.map { String($0.path.prefix(128)) } ?? "-")",
+            ])
+        }
         phase = .done
         channel.enqueue(SharedBytes(response.bytes))
         channel.close()
@@ -158,11 +183,13 @@ public final class WebSocketPeer: ChannelHandler {
     private func upgrade(_ request: HTTPRequest, remainder: [UInt8]) {
         switch router.route(request, on: channel.loop) {
         case .failure(let error):
-            refuse(error.response)
+            refuse(error.response, request: request)
         case .success(let admitted):
             let connection = WebSocketConnection(role: .server, limits: admitted.limits, deflate: admitted.deflate,
                                                  sharedDeflater: router.sharedDeflater(for: channel.loop))
             phase = .open(connection, admitted.session)
+            counters.connectionsUpgraded.add(1, ordering: .relaxed)
+            counters.upgrades.add(1, ordering: .relaxed)
             if let size = admitted.socketSendBuffer { channel.setSendBufferSize(size) }
             channel.enqueue(SharedBytes(admitted.response.bytes))
             admitted.session.opened(self)
@@ -174,19 +201,33 @@ public final class WebSocketPeer: ChannelHandler {
     }
 
     private func receive(_ bytes: UnsafeMutableRawBufferPointer, _ connection: WebSocketConnection, _ session: any WebSocketSession) {
+        var messages = 0
         connection.receive(bytes) { event in
             switch event {
-            case .text(let payload): session.received(text: payload, from: self)
-            case .binary(let payload): session.received(binary: payload, from: self)
+            case .text(let payload): messages += 1; session.received(text: payload, from: self)
+            case .binary(let payload): messages += 1; session.received(binary: payload, from: self)
             case .ping, .pong: break
-            case .closed, .failed: break
+            case .closed(let code, _): if closeCode == nil { closeCode = code }
+            case .failed(let error): if closeCode == nil { closeCode = error.closeCode }
             }
         }
+        counters.bytesIn.add(bytes.count, ordering: .relaxed)
+        if messages > 0 { counters.messagesIn.add(messages, ordering: .relaxed) }
         flushOutbound(connection)
     }
 
     private func flushOutbound(_ connection: WebSocketConnection) {
-        connection.drainOutbound { channel.enqueue($0) }
+        var frames = 0
+        var bytes = 0
+        connection.drainOutbound { frame in
+            frames += 1
+            bytes += frame.count
+            channel.enqueue(frame)
+        }
+        if frames > 0 {
+            counters.messagesOut.add(frames, ordering: .relaxed)
+            counters.bytesOut.add(bytes, ordering: .relaxed)
+        }
         if connection.state == .closed { channel.close() }
     }
 }

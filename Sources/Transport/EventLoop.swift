@@ -28,6 +28,8 @@ public final class EventLoop: @unchecked Sendable {
     private var thread: pthread_t?
     private let running = Atomic<Bool>(true)  // only stop() clears it, even before run() starts
     private var nextTick: UInt64 = 0
+    /// How late the last tick ran, in nanoseconds: time the loop spent busy past a deadline.
+    public let lagNanoseconds = Atomic<UInt64>(0)
     private var listenersPaused = false
     private var tickHandlers: [() -> Void] = []
     /// One-shot timers, soonest last.
@@ -201,6 +203,7 @@ public final class EventLoop: @unchecked Sendable {
             }
             flushDirty()
             if now >= nextTick {
+                lagNanoseconds.store(now - nextTick, ordering: .relaxed)
                 nextTick = now + Self.tickNanoseconds
                 tick()
                 flushDirty()

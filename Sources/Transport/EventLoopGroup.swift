@@ -64,8 +64,8 @@ private final class ThreadBody {
     init(_ run: @escaping () -> Void) { self.run = run }
 }
 
-/// Starts a POSIX thread running `body`.
-func spawnThread(_ body: @escaping () -> Void) -> pthread_t {
+/// Starts a thread running `body`; join or detach the result.
+public func spawnThread(_ body: @escaping () -> Void) -> pthread_t {
     let context = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
     var thread = pthread_t()
     let status = pthread_create(&thread, nil, { argument in

@@ -5,6 +5,6 @@ struct ScrollSync: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scrollsync",
         abstract: "Live-synchronized scrolling over WebSocket.",
-        subcommands: [Serve.self, Present.self, Follow.self, Drive.self, Load.self]
+        subcommands: [Serve.self, Config.self, Present.self, Follow.self, Drive.self, Load.self]
     )
 }

@@ -1,78 +1,176 @@
 import ArgumentParser
+import Logging
+import ScrollModel
 import SyncServer
 #if canImport(Glibc)
 import Glibc
 #endif
 
 struct Serve: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the ScrollSync server.")
+    static let configuration = CommandConfiguration(
+        abstract: "Run the ScrollSync server.",
+        discussion: """
+        Settings come from, highest first: these flags, SCROLLSYNC_… environment variables, the
+        configuration file (--config or SCROLLSYNC_CONFIG), the defaults. Config/README.md lists
+        every key; `scrollsync config check` prints the effective configuration.
+        """)
 
-    @Option(help: "Address to bind (0.0.0.0 or :: to serve other machines).")
-    var host = "127.0.0.1"
+    @Option(help: "Configuration file (JSON); see Config/scrollsync.json.")
+    var config: String?
 
-    @Option(help: "TCP port; 0 picks a free one.")
-    var port = 8080
+    @Option(help: "Address to bind (0.0.0.0 or :: to serve other machines). [listen.host]")
+    var host: String?
 
-    @Option(help: "PEM certificate chain; with --tls-key, serve wss://.")
+    @Option(help: "TCP port; 0 picks a free one. [listen.port]")
+    var port: Int?
+
+    @Option(help: "PEM certificate chain; with --tls-key, serve wss://. [tls.certificate]")
     var tlsCert: String?
 
-    @Option(help: "PEM private key for --tls-cert.")
+    @Option(help: "PEM private key for --tls-cert. [tls.key]")
     var tlsKey: String?
 
-    @Flag(help: "Turn off the /echo conformance endpoint.")
+    @Flag(help: "Turn off the /echo conformance endpoint. [echo]")
     var noEcho = false
 
-    @Option(help: "Event loops (threads); default one per core.")
+    @Option(help: "Event loops (threads); default one per core. [loops]")
     var loops: Int?
 
-    @Option(help: "Seconds a client has to finish its upgrade request.")
-    var handshakeTimeout = 10
+    @Option(help: "Seconds a client has to finish its upgrade request. [timeouts.handshake]")
+    var handshakeTimeout: Int?
 
-    @Option(help: "Seconds of silence before a ping; twice this drops the client.")
-    var idleTimeout = 30
+    @Option(help: "Seconds of silence before a ping; twice this drops the client. [timeouts.idle]")
+    var idleTimeout: Int?
 
-    @Option(help: "Seconds SIGTERM/SIGINT waits for clients to close (close 1001) before exiting; a second signal exits at once.")
-    var shutdownGrace = 10.0
+    @Option(help: "Seconds SIGTERM/SIGINT waits for clients to close (close 1001); a second signal exits at once. [timeouts.shutdownGrace]")
+    var shutdownGrace: Double?
 
-    @Flag(help: "Presenters must give a key (key=…) to create or join a room.")
+    @Option(help: "Open connections in all. [limits.connections]")
+    var maxConnections: Int?
+
+    @Option(help: "Open connections per client address; 0 is no limit. [limits.connectionsPerAddress]")
+    var maxConnectionsPerAddress: Int?
+
+    @Option(help: "Rooms held at once. [limits.rooms]")
+    var maxRooms: Int?
+
+    @Option(help: "Members of one room. [limits.membersPerRoom]")
+    var maxMembers: Int?
+
+    @Option(help: "Scrolls per second per presenter; 0 is no limit. [limits.scrollRate]")
+    var scrollRate: Double?
+
+    @Option(help: "Allowed browser Origin (repeat for several); none allows any. [origins]")
+    var origin: [String] = []
+
+    @Flag(help: "Presenters must give a key (key=…) to create or join a room. [rooms.requireKeys]")
     var requireKeys = false
 
-    @Option(help: "Seconds an empty room keeps its state before it is forgotten.")
-    var roomIdle = 600
+    @Option(help: "Seconds an empty room keeps its state before it is forgotten. [rooms.idleSeconds]")
+    var roomIdle: Int?
 
-    @Flag(help: "Deliver every state to every follower instead of the newest (for throughput benchmarks).")
+    @Flag(help: "Deliver every state to every follower instead of the newest (for throughput benchmarks). [rooms.conflation]")
     var noConflation = false
 
-    func validate() throws {
-        guard (tlsCert == nil) == (tlsKey == nil) else {
-            throw ValidationError("--tls-cert and --tls-key go together")
-        }
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
-        guard handshakeTimeout > 0, idleTimeout > 0, roomIdle > 0, shutdownGrace >= 0 else { throw ValidationError("timeouts must be positive") }
+    @Option(help: "Directory where rooms are kept across restarts. [store.directory]")
+    var dataDir: String?
+
+    @Flag(help: "Keep rooms in memory only (nothing survives a restart). [store.directory = null]")
+    var inMemory = false
+
+    @Option(help: "Least severe event logged: trace … critical. [log.level]")
+    var logLevel: String?
+
+    @Flag(help: "Log one JSON object per line. [log.json]")
+    var logJSON = false
+
+    /// The flags given, as configuration keys and values.
+    var overrides: [(key: String, value: JSON)] {
+        var values = [(key: String, value: JSON)]()
+        func number(_ key: String, _ value: (some BinaryInteger)?) { if let value { values.append((key, .number(Double(value), text: String(value)))) } }
+        func number(_ key: String, _ value: Double?) { if let value { values.append((key, .number(value, text: String(value)))) } }
+        func text(_ key: String, _ value: String?) { if let value { values.append((key, .string(value))) } }
+        text("listen.host", host)
+        number("listen.port", port)
+        text("tls.certificate", tlsCert)
+        text("tls.key", tlsKey)
+        if noEcho { values.append(("echo", .bool(false))) }
+        number("loops", loops)
+        number("timeouts.handshake", handshakeTimeout)
+        number("timeouts.idle", idleTimeout)
+        number("timeouts.shutdownGrace", shutdownGrace)
+        number("limits.connections", maxConnections)
+        number("limits.connectionsPerAddress", maxConnectionsPerAddress)
+        number("limits.rooms", maxRooms)
+        number("limits.membersPerRoom", maxMembers)
+        number("limits.scrollRate", scrollRate)
+        if !origin.isEmpty { values.append(("origins", .array(origin.map { .string($0) }))) }
+        if requireKeys { values.append(("rooms.requireKeys", .bool(true))) }
+        number("rooms.idleSeconds", roomIdle)
+        if noConflation { values.append(("rooms.conflation", .bool(false))) }
+        text("store.directory", dataDir)
+        if inMemory { values.append(("store.directory", .null)) }
+        text("log.level", logLevel)
+        if logJSON { values.append(("log.json", .bool(true))) }
+        return values
     }
 
     func run() throws {
-        var configuration = ServerConfiguration()
-        configuration.host = host
-        configuration.port = port
-        configuration.tlsCertificateFile = tlsCert
-        configuration.tlsKeyFile = tlsKey
-        configuration.echoEnabled = !noEcho
-        configuration.loops = loops
-        configuration.handshakeTimeoutSeconds = handshakeTimeout
-        configuration.idleTimeoutSeconds = idleTimeout
-        configuration.rooms.requirePresenterKey = requireKeys
-        configuration.rooms.roomIdleSeconds = roomIdle
-        configuration.rooms.conflation = !noConflation
+        let configuration: ServerConfiguration
+        do {
+            configuration = try loadConfiguration(file: config, flags: overrides)
+        } catch {
+            log("configuration error: \(error)", to: STDERR_FILENO)
+            throw ExitCode(78)  // EX_CONFIG
+        }
+        let output = LogOutput()
+        LoggingSystem.bootstrap { _ in
+            LineLogHandler(output: output, level: configuration.log.level.loggerLevel, json: configuration.log.json)
+        }
+        let logger = Logger(label: "scrollsync")
         let signals = blockTerminationSignals()  // before any thread starts, so sigwait gets them
-        let server = try Server(configuration: configuration)
-        log("serving \(server.url) (rooms at \(server.url)/rooms/NAME\(noEcho ? "" : ", echo at /echo"))")
+        raiseDescriptorLimit()
+        let server: Server
+        do {
+            server = try Server(configuration: configuration, logger: logger)
+        } catch {
+            logger.critical("cannot start", metadata: ["error": "\(error)"])
+            output.flush()
+            throw ExitCode(1)
+        }
+        logger.info("serving \(server.url)", metadata: [
+            "url": "\(server.url)", "rooms": "\(server.url)/rooms/NAME", "echo": "\(configuration.echoEnabled)",
+            "store": "\(configuration.dataDirectory ?? "memory only")",
+        ])
         waitForTermination(signals)
         let open = server.counters.connectionsOpen.load(ordering: .relaxed)
-        log("shutting down: closing \(open) connection(s) with 1001, at most \(shutdownGrace) s")
-        let drained = server.shutdownGracefully(grace: shutdownGrace) { signalPending(signals) }
-        log(drained ? "all connections closed; bye" : "grace period over or second signal; exiting")
+        logger.notice("shutting down", metadata: ["connections": "\(open)", "graceSeconds": "\(configuration.shutdownGraceSeconds)"])
+        let drained = server.shutdownGracefully(grace: configuration.shutdownGraceSeconds) { signalPending(signals) }
+        logger.notice(drained ? "all connections closed; bye" : "grace period over or second signal; exiting")
+        output.flush()
     }
+}
+
+/// Defaults, then the file (`file` or SCROLLSYNC_CONFIG), then SCROLLSYNC_… variables, then `flags`.
+func loadConfiguration(file: String?, flags: [(key: String, value: JSON)]) throws(ConfigurationError) -> ServerConfiguration {
+    var configuration = ServerConfiguration()
+    let environment = ProcessEnvironment.all
+    if let path = file ?? environment["SCROLLSYNC_CONFIG"] {
+        guard let text = readTextFile(path) else { throw ConfigurationError("\(path): cannot read: \(String(cString: strerror(errno)))") }
+        try Settings.apply(try Settings.fileValues(text, source: path), to: &configuration, source: path)
+    }
+    try Settings.apply(try Settings.environmentValues(environment), to: &configuration, source: "environment")
+    try Settings.apply(flags, to: &configuration, source: "command line")
+    try Settings.validate(configuration)
+    return configuration
+}
+
+/// Lifts the soft descriptor limit to the hard one: each connection needs a descriptor.
+func raiseDescriptorLimit() {
+    var limit = rlimit()
+    guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+    limit.rlim_cur = limit.rlim_max
+    _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
 }
 
 /// Blocks SIGINT and SIGTERM in this thread and the threads it starts.

@@ -7,7 +7,7 @@ import Testing
 struct RoomProtocolTests {
     /// Each check with the server options it needs.
     static let checks: [(String, [String])] = [
-        ("rooms", []), ("sequences", []), ("compressed", []), ("invalid", []), ("ordering", []), ("slow-follower", []),
+        ("rooms", []), ("sequences", []), ("compressed", []), ("invalid", []), ("ordering", []), ("slow-follower", ["--scroll-rate", "0"]),
         ("document-limit", []), ("idle-expiry", ["--room-idle", "1"]), ("keys-required", ["--require-keys"]),
     ]
 

@@ -22,6 +22,9 @@ final class RawClient {
 
     deinit { close(fd) }
 
+    /// Ends the TCP connection in both directions (the descriptor stays until deinit).
+    func shutdownBothWays() { shutdown(fd, Int32(SHUT_RDWR)) }
+
     func send(_ bytes: [UInt8]) {
         var sent = 0
         while sent < bytes.count {
@@ -64,10 +67,11 @@ final class RawClient {
         return received
     }
 
-    /// Sends an upgrade request for `path` and reads the 101 answer.
-    func upgrade(path: String = "/echo") -> String {
+    /// Sends an upgrade request for `path` (with extra header lines) and reads the answer's head.
+    func upgrade(path: String = "/echo", headers: [String] = []) -> String {
         send("GET \(path) HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+            + headers.map { $0 + "\r\n" }.joined() + "\r\n")
         var head = [UInt8]()
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, !String(decoding: head, as: UTF8.self).contains("\r\n\r\n") {
@@ -113,4 +117,25 @@ func closeCode(in bytes: [UInt8]) -> Int? {
         index += header + length
     }
     return nil
+}
+
+/// The text messages in a run of unmasked server frames (short and 16-bit lengths).
+func serverTexts(_ bytes: [UInt8]) -> [String] {
+    var texts = [String]()
+    var index = 0
+    while index + 2 <= bytes.count {
+        var length = Int(bytes[index + 1] & 0x7F)
+        var header = 2
+        if length == 126 {
+            guard index + 4 <= bytes.count else { break }
+            length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
+            header = 4
+        } else if length == 127 {
+            break
+        }
+        guard index + header + length <= bytes.count else { break }
+        if bytes[index] & 0x0F == 0x1 { texts.append(String(decoding: bytes[(index + header)..<(index + header + length)], as: UTF8.self)) }
+        index += header + length
+    }
+    return texts
 }

@@ -13,8 +13,10 @@ final class ServerProcess: @unchecked Sendable {
         return exe.deletingLastPathComponent().appendingPathComponent("scrollsync")
     }
 
+    /// Rooms stay in memory unless `arguments` name a data directory.
     init(_ arguments: [String] = [], environment: [String: String] = [:]) throws {
-        let child = try Child(Self.binary.path, ["serve", "--port", "0"] + arguments, environment: environment)
+        let store = arguments.contains("--data-dir") ? [] : ["--in-memory"]
+        let child = try Child(Self.binary.path, ["serve", "--port", "0"] + store + arguments, environment: environment)
         self.child = child
         // The first line names the URL: "scrollsync: serving ws://127.0.0.1:PORT ...".
         var found: String?

@@ -1,0 +1,43 @@
+import Synchronization
+import WebSocketCore
+
+/// The connection limits checked when a client connects: in total and per client address.
+final class ConnectionLimits: Sendable {
+    let total: Int
+    /// 0: no limit per address (nothing is tracked).
+    let perAddress: Int
+    private let byAddress = Mutex<[String: Int]>([:])
+
+    init(total: Int, perAddress: Int) {
+        self.total = total
+        self.perAddress = perAddress
+    }
+
+    /// Counts a new connection from `address` (`open` includes it) and answers the refusal
+    /// when it is over a limit. Every call is matched by one `release(address:)`.
+    func admit(address: String, open: Int) -> HTTPResponse? {
+        if perAddress > 0 {
+            let count = byAddress.withLock { counts in
+                counts[address, default: 0] += 1
+                return counts[address]!
+            }
+            if count > perAddress {
+                return .error(429, "too many connections from \(address) (limit \(perAddress))", headers: [("Retry-After", "10")])
+            }
+        }
+        if open > total {
+            return .error(503, "server at its connection limit (\(total))", headers: [("Retry-After", "10")])
+        }
+        return nil
+    }
+
+    func release(address: String) {
+        guard perAddress > 0 else { return }
+        byAddress.withLock { counts in
+            if let count = counts[address], count > 1 { counts[address] = count - 1 } else { counts[address] = nil }
+        }
+    }
+
+    /// Addresses with open connections (for tests and metrics).
+    var addressesTracked: Int { byAddress.withLock { $0.count } }
+}

@@ -1,0 +1,163 @@
+import DequeModule
+import Logging
+import ScrollModel
+import Synchronization
+import Transport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Log lines leave the process on a thread of their own: an event loop that logs only
+/// queues the line, so a slow or blocked standard output never stalls it. When more than
+/// `capacity` lines wait, new ones are dropped and counted.
+public final class LogOutput: Sendable {
+    private struct Queue {
+        var lines = Deque<[UInt8]>()
+        var dropped = 0
+        var writing = false
+    }
+
+    private let fd: Int32
+    private let capacity: Int
+    private let queue = Mutex(Queue())
+    private let wakeup = Wakeup()
+
+    /// Lines dropped because the queue was full.
+    public var dropped: Int { queue.withLock { $0.dropped } }
+
+    public init(fd: Int32 = STDOUT_FILENO, capacity: Int = 10_000) {
+        self.fd = fd
+        self.capacity = capacity
+        let output = UnsafeTransfer(self)
+        pthread_detach(spawnThread { output.value.run() })
+    }
+
+    /// Queues one line (a newline is added).
+    public func write(_ line: String) {
+        var bytes = Array(line.utf8)
+        bytes.append(10)
+        let queued = queue.withLock { queue in
+            guard queue.lines.count < capacity else { queue.dropped += 1; return false }
+            queue.lines.append(bytes)
+            return true
+        }
+        if queued { wakeup.signal() }
+    }
+
+    /// Waits until every queued line is written (at most `timeout` seconds).
+    public func flush(timeout: Double = 2) {
+        let deadline = monotonicSeconds() + timeout
+        while monotonicSeconds() < deadline {
+            if queue.withLock({ $0.lines.isEmpty && !$0.writing }) { return }
+            usleep(1000)
+        }
+    }
+
+    private func run() {
+        while true {
+            wakeup.wait()
+            while let line = queue.withLock({ queue -> [UInt8]? in
+                let line = queue.lines.popFirst()
+                queue.writing = line != nil
+                return line
+            }) {
+                line.withUnsafeBytes { bytes in
+                    var offset = 0
+                    while offset < bytes.count {
+                        let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                        if written < 0 && errno == EINTR { continue }
+                        if written <= 0 { break }
+                        offset += written
+                    }
+                }
+            }
+            queue.withLock { $0.writing = false }
+        }
+    }
+
+}
+
+/// A counting semaphore for one waiter.
+private final class Wakeup: @unchecked Sendable {
+    private var semaphore = sem_t()
+    init() { sem_init(&semaphore, 0, 0) }
+    func signal() { sem_post(&semaphore) }
+    func wait() { while sem_wait(&semaphore) != 0 && errno == EINTR {} }
+}
+
+private func monotonicSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
+
+/// swift-log handler: `2026-11-22T18:30:00.123Z info listening url=ws://127.0.0.1:8080`,
+/// or the same as one JSON object per line.
+public struct LineLogHandler: LogHandler {
+    public var logLevel: Logger.Level
+    public var metadata: Logger.Metadata = [:]
+    private let output: LogOutput
+    private let json: Bool
+
+    public init(output: LogOutput, level: Logger.Level, json: Bool) {
+        self.output = output
+        self.logLevel = level
+        self.json = json
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var fields = metadata
+        if let extra = event.metadata { fields.merge(extra) { $1 } }
+        let time = Self.timestamp()
+        if json {
+            var writer = JSONWriter()
+            writer.beginObject()
+            writer.field("time", time)
+            writer.field("level", event.level.rawValue)
+            writer.field("message", event.message.description)
+            for (key, value) in fields.sorted(by: { $0.key < $1.key }) { writer.field(key, value.description) }
+            writer.endObject()
+            output.write(String(decoding: writer.bytes, as: UTF8.self))
+        } else {
+            var line = "\(time) \(event.level.rawValue) \(event.message)"
+            for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
+                let text = value.description
+                line += " \(key)=" + (text.contains(" ") || text.isEmpty ? "\"\(text)\"" : text)
+            }
+            output.write(line)
+        }
+    }
+
+    /// UTC, millisecond precision, RFC 3339.
+    static func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let millis = Int(now.tv_nsec / 1_000_000)
+        let fraction = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(fraction)Z"
+    }
+}
+
+extension ServerConfiguration.LogOptions.Level {
+    /// The swift-log level of the same name.
+    public var loggerLevel: Logger.Level {
+        switch self {
+        case .trace: .trace
+        case .debug: .debug
+        case .info: .info
+        case .notice: .notice
+        case .warning: .warning
+        case .error: .error
+        case .critical: .critical
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Synchronization
+import WebSocketCore
+
+/// Server-wide counters (relaxed atomics: written by every loop, read by /metrics).
+/// Per-message counts are summed per read or drain, never per delivery.
+public final class ServerCounters: Sendable {
+    /// Connections by phase.
+    public let connectionsOpen = Atomic<Int>(0)
+    public let connectionsUpgraded = Atomic<Int>(0)
+    public let connectionsAccepted = Atomic<Int>(0)
+    /// WebSocket upgrades completed.
+    public let upgrades = Atomic<Int>(0)
+    /// Requests answered with an HTTP status ≥ 400, by status (see `refusalStatuses`).
+    let refusals = (0..<ServerCounters.refusalStatuses.count).map { _ in Counter() }
+    /// WebSocket messages and bytes (frame payloads in; frames out).
+    public let messagesIn = Atomic<Int>(0)
+    public let bytesIn = Atomic<Int>(0)
+    public let messagesOut = Atomic<Int>(0)
+    public let bytesOut = Atomic<Int>(0)
+    /// Close codes of ended WebSocket connections (1000…1015, and others as 0).
+    let closeCodes = (0..<17).map { _ in Counter() }
+    /// Scrolls refused with `rate_limited`.
+    public let rateLimited = Atomic<Int>(0)
+
+    /// Statuses counted one by one; any other ≥ 400 counts under the last (0).
+    static let refusalStatuses = [400, 401, 403, 404, 405, 408, 426, 429, 431, 503, 0]
+
+    public init() {}
+
+    func refused(status: Int) {
+        let index = Self.refusalStatuses.firstIndex(of: status) ?? Self.refusalStatuses.count - 1
+        refusals[index].add(1)
+    }
+
+    /// Requests refused with `status`.
+    public func refusals(status: Int) -> Int {
+        Self.refusalStatuses.firstIndex(of: status).map { refusals[$0].value } ?? 0
+    }
+
+    public var upgradesRefused: Int { refusals.reduce(0) { $0 + $1.value } }
+
+    func closed(code: CloseCode) {
+        let index = (1000...1015).contains(Int(code.rawValue)) ? Int(code.rawValue) - 999 : 0
+        closeCodes[index].add(1)
+    }
+
+    /// (code, count) for every close code seen; code 0 collects the rest.
+    var closeCodeCounts: [(Int, Int)] {
+        closeCodes.enumerated().compactMap { index, count in
+            let value = count.value
+            return value == 0 ? nil : (index == 0 ? 0 : index + 999, value)
+        }
+    }
+}
+
+/// One relaxed atomic counter, as a class so that counters can be kept in arrays.
+final class Counter: Sendable {
+    private let atomic = Atomic<Int>(0)
+    func add(_ amount: Int) { atomic.add(amount, ordering: .relaxed) }
+    var value: Int { atomic.load(ordering: .relaxed) }
+}

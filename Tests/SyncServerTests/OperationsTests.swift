@@ -1,0 +1,394 @@
+import Foundation
+import ScrollModel
+import SyncServer
+import Testing
+
+/// A room connection over a raw socket: the answer's status line, then server messages.
+final class RoomConnection {
+    let client: RawClient
+    let head: String
+    private var pending = [UInt8]()
+    private(set) var received = [String]()
+    private(set) var closed = false
+
+    init(port: Int, path: String, headers: [String] = []) throws {
+        client = try RawClient(port: port)
+        client.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+            + headers.map { $0 + "\r\n" }.joined() + "\r\n")
+        var bytes = [UInt8]()
+        let deadline = Date().addingTimeInterval(5)
+        var end: Int?
+        while end == nil && Date() < deadline {
+            bytes += client.receive(atLeast: 1, timeout: 0.5)
+            end = bytes.indices.dropLast(3).first { bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10 }
+        }
+        let split = (end ?? bytes.count - 4) + 4
+        head = String(decoding: bytes[..<min(split, bytes.count)], as: UTF8.self)
+        pending = split < bytes.count ? Array(bytes[split...]) : []
+        if !head.hasPrefix("HTTP/1.1 101 ") {
+            // A refusal: its body says why.
+            pending += client.receiveUntilClosed(timeout: 2).bytes
+            body = String(decoding: pending, as: UTF8.self)
+            pending = []
+            client.shutdownBothWays()  // as a client does after a refusal
+        }
+    }
+
+    /// The body of a refusal (empty after an upgrade).
+    private(set) var body = ""
+
+    /// Head and body of the answer.
+    var answer: String { head + body }
+
+    var status: String { head.split(separator: "\r\n").first.map(String.init) ?? "" }
+
+    func send(_ json: String) { client.send(maskedFrame(0x1, Array(json.utf8))) }
+
+    /// Reads until a message satisfies `condition` (true) or `timeout` passes (false).
+    @discardableResult
+    func wait(timeout: TimeInterval = 5, for condition: (String) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        var scanned = 0
+        while true {
+            parse()
+            if received[scanned...].contains(where: condition) { return true }
+            scanned = received.count
+            guard Date() < deadline, !closed else { return false }
+            let bytes = client.receive(atLeast: 1, timeout: 0.2)
+            pending += bytes
+        }
+    }
+
+    /// Unmasked server frames: texts are kept; a close frame ends the stream.
+    private func parse() {
+        while pending.count >= 2 {
+            var length = Int(pending[1] & 0x7F)
+            var header = 2
+            if length == 126 {
+                guard pending.count >= 4 else { return }
+                length = Int(pending[2]) << 8 | Int(pending[3])
+                header = 4
+            } else if length == 127 {
+                guard pending.count >= 10 else { return }
+                length = pending[2..<10].reduce(0) { $0 << 8 | Int($1) }
+                header = 10
+            }
+            guard pending.count >= header + length else { return }
+            let opcode = pending[0] & 0x0F
+            let payload = Array(pending[header..<(header + length)])
+            if opcode == 0x1 { received.append(String(decoding: payload, as: UTF8.self)) }
+            if opcode == 0x8 { closed = true; received.append("close \(payload.count >= 2 ? Int(payload[0]) << 8 | Int(payload[1]) : 1005)") }
+            pending.removeFirst(header + length)
+        }
+    }
+}
+
+/// GET `path` and the whole answer.
+func httpGet(_ path: String, port: Int, headers: [String] = []) throws -> String {
+    let client = try RawClient(port: port)
+    client.send("GET \(path) HTTP/1.1\r\nHost: x\r\n" + headers.map { $0 + "\r\n" }.joined() + "\r\n")
+    return String(decoding: client.receiveUntilClosed(timeout: 5).bytes, as: UTF8.self)
+}
+
+@Suite("Configuration")
+struct ConfigurationTests {
+    func temporaryFile(_ text: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("config-\(UUID().uuidString).json").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    static let repository = peersDirectory.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test(arguments: [
+        (#"{"limits":{"connections":"many"}}"#, "limits.connections: expected a whole number"),
+        (#"{"limits":{"conections":5}}"#, "unknown key limits.conections (did you mean limits.connections?)"),
+        (#"{"listen":{"port":70000}}"#, "listen.port: expected a whole number from 0 to 65535, got 70000"),
+        (#"{"log":{"level":"loud"}}"#, "log.level: expected one of trace, debug"),
+        (#"{"origins":"https://a.example"}"#, "origins: expected a list of strings"),
+        (#"{"tls":{"certificate":"/x.pem"}}"#, "tls.certificate and tls.key go together"),
+        (#"{"limits":"#, "not JSON"),
+    ])
+    func badFilesStopStartUpNamingTheKey(_ text: String, _ message: String) throws {
+        let file = try temporaryFile(text)
+        let result = try run(ServerProcess.binary.path, ["serve", "--config", file, "--port", "0", "--in-memory"], timeout: 30)
+        #expect(result.status == 78, "\(result.output)")
+        #expect(result.output.contains(message), "\(result.output)")
+        if !message.contains("go together") { #expect(result.output.contains(file), "the file is named: \(result.output)") }
+    }
+
+    @Test func flagsBeatEnvironmentBeatFileBeatDefaults() throws {
+        let file = try temporaryFile(#"{"listen":{"port":1111},"limits":{"rooms":5,"connections":7},"admin":{"token":"file-secret"}}"#)
+        let environment = ["SCROLLSYNC_LIMITS_ROOMS": "6", "SCROLLSYNC_LIMITS_CONNECTIONS": "8", "SCROLLSYNC_ADMIN_TOKEN": "env-secret"]
+        let checked = try run(ServerProcess.binary.path, ["config", "check", file], environment: environment, timeout: 30)
+        #expect(checked.status == 0, "\(checked.output)")
+        let effective = try JSON.parse(checked.output)
+        #expect(effective["listen"]?["port"]?.double == 1111, "file over default")
+        #expect(effective["limits"]?["rooms"]?.double == 6, "environment over file")
+        #expect(effective["limits"]?["membersPerRoom"]?.double == 16384, "default where nothing is said")
+        #expect(effective["admin"]?["token"]?.string == "********", "secrets are masked")
+        #expect(!checked.output.contains("secret"), "no secret is printed")
+
+        // A flag over the environment: the server refuses its 9th room with --max-rooms 1.
+        let server = try ServerProcess(["--config", file, "--port", "0", "--max-rooms", "1"], environment: environment)
+        let first = try RoomConnection(port: server.port, path: "/rooms/one")
+        #expect(first.status.contains(" 101 "))
+        let second = try RoomConnection(port: server.port, path: "/rooms/two")
+        #expect(second.status.hasPrefix("HTTP/1.1 503 "), "\(second.head)")
+    }
+
+    @Test func environmentTyposAreErrors() throws {
+        let result = try run(ServerProcess.binary.path, ["config", "check"], environment: ["SCROLLSYNC_LIMITS_ROOM": "3"], timeout: 30)
+        #expect(result.status == 78)
+        #expect(result.output.contains("SCROLLSYNC_LIMITS_ROOM names no configuration key"), "\(result.output)")
+        let typed = try run(ServerProcess.binary.path, ["config", "check"], environment: ["SCROLLSYNC_LISTEN_PORT": "eighty"], timeout: 30)
+        #expect(typed.status == 78)
+        #expect(typed.output.contains("SCROLLSYNC_LISTEN_PORT (listen.port)"), "\(typed.output)")
+    }
+
+    @Test func shippedFilesAreValidAndTheDefaultsFileIsTheDefaults() throws {
+        let defaults = try String(contentsOf: Self.repository.appendingPathComponent("Config/scrollsync.json"), encoding: .utf8)
+        #expect(defaults.trimmingCharacters(in: .whitespacesAndNewlines) == Settings.describe(ServerConfiguration()),
+                "Config/scrollsync.json differs from the built-in defaults: regenerate it with `scrollsync config check > Config/scrollsync.json`")
+        for example in ["Config/scrollsync.json", "Config/examples/tls.json", "Config/examples/public.json"] {
+            let result = try run(ServerProcess.binary.path, ["config", "check", Self.repository.appendingPathComponent(example).path], timeout: 30)
+            #expect(result.status == 0, "\(example): \(result.output)")
+        }
+        let readme = try String(contentsOf: Self.repository.appendingPathComponent("Config/README.md"), encoding: .utf8)
+        for setting in Settings.all {
+            #expect(readme.contains("`\(setting.key)`"), "Config/README.md documents \(setting.key)")
+            #expect(readme.contains("`\(setting.environmentName)`"), "Config/README.md names \(setting.environmentName)")
+        }
+    }
+}
+
+@Suite("Limits")
+struct LimitTests {
+    let upgradeHeaders: [String] = []
+
+    @Test func connectionsInAllAndPerAddress() throws {
+        let server = try ServerProcess(["--max-connections", "3"])
+        let open = try (0..<3).map { _ in try RoomConnection(port: server.port, path: "/rooms/limits") }
+        #expect(open.allSatisfy { $0.status.contains(" 101 ") })
+        let fourth = try RoomConnection(port: server.port, path: "/rooms/limits")
+        #expect(fourth.status.hasPrefix("HTTP/1.1 503 "), "\(fourth.head)")
+        #expect(fourth.answer.contains("connection limit (3)"))
+
+        let perAddress = try ServerProcess(["--max-connections-per-address", "2"])
+        var two = try (0..<2).map { _ in try RoomConnection(port: perAddress.port, path: "/rooms/limits") }
+        #expect(two.allSatisfy { $0.status.contains(" 101 ") })
+        let third = try RoomConnection(port: perAddress.port, path: "/rooms/limits")
+        #expect(third.status.hasPrefix("HTTP/1.1 429 "), "\(third.head)")
+        #expect(third.answer.contains("too many connections from 127.0.0.1 (limit 2)"))
+        // A closed connection frees its place.
+        two[0].client.send(maskedFrame(0x8, [0x03, 0xE8]))
+        #expect(two[0].wait { $0 == "close 1000" })
+        two.removeFirst()  // and its socket closes
+        var admitted = false
+        for _ in 0..<50 where !admitted {
+            admitted = try RoomConnection(port: perAddress.port, path: "/rooms/limits").status.contains(" 101 ")
+            if !admitted { usleep(50_000) }
+        }
+        #expect(admitted, "a place is free again after a close")
+        two.removeAll()  // /metrics is a connection from this address too
+        usleep(200_000)
+        #expect(try metricValue("scrollsync_handshake_failures_total{status=\"429\"}", port: perAddress.port) >= 1)
+    }
+
+    @Test func roomsAndMembersPerRoom() throws {
+        let server = try ServerProcess(["--max-rooms", "2", "--max-members", "2"])
+        let a = try (0..<2).map { _ in try RoomConnection(port: server.port, path: "/rooms/a") }
+        #expect(a.allSatisfy { $0.status.contains(" 101 ") })
+        let full = try RoomConnection(port: server.port, path: "/rooms/a")
+        #expect(full.status.hasPrefix("HTTP/1.1 503 ") && full.answer.contains("room a is full (2 members)"), "\(full.answer)")
+        let b = try RoomConnection(port: server.port, path: "/rooms/b")
+        #expect(b.status.contains(" 101 "))
+        let c = try RoomConnection(port: server.port, path: "/rooms/c")
+        #expect(c.status.hasPrefix("HTTP/1.1 503 ") && c.answer.contains("room limit (2)"), "\(c.answer)")
+    }
+
+    @Test func originsNotAllowedAreRefused() throws {
+        let server = try ServerProcess(["--origin", "https://slides.example.org"])
+        let stranger = try RoomConnection(port: server.port, path: "/rooms/o", headers: ["Origin: https://evil.example"])
+        #expect(stranger.status.hasPrefix("HTTP/1.1 403 ") && stranger.answer.contains("origin https://evil.example is not allowed"), "\(stranger.answer)")
+        let allowed = try RoomConnection(port: server.port, path: "/rooms/o", headers: ["Origin: https://slides.example.org"])
+        #expect(allowed.status.contains(" 101 "))
+        let terminal = try RoomConnection(port: server.port, path: "/rooms/o")
+        #expect(terminal.status.contains(" 101 "), "clients without Origin (terminals) are not browsers")
+    }
+
+    @Test func scrollsOverTheRateGetRateLimitedAndTheConnectionStays() throws {
+        let server = try ServerProcess(["--scroll-rate", "2"], environment: ["SCROLLSYNC_LIMITS_SCROLL_BURST": "5"])
+        let presenter = try RoomConnection(port: server.port, path: "/rooms/rate?role=presenter")
+        #expect(presenter.wait { $0.contains("\"type\":\"welcome\"") })
+        for offset in 1...8 { presenter.send(#"{"type":"scroll","offset":\#(offset)}"#) }
+        #expect(presenter.wait { $0.contains("\"code\":\"rate_limited\"") }, "\(presenter.received)")
+        #expect(presenter.wait { $0.contains("\"offset\":5,") }, "the burst of 5 went through")
+        let states = presenter.received.filter { $0.contains("\"type\":\"state\"") }
+        #expect(!states.contains { $0.contains("\"offset\":8,") }, "scrolls over the burst were dropped: \(states)")
+        #expect(presenter.received.filter { $0.contains("rate_limited") }.count == 3)
+        // Tokens come back: after a second, a scroll goes through on the same connection.
+        sleep(1)
+        presenter.send(#"{"type":"scroll","offset":42}"#)
+        #expect(presenter.wait { $0.contains("\"offset\":42,") }, "\(presenter.received.suffix(3))")
+        #expect(try metricValue("scrollsync_rate_limited_total", port: server.port) == 3)
+    }
+
+    @Test func messagesOverTheRoomMessageLimitClose1009() throws {
+        let server = try ServerProcess(environment: ["SCROLLSYNC_LIMITS_ROOM_MESSAGE_BYTES": "2048", "SCROLLSYNC_LIMITS_DOCUMENT_BYTES": "1024"])
+        let presenter = try RoomConnection(port: server.port, path: "/rooms/big?role=presenter")
+        #expect(presenter.wait { $0.contains("\"type\":\"welcome\"") })
+        presenter.send(#"{"type":"document","name":"a.txt","text":"\#(String(repeating: "x", count: 1500))"}"#)
+        #expect(presenter.wait { $0.contains("\"code\":\"too_large\"") }, "a document over limits.documentBytes: \(presenter.received)")
+        presenter.send(#"{"type":"document","name":"a.txt","text":"\#(String(repeating: "x", count: 3000))"}"#)
+        #expect(presenter.wait { $0 == "close 1009" }, "a message over limits.roomMessageBytes: \(presenter.received.suffix(2))")
+    }
+}
+
+/// A sample's value in the server's /metrics (the line `name value`, labels included in `name`).
+func metricValue(_ name: String, port: Int) throws -> Double {
+    let text = try httpGet("/metrics", port: port)
+    guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + " ") }), let value = Double(line.split(separator: " ").last!) else {
+        throw Failure("no \(name) in /metrics")
+    }
+    return value
+}
+
+@Suite("Operations endpoints")
+struct OperationsEndpointTests {
+    /// The Prometheus text format: HELP and TYPE before samples, `name{labels} value` lines.
+    func parsePrometheus(_ body: String) throws -> [String: Double] {
+        var samples = [String: Double]()
+        var types = [String: String]()
+        for line in body.split(separator: "\n") {
+            if line.hasPrefix("# HELP ") { continue }
+            if line.hasPrefix("# TYPE ") {
+                let parts = line.split(separator: " ")
+                guard parts.count == 4, ["counter", "gauge", "histogram", "summary", "untyped"].contains(parts[3]) else { throw Failure("bad TYPE: \(line)") }
+                types[String(parts[2])] = String(parts[3])
+                continue
+            }
+            guard let match = line.wholeMatch(of: /([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[a-zA-Z_][a-zA-Z0-9_]*="[^"]*"(,[a-zA-Z_][a-zA-Z0-9_]*="[^"]*")*\})? (\S+)/),
+                  let value = Double(match.4) ?? (match.4 == "+Inf" ? .infinity : nil) else {
+                throw Failure("not a sample line: \(line)")
+            }
+            let family = String(match.1).replacing(/_(bucket|sum|count)$/, with: "")
+            guard types[String(match.1)] != nil || types[family] == "histogram" else { throw Failure("sample before its TYPE: \(line)") }
+            samples[String(match.1) + String(match.2 ?? "")] = value
+        }
+        return samples
+    }
+
+    @Test func metricsParseAndMoveWithTraffic() throws {
+        let server = try ServerProcess()
+        let before = try parsePrometheus(String(try httpGet("/metrics", port: server.port).split(separator: "\r\n\r\n", maxSplits: 1)[1]))
+        let presenter = try RoomConnection(port: server.port, path: "/rooms/m?role=presenter")
+        let follower = try RoomConnection(port: server.port, path: "/rooms/m")
+        #expect(follower.wait { $0.contains("\"type\":\"welcome\"") })
+        for offset in 1...10 { presenter.send(#"{"type":"scroll","offset":\#(offset)}"#) }
+        #expect(follower.wait { $0.contains("\"offset\":10,") })
+        _ = try RoomConnection(port: server.port, path: "/nowhere")
+        let after = try parsePrometheus(String(try httpGet("/metrics", port: server.port).split(separator: "\r\n\r\n", maxSplits: 1)[1]))
+        #expect(after["scrollsync_connections{state=\"open\"}"] == 2)
+        #expect(after["scrollsync_rooms{state=\"active\"}"] == 1)
+        #expect(after["scrollsync_room_members{role=\"follower\"}"] == 1)
+        #expect((after["scrollsync_messages_in_total"] ?? 0) - (before["scrollsync_messages_in_total"] ?? 0) == 10)
+        #expect((after["scrollsync_state_deliveries_total"] ?? 0) - (before["scrollsync_state_deliveries_total"] ?? 0) >= 2,
+                "the newest state to the follower and the presenter (older ones may be conflated)")
+        #expect((after["scrollsync_bytes_out_total"] ?? 0) > (before["scrollsync_bytes_out_total"] ?? 0))
+        #expect(after["scrollsync_handshakes_total"] == 2)
+        #expect(after["scrollsync_handshake_failures_total{status=\"404\"}"] == 1)
+        #expect((after["scrollsync_broadcast_latency_seconds_count"] ?? 0) > 0)
+        #expect(after["scrollsync_event_loop_lag_seconds{loop=\"0\"}"] != nil)
+        presenter.client.send(maskedFrame(0x8, [0x03, 0xE8]))
+        #expect(presenter.wait { $0 == "close 1000" })
+        presenter.client.shutdownBothWays()
+        var closes = 0.0
+        for _ in 0..<50 where closes < 1 {
+            closes = (try? metricValue("scrollsync_close_codes_total{code=\"1000\"}", port: server.port)) ?? 0
+            usleep(20_000)
+        }
+        #expect(closes == 1)
+    }
+
+    @Test func roomsListsMembersAndSeqBehindTheAdminToken() throws {
+        let server = try ServerProcess([], environment: ["SCROLLSYNC_ADMIN_TOKEN": "let-me-in"])
+        let presenter = try RoomConnection(port: server.port, path: "/rooms/listed?role=presenter&key=k")
+        let follower = try RoomConnection(port: server.port, path: "/rooms/listed")
+        #expect(follower.wait { $0.contains("\"type\":\"welcome\"") })
+        presenter.send(#"{"type":"scroll","offset":3}"#)
+        presenter.send(#"{"type":"scroll","offset":4}"#)
+        #expect(follower.wait { $0.contains("\"offset\":4,") })
+        let refused = try httpGet("/rooms", port: server.port)
+        #expect(refused.hasPrefix("HTTP/1.1 401 "), "\(refused)")
+        let wrong = try httpGet("/rooms", port: server.port, headers: ["Authorization: Bearer nope"])
+        #expect(wrong.hasPrefix("HTTP/1.1 401 "))
+        let answer = try httpGet("/rooms", port: server.port, headers: ["Authorization: Bearer let-me-in"])
+        #expect(answer.hasPrefix("HTTP/1.1 200 "))
+        let body = try JSON.parse(String(answer.split(separator: "\r\n\r\n", maxSplits: 1)[1]))
+        guard case .array(let rooms)? = body["rooms"] else { Issue.record("no rooms in \(answer)"); return }
+        let room = rooms.first { $0["name"]?.string == "listed" }
+        #expect(room?["presenters"]?.double == 1 && room?["followers"]?.double == 1, "\(body)")
+        #expect(room?["seq"]?.double == 2)
+        #expect(room?["driving"]?.bool == true)
+    }
+
+    @Test func refusalsAreLoggedWithTheirReasonAndNeverAKey() throws {
+        let server = try ServerProcess(["--require-keys", "--origin", "https://ok.example"])
+        _ = try RoomConnection(port: server.port, path: "/rooms/logged?role=presenter&key=hunter2", headers: ["Origin: https://bad.example"])
+        _ = try RoomConnection(port: server.port, path: "/rooms/bad%20name?key=hunter2")
+        let logged = server.child.waitForOutput { lines in lines.filter { $0.contains(" refused ") }.count >= 2 }
+        #expect(logged, "\(server.child.output)")
+        let output = server.child.output
+        #expect(output.contains("status=403") && output.contains("origin https://bad.example is not allowed"), "\(output)")
+        #expect(output.contains("status=400") && output.contains("room names are 1 to 64 characters"), "\(output)")
+        #expect(output.contains("path=/rooms/logged "), "the path is logged without its query: \(output)")
+        #expect(!output.contains("hunter2"), "a key never reaches the log: \(output)")
+    }
+}
+
+@Suite("Restart without loss", .serialized)
+struct PersistenceTests {
+    @Test func killDashNineKeepsStateDocumentAndKey() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("scrollsync-store-\(UUID().uuidString)").path
+        let first = try ServerProcess(["--data-dir", directory])
+        let presenter = try RoomConnection(port: first.port, path: "/rooms/kept?role=presenter&key=s3cret")
+        #expect(presenter.wait { $0.contains("\"type\":\"welcome\"") })
+        presenter.send(##"{"type":"document","name":"talk.md","format":"markdown","text":"# Talk\n\nHello"}"##)
+        presenter.send(#"{"type":"scroll","offset":12,"viewport":10,"content":100,"anchor":{"id":"talk","fraction":0.5}}"#)
+        #expect(presenter.wait { $0.contains("\"offset\":12,") })
+        // The store writes within 50 ms; wait until the files say so, then kill without warning.
+        let stateFile = directory + "/kept.state"
+        for _ in 0..<100 where !((try? String(contentsOfFile: stateFile, encoding: .utf8))?.contains("\"offset\":12,") ?? false) { usleep(20_000) }
+        kill(first.pid, SIGKILL)
+        #expect(first.child.wait(timeout: 10) == 128 + SIGKILL)
+        #expect(!((try? String(contentsOfFile: directory + "/kept.key", encoding: .utf8)) ?? "s3cret").contains("s3cret"), "the key is stored as a digest")
+
+        let second = try ServerProcess(["--data-dir", directory])
+        let late = try RoomConnection(port: second.port, path: "/rooms/kept")
+        #expect(late.wait { $0.contains("\"type\":\"document\"") }, "\(late.received)")
+        let welcome = late.received.first { $0.contains("\"type\":\"welcome\"") } ?? ""
+        #expect(welcome.contains("\"offset\":12,") && welcome.contains("\"seq\":1,") && welcome.contains("\"id\":\"talk\""), "\(welcome)")
+        #expect(late.received.contains { $0.contains("\"text\":\"# Talk\\n\\nHello\"") }, "\(late.received)")
+
+        // The key survived too: a wrong key is refused, the right one drives and seq goes on.
+        let intruder = try RoomConnection(port: second.port, path: "/rooms/kept?role=presenter&key=guess")
+        #expect(intruder.wait { $0.contains("\"code\":\"unauthorized\"") }, "\(intruder.received)")
+        let returning = try RoomConnection(port: second.port, path: "/rooms/kept?role=presenter&key=s3cret")
+        #expect(returning.wait { $0.contains("\"type\":\"welcome\"") })
+        returning.send(#"{"type":"scroll","offset":20}"#)
+        #expect(late.wait { $0.contains("\"offset\":20,") && $0.contains("\"seq\":2,") }, "\(late.received.suffix(2))")
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    @Test func inMemoryServersKeepNothing() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("scrollsync-store-\(UUID().uuidString)").path
+        let server = try ServerProcess(["--data-dir", directory, "--in-memory"])
+        let presenter = try RoomConnection(port: server.port, path: "/rooms/gone?role=presenter")
+        presenter.send(#"{"type":"scroll","offset":1}"#)
+        #expect(presenter.wait { $0.contains("\"offset\":1,") })
+        usleep(200_000)
+        #expect(!FileManager.default.fileExists(atPath: directory), "--in-memory writes nothing")
+    }
+}
