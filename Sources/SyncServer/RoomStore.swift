@@ -49,7 +49,8 @@ enum PresenterKey {
 }
 
 /// The embedded store: three small files per room in one directory, written by a thread
-/// of its own (latest contents per room, at most every `interval`), each replaced
+/// of its own (latest contents per room, at most every `interval`, and never more than a
+/// third of that thread's time), each replaced
 /// atomically (write, then rename), so a `kill -9` at any moment leaves either the old
 /// or the new file. The files hold the wire messages themselves:
 /// `NAME.state` a `state`, `NAME.document` a `document`, `NAME.key` the key digest.
@@ -122,8 +123,10 @@ public final class FileRoomStore: RoomStore {
     }
 
     private func run() {
+        var pause = UInt64(interval) * 1_000_000
         while true {
-            usleep(interval * 1000)
+            usleep(UInt32(pause / 1000))
+            let started = monotonicNanoseconds()
             let batch = queue.withLock { queue -> [String: Pending] in
                 defer { queue.pending.removeAll(keepingCapacity: true) }
                 queue.writing = !queue.pending.isEmpty
@@ -141,6 +144,9 @@ public final class FileRoomStore: RoomStore {
                 }
             }
             queue.withLock { $0.writing = false }
+            // With many busy rooms a batch takes a while: rest twice as long as it took, so
+            // the store never takes more than a third of a core.
+            pause = max(UInt64(interval) * 1_000_000, 2 * (monotonicNanoseconds() - started))
         }
     }
 
