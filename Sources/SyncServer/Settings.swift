@@ -73,6 +73,9 @@ public enum Settings {
     public static func apply(_ overrides: [(key: String, value: JSON)], to configuration: inout ServerConfiguration, source: String) throws(ConfigurationError) {
         for (key, value) in overrides {
             guard let setting = setting(key) else {
+                if all.contains(where: { $0.key.hasPrefix(key + ".") }) {
+                    throw ConfigurationError("\(source): \(key): expected an object with keys \(all.filter { $0.key.hasPrefix(key + ".") }.map(\.key).joined(separator: ", "))")
+                }
                 let near = all.map(\.key).min { distance($0, key) < distance($1, key) }
                 let hint = near.map { distance($0, key) <= 3 ? " (did you mean \($0)?)" : "" } ?? ""
                 throw ConfigurationError("\(source): unknown key \(key)\(hint)")
