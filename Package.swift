@@ -11,6 +11,7 @@ import PackageDescription
 ///   WebSocketCore    – sans-I/O HTTP upgrade, frames, UTF-8, close, permessage-deflate
 ///   ScrollModel      – rooms, scroll state, wire JSON; pure, stdlib only
 ///   Transport        – epoll loops, sockets, write queues, TLS; no WebSocket knowledge
+///   RedisClient      – hiredis (Debian: libhiredis-dev) driven by a Transport loop
 ///   TerminalUI       – documents, layout, Elm-style present/follow models, renderer
 ///   SyncClient       – WebSocket and room clients on the same transport
 ///   SyncServer       – endpoints wired onto Transport + WebSocketCore
@@ -40,6 +41,10 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        .systemLibrary(
+            name: "CHiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
         .systemLibrary(name: "CLinux"),
         .target(name: "Bytes"),
         .target(name: "ScrollModel"),
@@ -52,10 +57,11 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        .target(name: "RedisClient", dependencies: ["CHiredis", "Transport"]),
         .target(
             name: "SyncServer",
             dependencies: [
-                "Bytes", "Deflate", "WebSocketCore", "Transport", "ScrollModel", "COpenSSL",
+                "Bytes", "Deflate", "WebSocketCore", "Transport", "ScrollModel", "COpenSSL", "RedisClient",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]

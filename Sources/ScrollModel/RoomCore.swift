@@ -61,7 +61,9 @@ public struct RoomCore: Sendable {
     /// Adds a session. A presenter must give the room's key when it has one; the first
     /// presenter of a keyless room with no other presenter binds the key it gives.
     /// A presenter that joins while nobody drives takes control.
-    public mutating func join(_ id: String, role: Role, name: String?, key: String?, keyRequired: Bool = false) -> Result<(Welcome, [Broadcast]), ProtocolError> {
+    /// With `claimsControl` false the caller decides control (a shared hub asks its lease).
+    public mutating func join(_ id: String, role: Role, name: String?, key: String?, keyRequired: Bool = false,
+                              claimsControl: Bool = true) -> Result<(Welcome, [Broadcast]), ProtocolError> {
         var broadcasts = [Broadcast]()
         if role == .presenter {
             let given = key.map { Array($0.utf8) }
@@ -79,7 +81,7 @@ public struct RoomCore: Sendable {
         let member = Member(role: role, name: name)
         members[id] = member
         count(member, 1)
-        if role == .presenter && driver == nil {
+        if role == .presenter && driver == nil && claimsControl {
             driver = id
             broadcasts.append(.driver(id, name: name))
         }
@@ -105,14 +107,12 @@ public struct RoomCore: Sendable {
         guard let member = members[id] else { return .failure(ProtocolError(.badMessage, "not a member of \(name)")) }
         switch message {
         case .scroll(let update):
-            guard driver == id else {
-                return .failure(ProtocolError(.notDriver, member.role == .presenter
-                    ? "you do not drive this room; send {\"type\":\"control\",\"action\":\"take\"} first"
-                    : "followers cannot scroll the room"))
+            switch proposeScroll(update, from: id) {
+            case .failure(let error): return .failure(error)
+            case .success(let next):
+                state = next
+                return .success([.state(next)])
             }
-            let next = ScrollState.next(after: state, applying: update, by: id, doc: document?.fingerprint)
-            state = next
-            return .success([.state(next)])
         case .control(let take):
             guard member.role == .presenter else { return .failure(ProtocolError(.unauthorized, "only presenters may take control")) }
             if take {
@@ -134,6 +134,37 @@ public struct RoomCore: Sendable {
             members[id]?.following = following
             return .success([.presence(presence)])
         }
+    }
+
+    /// The state a scroll from `id` would make (after `previous`, by default the room's),
+    /// or why it is refused; changes nothing.
+    public func proposeScroll(_ update: ScrollUpdate, from id: String, after previous: ScrollState?? = nil) -> Result<ScrollState, ProtocolError> {
+        guard let member = members[id] else { return .failure(ProtocolError(.badMessage, "not a member of \(name)")) }
+        guard driver == id else {
+            return .failure(ProtocolError(.notDriver, member.role == .presenter
+                ? "you do not drive this room; send {\"type\":\"control\",\"action\":\"take\"} first"
+                : "followers cannot scroll the room"))
+        }
+        return .success(ScrollState.next(after: previous ?? state, applying: update, by: id, doc: document?.fingerprint))
+    }
+
+    // MARK: Changes made elsewhere (another node of a shared hub)
+
+    /// Takes a state decided elsewhere; an older or equal `seq` is ignored. Returns whether it was newer.
+    public mutating func adopt(state newState: ScrollState) -> Bool {
+        guard newState.seq > state?.seq ?? 0 else { return false }
+        state = newState
+        return true
+    }
+
+    /// Takes a driver decided elsewhere (it may be a session of another node).
+    public mutating func adopt(driver newDriver: String?) { driver = newDriver }
+
+    public mutating func adopt(document newDocument: SharedDocument) { document = newDocument }
+
+    /// Takes the room's key digest as kept elsewhere.
+    public mutating func adopt(presenterKey digest: String?) {
+        presenterKey = digest.map { Array($0.utf8) }
     }
 
     /// Compares without an early exit, so timing does not reveal how much of a key matched.

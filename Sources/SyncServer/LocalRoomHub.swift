@@ -42,14 +42,31 @@ public final class LocalRoomHub: RoomHub {
             /// When presence was last sent, and whether a coalesced send is scheduled.
             var presenceSentAt: UInt64 = 0
             var presenceScheduled = false
+            /// Shared rooms: fetched from the engine (joins wait until then), the last change
+            /// version applied, other nodes' counts, this node's counts not yet announced,
+            /// and the last state proposed here (the base for the next one's direction).
+            var attached = true
+            var waiting: [@Sendable () -> Void] = []
+            var version = 0
+            var remote: [String: (presence: Presence, at: UInt64)] = [:]
+            var announce = false
+            var proposed: ScrollState?
+
+            /// Counts over every node.
+            var presence: Presence {
+                remote.values.reduce(core.presence) { total, entry in
+                    Presence(presenters: total.presenters + entry.presence.presenters, followers: total.followers + entry.presence.followers,
+                             detached: total.detached + entry.presence.detached)
+                }
+            }
         }
 
         let guarded: Mutex<Guarded>
         /// Compressor for shared frames; used only with the room locked.
         let deflater = Deflater(windowBits: 15, noContextTakeover: true)
 
-        init(core: RoomCore, loops: Int) {
-            guarded = Mutex(Guarded(core: core, locals: Array(repeating: nil, count: loops)))
+        init(core: RoomCore, loops: Int, attached: Bool = true) {
+            guarded = Mutex(Guarded(core: core, locals: Array(repeating: nil, count: loops), attached: attached))
         }
     }
 
@@ -59,14 +76,19 @@ public final class LocalRoomHub: RoomHub {
     private let rooms = Mutex<[String: Room]>([:])
     private let store: (any RoomStore)?
     private let logger: Logger
+    /// Shares rooms with other nodes (Redis), or nil for a single process.
+    public let engine: (any RoomEngine)?
+    private let ticks = Atomic<Int>(0)
 
     /// - Parameter store: where rooms are kept across restarts; the rooms in it are
     ///   restored now (empty, so they expire after `roomIdleSeconds` unless someone joins).
-    public init(loops: [EventLoop], options: Options = .init(), store: (any RoomStore)? = nil,
+    /// - Parameter engine: shares the rooms with other nodes; it runs on `loops[0]`.
+    public init(loops: [EventLoop], options: Options = .init(), store: (any RoomStore)? = nil, engine: (any RoomEngine)? = nil,
                 logger: Logger = Logger(label: "scrollsync")) throws(StoreError) {
         self.loops = loops
         self.options = options
         self.store = store
+        self.engine = engine
         self.logger = logger
         let restored = try store?.loadAll() ?? []
         let now = loops.first?.now ?? 0
@@ -80,7 +102,11 @@ public final class LocalRoomHub: RoomHub {
             }
         }
         if !restored.isEmpty { logger.info("rooms restored", metadata: ["count": "\(restored.count)"]) }
-        loops.first?.onTick { [weak self] in self?.forgetIdleRooms() }
+        loops.first?.onTick { [weak self] in
+            self?.forgetIdleRooms()
+            self?.keepShared()
+        }
+        engine?.delegate = self
     }
 
     /// Names of the rooms held now.
@@ -103,8 +129,9 @@ public final class LocalRoomHub: RoomHub {
         return all.map { name, room in
             room.guarded.withLock { guarded in
                 let core = guarded.core
-                return RoomSummary(name: name, presenters: core.presence.presenters, followers: core.presence.followers,
-                                   detached: core.presence.detached, seq: core.state?.seq ?? 0, driving: core.driver != nil,
+                let presence = guarded.presence
+                return RoomSummary(name: name, presenters: presence.presenters, followers: presence.followers,
+                                   detached: presence.detached, seq: core.state?.seq ?? 0, driving: core.driver != nil,
                                    document: core.document?.name)
             }
         }.sorted { $0.name < $1.name }
@@ -119,30 +146,77 @@ public final class LocalRoomHub: RoomHub {
         return members >= options.maxMembersPerRoom ? "room \(name) is full (\(options.maxMembersPerRoom) members)" : nil
     }
 
-    public func join(_ member: RoomMember, room name: String, role: Role, key: String?) -> Result<RoomCore.Welcome, ProtocolError> {
+    public func join(_ member: RoomMember, room name: String, role: Role, key: String?,
+                     completion: @escaping (Result<RoomCore.Welcome, ProtocolError>) -> Void) {
         let digest = key.map { $0.isEmpty ? $0 : PresenterKey.digest($0, room: name) }
         while true {
+            let shared = engine?.isAvailable == true
             let (room, created) = rooms.withLock { rooms in
                 if let room = rooms[name] { return (room, false) }
-                let room = Room(core: RoomCore(name: name), loops: loops.count)
+                let room = Room(core: RoomCore(name: name), loops: loops.count, attached: !shared)
                 rooms[name] = room
                 return (room, true)
             }
-            if created { logger.info("room created", metadata: ["room": "\(name)"]) }
-            if let result = join(member, room: room, name: name, role: role, key: digest) { return result }
+            if created {
+                logger.info("room created", metadata: ["room": "\(name)"])
+                if shared, let engine {
+                    engine.attach(room: name) { [self] snapshot in attached(room, snapshot: snapshot) }
+                }
+            }
+            switch join(member, room: room, name: name, role: role, key: digest) {
+            case .removed:
+                continue
+            case .waiting:
+                let loop = member.peer.channel.loop
+                let retry = Unchecked((member, completion))
+                room.guarded.withLock { guarded in
+                    guarded.waiting.append { [self] in
+                        loop.execute { [self] in
+                            let (member, completion) = retry.value
+                            guard !member.left else { return }
+                            join(member, room: name, role: role, key: key, completion: completion)
+                        }
+                    }
+                }
+                return
+            case .done(let result):
+                completion(result)
+                return
+            }
         }
     }
 
-    private func join(_ member: RoomMember, room: Room, name: String, role: Role, key: String?) -> Result<RoomCore.Welcome, ProtocolError>? {
+    private enum JoinOutcome {
+        case done(Result<RoomCore.Welcome, ProtocolError>)
+        /// The room is being fetched from the engine.
+        case waiting
+        /// The room was forgotten meanwhile.
+        case removed
+    }
+
+    private func join(_ member: RoomMember, room: Room, name: String, role: Role, key: String?) -> JoinOutcome {
         let loop = member.peer.channel.loop
+        let shared = engine?.isAvailable == true
         return room.guarded.withLock { guarded in
-            guard !guarded.removed else { return nil }
+            guard !guarded.removed else { return .removed }
+            guard guarded.attached else { return .waiting }
             let hadKey = guarded.core.hasPresenterKey
-            switch guarded.core.join(member.id, role: role, name: member.name, key: key, keyRequired: options.requirePresenterKey) {
+            switch guarded.core.join(member.id, role: role, name: member.name, key: key, keyRequired: options.requirePresenterKey,
+                                     claimsControl: !shared) {
             case .failure(let error):
-                return .failure(error)
-            case .success(let (welcome, broadcasts)):
-                if !hadKey && guarded.core.hasPresenterKey { save(guarded.core) }
+                return .done(.failure(error))
+            case .success(var (welcome, broadcasts)):
+                if !hadKey && guarded.core.hasPresenterKey {
+                    save(guarded.core)
+                    if shared, let engine, let digest = guarded.core.presenterKeyText {
+                        engine.bindKey(room: name, digest: digest) { kept in
+                            room.guarded.withLock { $0.core.adopt(presenterKey: kept) }
+                        }
+                    }
+                }
+                if shared, role == .presenter, guarded.core.driver == nil, let engine {
+                    engine.control(room: name, .claim(session: member.id, name: member.name)) { _ in }
+                }
                 let local = guarded.locals[loop.index] ?? LocalRoom(loop: loop, conflation: options.conflation, counters: counters)
                 guarded.locals[loop.index] = local
                 local.add(member)
@@ -151,15 +225,19 @@ public final class LocalRoomHub: RoomHub {
                 member.lastDocument = welcome.document?.fingerprint
                 if member.windowBits != nil { guarded.compressingMembers += 1 }
                 guarded.emptySince = nil
+                welcome.presence = guarded.presence
                 publish(broadcasts, in: &guarded, room: room, loop: loop)
-                return .success(welcome)
+                return .done(.success(welcome))
             }
         }
     }
 
     public func receive(_ message: ClientMessage, from member: RoomMember) -> ProtocolError? {
-        guard let room = member.room.flatMap({ name in rooms.withLock { $0[name] } }) else {
+        guard let name = member.room, let room = rooms.withLock({ $0[name] }) else {
             return ProtocolError(.badMessage, "not in a room")
+        }
+        if let engine, engine.isAvailable, let refusal = share(message, from: member, room: room, name: name, engine: engine) {
+            return refusal.error
         }
         return room.guarded.withLock { guarded in
             switch guarded.core.receive(message, from: member.id) {
@@ -172,15 +250,87 @@ public final class LocalRoomHub: RoomHub {
         }
     }
 
+    /// Why a message was not sent to the engine: refused (`error`), or nil to apply it here.
+    private struct Refusal { var error: ProtocolError? }
+
+    /// Sends a change to the engine, which orders it and brings it back to every node.
+    /// Answers nil when the message is one this node applies itself (`follow`).
+    private func share(_ message: ClientMessage, from sender: RoomMember, room: Room, name: String, engine: any RoomEngine) -> Refusal? {
+        let loop = sender.peer.channel.loop
+        let member = Unchecked(sender)
+        let done: @Sendable (EngineResult) -> Void = { [self] result in
+            loop.execute { [self] in
+                let member = member.value
+                guard member.room == name else { return }
+                switch result {
+                case .done: break
+                case .refused(let error): member.peer.send(text: ServerMessage.error(error))
+                case .unavailable:
+                    // Redis went away with the change in flight: apply it here, as while it is away.
+                    if let error = receiveHere(message, from: member, room: room) { member.peer.send(text: ServerMessage.error(error)) }
+                }
+            }
+        }
+        return room.guarded.withLock { guarded -> Refusal? in
+            let role = guarded.core.members[sender.id]?.role
+            switch message {
+            case .scroll(let update):
+                let previous = guarded.proposed?.by == sender.id ? guarded.proposed : guarded.core.state
+                switch guarded.core.proposeScroll(update, from: sender.id, after: .some(previous)) {
+                case .failure(let error): return Refusal(error: error)
+                case .success(let state):
+                    guarded.proposed = state
+                    engine.scroll(room: name, session: sender.id, suffix: RedisRoomEngine.suffix(ServerMessage.state(state)), done: done)
+                }
+            case .control(let take):
+                guard role == .presenter else { return Refusal(error: ProtocolError(.unauthorized, "only presenters may take control")) }
+                if take {
+                    guard guarded.core.driver != sender.id else { return Refusal(error: nil) }
+                    engine.control(room: name, .take(session: sender.id, name: sender.name), done: done)
+                } else {
+                    guard guarded.core.driver == sender.id else { return Refusal(error: ProtocolError(.notDriver, "you do not drive this room")) }
+                    engine.control(room: name, .release(session: sender.id), done: done)
+                }
+            case .document(let documentName, let format, let text):
+                guard role == .presenter else { return Refusal(error: ProtocolError(.unauthorized, "only presenters may share a document")) }
+                let document = SharedDocument(name: documentName, format: format, text: text, by: sender.id)
+                engine.share(document: ServerMessage.document(document), room: name, done: done)
+            case .follow:
+                return nil
+            }
+            return Refusal(error: nil)
+        }
+    }
+
+    /// Applies a message on this node alone (no engine, or it is unavailable).
+    private func receiveHere(_ message: ClientMessage, from member: RoomMember, room: Room) -> ProtocolError? {
+        room.guarded.withLock { guarded in
+            switch guarded.core.receive(message, from: member.id) {
+            case .failure(let error): return error
+            case .success(let broadcasts):
+                if broadcasts.contains(where: \.isStoredChange) { save(guarded.core) }
+                publish(broadcasts, in: &guarded, room: room, loop: member.peer.channel.loop)
+                return nil
+            }
+        }
+    }
+
     public func leave(_ member: RoomMember) {
+        member.left = true
         guard let name = member.room, let room = rooms.withLock({ $0[name] }) else { return }
         member.room = nil
         let loop = member.peer.channel.loop
         room.guarded.withLock { guarded in
             guarded.locals[loop.index]?.remove(member)
             if member.windowBits != nil { guarded.compressingMembers -= 1 }
-            let broadcasts = guarded.core.leave(member.id)
+            let drove = guarded.core.driver == member.id
+            var broadcasts = guarded.core.leave(member.id)
             if guarded.core.isEmpty { guarded.emptySince = loop.now }
+            if drove, let engine, engine.isAvailable {
+                // The release comes back from the engine as a driver change for every node.
+                broadcasts.removeAll { if case .driver = $0 { true } else { false } }
+                engine.control(room: name, .release(session: member.id)) { _ in }
+            }
             publish(broadcasts, in: &guarded, room: room, loop: loop)
         }
     }
@@ -193,18 +343,9 @@ public final class LocalRoomHub: RoomHub {
             let item: LocalRoom.Item
             switch broadcast {
             case .presence:
-                let members = guarded.core.members.count
-                let interval = UInt64(options.presenceIntervalMilliseconds) * 1_000_000 * UInt64(1 + members / 2500)
-                guard !guarded.presenceScheduled else { continue }
-                let due = guarded.presenceSentAt + interval
-                if loop.now >= due {
-                    guarded.presenceSentAt = loop.now
-                } else {
-                    guarded.presenceScheduled = true
-                    loop.schedule(after: due - loop.now) { [self] in sendPresence(room, loop: loop) }
-                    continue
-                }
-                item = .presence(BroadcastFrame(text: ServerMessage.presence(guarded.core.presence), deflater: deflater))
+                guarded.announce = true
+                presenceChanged(in: &guarded, room: room, loop: loop)
+                continue
             case .state(let state):
                 item = .state(seq: state.seq, BroadcastFrame(text: ServerMessage.state(state), deflater: deflater))
             case .driver(let id, let name):
@@ -216,16 +357,36 @@ public final class LocalRoomHub: RoomHub {
         }
     }
 
-    /// The end of a presence interval: send the counts as they are now.
-    private func sendPresence(_ room: Room, loop: EventLoop) {
-        room.guarded.withLock { guarded in
-            guarded.presenceScheduled = false
-            guard !guarded.removed else { return }
-            guarded.presenceSentAt = loop.now
-            let deflater = guarded.compressingMembers > 0 ? room.deflater : nil
-            let item = LocalRoom.Item.presence(BroadcastFrame(text: ServerMessage.presence(guarded.core.presence), deflater: deflater))
-            for case let local? in guarded.locals { local.post(item) }
+    /// Presence goes out at most once per interval: now if the last was long enough ago,
+    /// else at the end of the interval with the counts as they are then.
+    private func presenceChanged(in guarded: inout Room.Guarded, room: Room, loop: EventLoop) {
+        guard !guarded.presenceScheduled else { return }
+        let members = guarded.core.members.count
+        let interval = UInt64(options.presenceIntervalMilliseconds) * 1_000_000 * UInt64(1 + members / 2500)
+        let due = guarded.presenceSentAt + interval
+        if loop.now >= due {
+            sendPresence(in: &guarded, room: room, now: loop.now)
+        } else {
+            guarded.presenceScheduled = true
+            loop.schedule(after: due - loop.now) { [self] in
+                room.guarded.withLock { guarded in
+                    guarded.presenceScheduled = false
+                    guard !guarded.removed else { return }
+                    sendPresence(in: &guarded, room: room, now: loop.now)
+                }
+            }
         }
+    }
+
+    private func sendPresence(in guarded: inout Room.Guarded, room: Room, now: UInt64) {
+        guarded.presenceSentAt = now
+        if guarded.announce, let engine, engine.isAvailable {
+            engine.presence(room: guarded.core.name, counts: guarded.core.presence)
+        }
+        guarded.announce = false
+        let deflater = guarded.compressingMembers > 0 ? room.deflater : nil
+        let item = LocalRoom.Item.presence(BroadcastFrame(text: ServerMessage.presence(guarded.presence), deflater: deflater))
+        for case let local? in guarded.locals { local.post(item) }
     }
 
     private func save(_ core: RoomCore) {
@@ -249,6 +410,144 @@ public final class LocalRoomHub: RoomHub {
         for name in forgotten {
             store?.remove(name)
             logger.info("room expired", metadata: ["room": "\(name)", "idleSeconds": "\(options.roomIdleSeconds)"])
+        }
+    }
+}
+
+// MARK: Sharing rooms between nodes
+
+extension LocalRoomHub: SharedRoomsDelegate {
+    /// A room fetched from the engine (or nil: serve it here alone); waiting joins go on.
+    private func attached(_ room: Room, snapshot: RoomSnapshot?) {
+        let waiting = room.guarded.withLock { guarded in
+            guarded.attached = true
+            if let snapshot { adopt(snapshot, in: &guarded, room: room) }
+            defer { guarded.waiting = [] }
+            return guarded.waiting
+        }
+        for join in waiting { join() }
+    }
+
+    /// Takes what the engine holds: newer state, another document, the driver, the key
+    /// and other nodes' counts; members hear what changed.
+    private func adopt(_ snapshot: RoomSnapshot, in guarded: inout Room.Guarded, room: Room) {
+        guard let loop = loops.first else { return }
+        // The engine's count, even if lower: a Redis that restarted empty counts from 0 again.
+        guarded.version = snapshot.version
+        var broadcasts = [Broadcast]()
+        if let key = snapshot.keyDigest { guarded.core.adopt(presenterKey: key) }
+        if let document = snapshot.document, document.fingerprint != guarded.core.document?.fingerprint {
+            guarded.core.adopt(document: document)
+            broadcasts.append(.document(document))
+        }
+        if let state = snapshot.state, guarded.core.adopt(state: state) { broadcasts.append(.state(state)) }
+        if snapshot.driver != guarded.core.driver {
+            guarded.core.adopt(driver: snapshot.driver)
+            broadcasts.append(.driver(snapshot.driver, name: snapshot.driverName))
+        }
+        publish(broadcasts, in: &guarded, room: room, loop: loop)
+        let now = loop.now
+        let remote = snapshot.nodes.mapValues { (presence: $0, at: now) }
+        if remote.mapValues(\.presence) != guarded.remote.mapValues(\.presence) {
+            guarded.remote = remote
+            presenceChanged(in: &guarded, room: room, loop: loop)
+        }
+    }
+
+    public func shared(room name: String, version: Int, message: ArraySlice<UInt8>) {
+        guard let room = rooms.withLock({ $0[name] }) else { return }
+        let event = message.withUnsafeBytes { try? ServerEvent.decode($0) }
+        room.guarded.withLock { guarded in
+            guard guarded.attached, version > guarded.version, let event else { return }
+            guarded.version = version
+            let deflater = guarded.compressingMembers > 0 ? room.deflater : nil
+            let item: LocalRoom.Item
+            switch event {
+            case .state(let state):
+                guard guarded.core.adopt(state: state) else { return }
+                if guarded.proposed?.by != state.by { guarded.proposed = nil }
+                item = .state(seq: state.seq, BroadcastFrame(text: Array(message), deflater: deflater))
+            case .driver(let driver, _):
+                guard driver != guarded.core.driver else { return }
+                guarded.core.adopt(driver: driver)
+                item = .reliable(BroadcastFrame(text: Array(message), deflater: deflater))
+            case .document(let document):
+                guarded.core.adopt(document: document)
+                item = .document(fingerprint: document.fingerprint, BroadcastFrame(text: Array(message), deflater: deflater))
+            default:
+                return
+            }
+            for case let local? in guarded.locals { local.post(item) }
+        }
+    }
+
+    public func shared(room name: String, node: String, presence: Presence) {
+        guard let room = rooms.withLock({ $0[name] }), let loop = loops.first else { return }
+        room.guarded.withLock { guarded in
+            guard guarded.attached else { return }
+            if presence == Presence() {
+                guard guarded.remote.removeValue(forKey: node) != nil else { return }
+            } else {
+                let changed = guarded.remote[node]?.presence != presence
+                guarded.remote[node] = (presence, loop.now)
+                guard changed else { return }
+            }
+            presenceChanged(in: &guarded, room: room, loop: loop)
+        }
+    }
+
+    public func sharedAvailability(_ available: Bool) {
+        guard available, let engine else { return }
+        // Back after an outage (or first connected): merge what each room did here alone.
+        let all = rooms.withLock { Array($0) }
+        for (name, room) in all {
+            let local = room.guarded.withLock { guarded -> RoomSnapshot? in
+                guard guarded.attached else { return nil }
+                guarded.announce = true
+                var local = RoomSnapshot()
+                local.state = guarded.core.state
+                local.document = guarded.core.document
+                if let driver = guarded.core.driver, let member = guarded.core.members[driver] {
+                    local.driver = driver
+                    local.driverName = member.name
+                }
+                return local
+            }
+            guard let local else { continue }
+            engine.reconcile(room: name, local: local) { [self] snapshot in
+                guard let snapshot else { return }
+                room.guarded.withLock { guarded in
+                    adopt(snapshot, in: &guarded, room: room)
+                    if let engine = self.engine { engine.presence(room: name, counts: guarded.core.presence) }
+                }
+            }
+        }
+    }
+
+    /// Every tick: renew the leases of drivers connected here, take over control from a
+    /// driver whose node died (its lease expired) for a presenter here, forget counts of
+    /// nodes that stopped saying them, and say this node's counts again every 5 s.
+    func keepShared() {
+        guard let engine, engine.isAvailable, let loop = loops.first else { return }
+        let heartbeat = ticks.add(1, ordering: .relaxed).newValue % 5 == 0
+        let lifetime = UInt64(RedisRoomEngine.presenceLifetimeMilliseconds) * 1_000_000
+        let all = rooms.withLock { Array($0) }
+        for (name, room) in all {
+            room.guarded.withLock { guarded in
+                guard guarded.attached, !guarded.removed else { return }
+                let core = guarded.core
+                if let driver = core.driver {
+                    if core.members[driver] != nil {
+                        engine.control(room: name, .renew(session: driver)) { _ in }
+                    } else if let (id, presenter) = core.members.first(where: { $0.value.role == .presenter }) {
+                        engine.control(room: name, .inherit(session: id, name: presenter.name, stale: driver)) { _ in }
+                    }
+                }
+                if heartbeat && !core.isEmpty { engine.presence(room: name, counts: core.presence) }
+                let before = guarded.remote.count
+                guarded.remote = guarded.remote.filter { loop.now - $0.value.at < lifetime }
+                if guarded.remote.count != before { presenceChanged(in: &guarded, room: room, loop: loop) }
+            }
         }
     }
 }

@@ -2,12 +2,17 @@ import ScrollModel
 import Transport
 import WebSocketCore
 
-/// `GET /healthz`: 200 while the server accepts connections.
+/// `GET /healthz`: 200 while the server accepts connections. With Redis the body says
+/// whether it is reachable (`ok` or `degraded: redis unavailable`, still 200: the node
+/// keeps serving the rooms it holds).
 struct HealthEndpoint: HTTPEndpoint {
+    let engine: RedisRoomEngine?
     var path: String { "/healthz" }
 
     func respond(to request: HTTPRequest) -> HTTPResponse {
-        HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Array("ok\n".utf8))
+        var body = "ok\n"
+        if let engine { body = engine.isAvailable ? "ok\nredis: up\n" : "degraded\nredis: unavailable\n" }
+        return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Array(body.utf8))
     }
 }
 
@@ -53,6 +58,7 @@ struct MetricsEndpoint: HTTPEndpoint {
     let counters: ServerCounters
     let hub: LocalRoomHub
     let loops: [EventLoop]
+    let engine: RedisRoomEngine?
     var path: String { "/metrics" }
 
     func respond(to request: HTTPRequest) -> HTTPResponse {
@@ -96,6 +102,14 @@ struct MetricsEndpoint: HTTPEndpoint {
                                      help: "Time from a room change to its delivery on each event loop with members.")
         text.gauge("scrollsync_event_loop_lag_seconds", "How late each event loop ran its last once-a-second tick.",
                    loops.map { ("loop=\"\($0.index)\"", Double($0.lagNanoseconds.load(ordering: .relaxed)) / 1e9) })
+        if let engine {
+            text.metric("scrollsync_redis_up", "gauge", "1 while Redis is reachable (rooms are shared), 0 while this node serves alone.",
+                        [("", engine.isAvailable ? 1 : 0)])
+            text.metric("scrollsync_redis_outages_total", "counter", "Times Redis became unreachable.",
+                        [("", engine.statistics.outages.load(ordering: .relaxed))])
+            text.metric("scrollsync_redis_messages_total", "counter", "Room changes and counts received from Redis.",
+                        [("", engine.statistics.messagesIn.load(ordering: .relaxed))])
+        }
         return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.text.utf8))
     }
 }

@@ -77,6 +77,9 @@ final class RoomSession: WebSocketSession {
     private var key: String?
     private let limits: ClientMessage.Limits
     private var member: RoomMember?
+    /// The member while its join waits, and what it sent meanwhile.
+    private var joining: RoomMember?
+    private var waiting: [[UInt8]] = []
     private var scrollBucket: TokenBucket?
     private let counters: ServerCounters?
 
@@ -94,23 +97,39 @@ final class RoomSession: WebSocketSession {
 
     func opened(_ peer: WebSocketPeer) {
         let member = RoomMember(id: SessionID.make(), name: name, peer: peer)
-        let result = hub.join(member, room: room, role: role, key: key)
-        key = nil  // not kept longer than needed
-        switch result {
-        case .failure(let error):
-            peer.send(text: ServerMessage.error(error))
-            peer.close(code: .policyViolation, reason: error.message)
-        case .success(let welcome):
-            self.member = member
-            peer.send(text: ServerMessage.welcome(
-                room: room, you: member.id, role: role, state: welcome.state, driver: welcome.driver,
-                presence: welcome.presence, document: welcome.document))
-            if let document = welcome.document { peer.send(text: ServerMessage.document(document)) }
+        joining = member
+        hub.join(member, room: room, role: role, key: key) { [self] result in
+            joining = nil
+            switch result {
+            case .failure(let error):
+                peer.send(text: ServerMessage.error(error))
+                peer.close(code: .policyViolation, reason: error.message)
+            case .success(let welcome):
+                self.member = member
+                peer.send(text: ServerMessage.welcome(
+                    room: room, you: member.id, role: role, state: welcome.state, driver: welcome.driver,
+                    presence: welcome.presence, document: welcome.document))
+                if let document = welcome.document { peer.send(text: ServerMessage.document(document)) }
+                let early = waiting
+                waiting = []
+                for text in early { text.withUnsafeBytes { received(text: $0, from: peer) } }
+            }
         }
+        key = nil  // not kept longer than needed
     }
 
     func received(text: UnsafeRawBufferPointer, from peer: WebSocketPeer) {
-        guard let member else { return }
+        guard let member else {
+            // Sent before the welcome, while the room is fetched: kept (a few) for after it.
+            if joining != nil {
+                if waiting.count < 16 {
+                    waiting.append(Array(text))
+                } else {
+                    peer.send(text: ServerMessage.error(ProtocolError(.badMessage, "wait for welcome: more than 16 messages came before it")))
+                }
+            }
+            return
+        }
         let refusal: ProtocolError?
         do {
             let message = try ClientMessage.decode(text, limits: limits)
@@ -131,6 +150,8 @@ final class RoomSession: WebSocketSession {
     }
 
     func closed(_ peer: WebSocketPeer, code: CloseCode) {
+        joining?.left = true
+        joining = nil
         if let member { hub.leave(member) }
         member = nil
     }

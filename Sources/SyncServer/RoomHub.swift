@@ -7,8 +7,10 @@ public protocol RoomHub: Sendable {
     /// Why a new member cannot join `room` now (a limit), or nil. Checked before the upgrade.
     func admission(room: String) -> String?
     /// Adds a session to a room (creating the room) and answers what it needs to be in
-    /// sync, or why it was refused. Runs on the session's loop.
-    func join(_ member: RoomMember, room: String, role: Role, key: String?) -> Result<RoomCore.Welcome, ProtocolError>
+    /// sync, or why it was refused: at once, or later when the room must be fetched from
+    /// another node's store first. Called on the session's loop and answers on it.
+    func join(_ member: RoomMember, room: String, role: Role, key: String?,
+              completion: @escaping (Result<RoomCore.Welcome, ProtocolError>) -> Void)
     /// Applies a member's message; the changes reach every member, the sender included.
     func receive(_ message: ClientMessage, from member: RoomMember) -> ProtocolError?
     /// Removes a session (it disconnected).
@@ -30,6 +32,8 @@ public final class RoomMember {
     var slot = -1
     /// The room it joined, once it has.
     var room: String?
+    /// It left (disconnected), perhaps while its join waited.
+    var left = false
 
     init(id: String, name: String?, peer: WebSocketPeer) {
         self.id = id
@@ -42,4 +46,10 @@ public final class RoomMember {
             windowBits = nil
         }
     }
+}
+
+/// Carries a value that is only ever touched on one thread across a `@Sendable` hop.
+struct Unchecked<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

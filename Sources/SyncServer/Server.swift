@@ -1,4 +1,5 @@
 import Logging
+import RedisClient
 import ScrollModel
 import Transport
 import WebSocketCore
@@ -18,6 +19,8 @@ public final class Server: Sendable {
 
     public let logger: Logger
     private let store: (any RoomStore)?
+    /// Shares rooms with other nodes, when Redis is configured.
+    public let engine: RedisRoomEngine?
 
     /// Binds and starts serving. Rooms kept in `configuration.dataDirectory` come back.
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "scrollsync")) throws {
@@ -28,12 +31,24 @@ public final class Server: Sendable {
             tls = try TLSContext(certificateChainFile: certificate, privateKeyFile: key)
             logger.info("TLS certificate loaded", metadata: ["certificate": "\(certificate)"])
         }
-        store = try configuration.dataDirectory.map { directory throws(StoreError) in try FileRoomStore(directory: directory) }
-        group = try EventLoopGroup(count: configuration.loops ?? EventLoopGroup.coreCount)
+        var redis: RedisEndpoint?
+        if let url = configuration.redisURL {
+            do {
+                redis = try RedisEndpoint(url: url)
+            } catch {
+                throw ConfigurationError("redis.url: \(error)")
+            }
+            if let password = configuration.redisPassword { redis?.password = password }
+        }
+        store = redis != nil ? nil : try configuration.dataDirectory.map { directory throws(StoreError) in try FileRoomStore(directory: directory) }
+        let group = try EventLoopGroup(count: configuration.loops ?? EventLoopGroup.coreCount)
+        self.group = group
         var roomOptions = configuration.rooms
         roomOptions.maxRooms = configuration.limits.rooms
         roomOptions.maxMembersPerRoom = configuration.limits.membersPerRoom
-        hub = try LocalRoomHub(loops: group.loops, options: roomOptions, store: store, logger: logger)
+        let engine = redis.map { RedisRoomEngine(endpoint: $0, loop: group.loops[0], roomIdleSeconds: roomOptions.roomIdleSeconds, logger: logger) }
+        self.engine = engine
+        hub = try LocalRoomHub(loops: group.loops, options: roomOptions, store: store, engine: engine, logger: logger)
         var messageLimits = ClientMessage.Limits()
         messageLimits.maxDocumentBytes = configuration.limits.documentBytes
         let counters = counters
@@ -43,8 +58,8 @@ public final class Server: Sendable {
         ]
         if configuration.echoEnabled { endpoints.append(EchoEndpoint(limits: configuration.echoLimits)) }
         let httpEndpoints: [any HTTPEndpoint] = [
-            HealthEndpoint(),
-            MetricsEndpoint(counters: counters, hub: hub, loops: group.loops),
+            HealthEndpoint(engine: engine),
+            MetricsEndpoint(counters: counters, hub: hub, loops: group.loops, engine: engine),
             RoomsEndpoint(hub: hub, adminToken: configuration.adminToken),
         ]
         let router = Router(configuration: configuration, endpoints: endpoints, httpEndpoints: httpEndpoints, loops: group.loops.count, logger: logger)
@@ -52,6 +67,10 @@ public final class Server: Sendable {
             WebSocketPeer(channel: channel, router: router, counters: counters)
         }
         group.start()
+        if let engine {
+            logger.info("sharing rooms through Redis", metadata: ["redis": "\(engine.endpoint)", "node": "\(engine.node)"])
+            engine.start()
+        }
     }
 
     /// The URL clients use, e.g. `ws://127.0.0.1:8080`.

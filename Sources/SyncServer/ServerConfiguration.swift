@@ -38,6 +38,11 @@ public struct ServerConfiguration: Sendable {
     public var log = LogOptions()
     /// Where rooms are kept across restarts; nil keeps them in memory only.
     public var dataDirectory: String? = "scrollsync-data"
+    /// `redis://HOST:PORT[/DB]`: share rooms with other nodes through Redis (the file store
+    /// is then off: Redis keeps the rooms). Nil: this process alone.
+    public var redisURL: String?
+    /// Redis password (AUTH), instead of one in the URL.
+    public var redisPassword: String?
 
     public struct Limits: Sendable, Equatable {
         /// Open connections in all. 16,384 fits under the usual 20,000-descriptor limit with

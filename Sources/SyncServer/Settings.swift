@@ -1,3 +1,4 @@
+import RedisClient
 import ScrollModel
 
 /// The configuration keys of `scrollsync serve`, and the sources they come from.
@@ -65,6 +66,8 @@ public enum Settings {
         choice("log.level", \.log.level, "Least severe event written: trace, debug, info, notice, warning, error, critical."),
         bool("log.json", \.log.json, "One JSON object per log line."),
         optionalString("store.directory", \.dataDirectory, "Where rooms are kept across restarts; null keeps them in memory only."),
+        optionalString("redis.url", \.redisURL, "redis://HOST:PORT[/DB] shares rooms with other nodes; null serves this process alone."),
+        optionalString("redis.password", \.redisPassword, "Password for Redis AUTH.", secret: true),
     ]
 
     public static func setting(_ key: String) -> Setting? { all.first { $0.key == key } }
@@ -156,6 +159,9 @@ public enum Settings {
         }
         guard configuration.limits.documentBytes <= configuration.limits.roomMessageBytes else {
             throw ConfigurationError("limits.documentBytes (\(configuration.limits.documentBytes)) cannot exceed limits.roomMessageBytes (\(configuration.limits.roomMessageBytes))")
+        }
+        if let url = configuration.redisURL {
+            do { _ = try RedisEndpoint(url: url) } catch { throw ConfigurationError("redis.url: \(error)") }
         }
     }
 

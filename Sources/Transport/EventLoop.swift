@@ -31,12 +31,16 @@ public final class EventLoop: @unchecked Sendable {
     /// How late the last tick ran, in nanoseconds: time the loop spent busy past a deadline.
     public let lagNanoseconds = Atomic<UInt64>(0)
     private var listenersPaused = false
+    private var watchGeneration: UInt64 = 0
     private var tickHandlers: [() -> Void] = []
     /// One-shot timers, soonest last.
     private var timers: [(deadline: UInt64, task: () -> Void)] = []
 
     private static let wakeID = UInt64.max
     private static let listenerFlag: UInt64 = 1 << 62
+    private static let watchFlag: UInt64 = 1 << 61
+    /// Descriptors other code drives (e.g. a Redis client), by slot.
+    private var watches: [FileWatch?] = []
     static let tickNanoseconds: UInt64 = 1_000_000_000
 
     init(index: Int) throws(SystemError) {
@@ -178,6 +182,36 @@ public final class EventLoop: @unchecked Sendable {
         try syscallChecked("epoll_ctl") { epoll_ctl(epoll, op, fd, &event) }
     }
 
+    // MARK: Foreign descriptors
+
+    /// Watches a descriptor that other code reads and writes (a library's socket): the
+    /// handler hears `(readable, writable)` for the interests set with `FileWatch.update`.
+    /// Call on this loop's thread; `cancel()` before the descriptor is closed.
+    public func watch(fd: Int32, handler: @escaping (_ readable: Bool, _ writable: Bool) -> Void) throws(SystemError) -> FileWatch {
+        let index = watches.firstIndex { $0 == nil } ?? watches.count
+        if index == watches.count { watches.append(nil) }
+        watchGeneration &+= 1
+        let id = Self.watchFlag | UInt64(watchGeneration & 0xFFFF) << 32 | UInt64(index)
+        let watch = FileWatch(id: id, fd: fd, loop: self, handler: handler)
+        try control(EPOLL_CTL_ADD, fd: fd, events: 0, id: id)
+        watches[index] = watch
+        return watch
+    }
+
+    fileprivate func update(_ watch: FileWatch) {
+        var events: UInt32 = 0
+        if watch.readable { events |= EPOLLIN.rawValue }
+        if watch.writable { events |= EPOLLOUT.rawValue }
+        try? control(EPOLL_CTL_MOD, fd: watch.fd, events: events, id: watch.id)
+    }
+
+    fileprivate func cancel(_ watch: FileWatch) {
+        let index = Int(watch.id & 0xFFFF_FFFF)
+        guard index < watches.count, watches[index] === watch else { return }
+        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, watch.fd, nil)
+        watches[index] = nil
+    }
+
     // MARK: Running
 
     /// Runs until `stop()`. Call on the loop's own thread.
@@ -230,6 +264,14 @@ public final class EventLoop: @unchecked Sendable {
         if id == Self.wakeID {
             var value: UInt64 = 0
             _ = read(wake, &value, 8)
+            return
+        }
+        if id & Self.watchFlag != 0 && id & Self.listenerFlag == 0 {
+            let index = Int(id & 0xFFFF_FFFF)
+            guard index < watches.count, let watch = watches[index], watch.id == id else { return }
+            let flags = event.events
+            let failed = flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0
+            watch.handler(flags & EPOLLIN.rawValue != 0 || failed, flags & EPOLLOUT.rawValue != 0 || failed)
             return
         }
         if id & Self.listenerFlag != 0 && id != Self.wakeID {
@@ -321,4 +363,34 @@ public final class EventLoop: @unchecked Sendable {
 extension Channel {
     var isRegistered: Bool { isOpenOrClosing }
     private var isOpenOrClosing: Bool { if case .closed = state { false } else { true } }
+}
+
+/// A descriptor watched for another library (see `EventLoop.watch`). Loop thread only.
+public final class FileWatch {
+    let id: UInt64
+    let fd: Int32
+    private unowned let loop: EventLoop
+    let handler: (Bool, Bool) -> Void
+    public private(set) var readable = false
+    public private(set) var writable = false
+
+    init(id: UInt64, fd: Int32, loop: EventLoop, handler: @escaping (Bool, Bool) -> Void) {
+        self.id = id
+        self.fd = fd
+        self.loop = loop
+        self.handler = handler
+    }
+
+    /// Sets which readiness the handler hears about.
+    public func update(readable: Bool? = nil, writable: Bool? = nil) {
+        let newReadable = readable ?? self.readable
+        let newWritable = writable ?? self.writable
+        guard newReadable != self.readable || newWritable != self.writable else { return }
+        self.readable = newReadable
+        self.writable = newWritable
+        loop.update(self)
+    }
+
+    /// Stops watching; call before the descriptor is closed.
+    public func cancel() { loop.cancel(self) }
 }

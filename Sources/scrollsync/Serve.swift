@@ -78,6 +78,9 @@ struct Serve: ParsableCommand {
     @Flag(help: "Keep rooms in memory only (nothing survives a restart). [store.directory = null]")
     var inMemory = false
 
+    @Option(help: "Share rooms with other nodes through Redis: redis://HOST:PORT[/DB]. [redis.url]")
+    var redis: String?
+
     @Option(help: "Least severe event logged: trace … critical. [log.level]")
     var logLevel: String?
 
@@ -110,6 +113,7 @@ struct Serve: ParsableCommand {
         if noConflation { values.append(("rooms.conflation", .bool(false))) }
         text("store.directory", dataDir)
         if inMemory { values.append(("store.directory", .null)) }
+        text("redis.url", redis)
         text("log.level", logLevel)
         if logJSON { values.append(("log.json", .bool(true))) }
         return values
@@ -136,11 +140,11 @@ struct Serve: ParsableCommand {
         } catch {
             logger.critical("cannot start", metadata: ["error": "\(error)"])
             output.flush()
-            throw ExitCode(1)
+            throw ExitCode(error is ConfigurationError ? 78 : 1)
         }
         logger.info("serving \(server.url)", metadata: [
             "url": "\(server.url)", "rooms": "\(server.url)/rooms/NAME", "echo": "\(configuration.echoEnabled)",
-            "store": "\(configuration.dataDirectory ?? "memory only")",
+            "store": "\(server.engine.map { "redis \($0.endpoint)" } ?? configuration.dataDirectory ?? "memory only")",
         ])
         waitForTermination(signals)
         let open = server.counters.connectionsOpen.load(ordering: .relaxed)

@@ -128,16 +128,21 @@ struct Present: ParsableCommand {
     @Option(help: "Your name, shown to followers.")
     var name: String?
 
+    @Option(help: "The same room on another node (servers sharing rooms through Redis), tried in turn when the connection drops; repeat for more.")
+    var also: [String] = []
+
     @OptionGroup var connection: ConnectionOptions
 
     func run() throws {
         let document = try readDocument(file)
-        let (roomURL, room) = try roomURL(url, query: [("role", "presenter"), ("key", key), ("name", name)])
+        let query = [("role", "presenter"), ("key", key), ("name", name)]
+        let others = try also.map { try roomURL($0, query: query).0 }
+        let (primary, room) = try roomURL(url, query: query)
         guard Terminal.isInteractive else { throw ValidationError("present needs a terminal") }
         let size = Terminal.size
         let model = ViewerModel.presenter(room: room, name: document.name, format: document.format, text: document.text,
                                           width: size.width, height: size.height)
-        try runViewer(model: model, urls: [roomURL], options: connection.clientOptions)
+        try runViewer(model: model, urls: [primary] + others, options: connection.clientOptions)
     }
 }
 

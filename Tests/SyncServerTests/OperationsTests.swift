@@ -109,13 +109,15 @@ struct ConfigurationTests {
         (#"{"origins":"https://a.example"}"#, "origins: expected a list of strings"),
         (#"{"tls":{"certificate":"/x.pem"}}"#, "tls.certificate and tls.key go together"),
         (#"{"limits":"#, "not JSON"),
+        (#"{"redis":{"url":"http://10.0.0.5:6379"}}"#, "redis.url: a Redis URL starts with redis://"),
+        (#"{"redis":"redis://x"}"#, "redis: expected an object with keys redis.url, redis.password"),
     ])
     func badFilesStopStartUpNamingTheKey(_ text: String, _ message: String) throws {
         let file = try temporaryFile(text)
         let result = try run(ServerProcess.binary.path, ["serve", "--config", file, "--port", "0", "--in-memory"], timeout: 30)
         #expect(result.status == 78, "\(result.output)")
         #expect(result.output.contains(message), "\(result.output)")
-        if !message.contains("go together") { #expect(result.output.contains(file), "the file is named: \(result.output)") }
+        if !message.contains("go together") && !message.contains("redis.url:") { #expect(result.output.contains(file), "the file is named: \(result.output)") }
     }
 
     @Test func flagsBeatEnvironmentBeatFileBeatDefaults() throws {
@@ -151,7 +153,7 @@ struct ConfigurationTests {
         let defaults = try String(contentsOf: Self.repository.appendingPathComponent("Config/scrollsync.json"), encoding: .utf8)
         #expect(defaults.trimmingCharacters(in: .whitespacesAndNewlines) == Settings.describe(ServerConfiguration()),
                 "Config/scrollsync.json differs from the built-in defaults: regenerate it with `scrollsync config check > Config/scrollsync.json`")
-        for example in ["Config/scrollsync.json", "Config/examples/tls.json", "Config/examples/public.json"] {
+        for example in ["Config/scrollsync.json", "Config/examples/tls.json", "Config/examples/public.json", "Config/examples/cluster.json"] {
             let result = try run(ServerProcess.binary.path, ["config", "check", Self.repository.appendingPathComponent(example).path], timeout: 30)
             #expect(result.status == 0, "\(example): \(result.output)")
         }

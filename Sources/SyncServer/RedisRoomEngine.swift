@@ -1,0 +1,401 @@
+import Logging
+import RedisClient
+import ScrollModel
+import Synchronization
+import Transport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Rooms shared between nodes through Redis.
+///
+/// Per room (keys share the hash tag `{room}`, so Redis Cluster keeps them on one slot):
+/// - `scrollsync:{R}` hash: `seq`, `ver` (one more per change), `suf` (the newest state's
+///   JSON after `"seq":`), `doc` (the `document` message), `key` (presenter key digest),
+///   `driver`, `dname`;
+/// - `scrollsync:{R}:lease`: the driving session, with a 5 s expiry renewed every second;
+/// - `scrollsync:{R}:nodes` hash: each node's member counts and when it said them.
+///
+/// Every change runs as one Lua script that checks, assigns `seq`/`ver`, stores and
+/// publishes `VER MESSAGE` on channel `scrollsync:{R}`; each node decodes it once and sends
+/// the message bytes as they are to its members. Presence goes out as `P NODE p f d`.
+/// Two connections on one loop (commands, and a pattern subscriber), both through hiredis.
+public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
+    public let node: String
+    public let loop: EventLoop
+    public let endpoint: RedisEndpoint
+    public weak var delegate: (any SharedRoomsDelegate)?
+    /// Milliseconds a driver's lease lasts without renewal.
+    public let leaseMilliseconds = 5000
+    /// Milliseconds Redis keeps a room nobody touches.
+    let roomIdleMilliseconds: Int
+    private let commands: RedisConnection
+    private let subscriber: RedisConnection
+    private let available = Atomic<Bool>(false)
+    /// Changes seen for rooms being attached: applied after their snapshot.
+    private var attaching: [String: [(version: Int, message: ArraySlice<UInt8>)]] = [:]
+    private let logger: Logger
+    private let counters = EngineCounters()
+
+    public var isAvailable: Bool { available.load(ordering: .acquiring) }
+    /// Why Redis is unavailable, if it is (loop thread).
+    public var lastError: String? { commands.lastError ?? subscriber.lastError }
+    public var statistics: EngineCounters { counters }
+
+    static let channelPrefix = "scrollsync:{"
+    static let statePrefix = Array(#"{"type":"state","seq":"#.utf8)
+
+    public init(endpoint: RedisEndpoint, loop: EventLoop, roomIdleSeconds: Int, logger: Logger) {
+        self.endpoint = endpoint
+        self.loop = loop
+        self.logger = logger
+        roomIdleMilliseconds = max(60, roomIdleSeconds) * 1000
+        node = SessionID.make()
+        commands = RedisConnection(endpoint: endpoint, loop: loop)
+        var onMessage: ((ArraySlice<UInt8>, [UInt8]) -> Void)?
+        subscriber = RedisConnection(endpoint: endpoint, loop: loop, role: .subscriber(patterns: [Self.channelPrefix + "*}"]) { channel, payload in
+            onMessage?(channel[...], payload)
+        })
+        onMessage = { [unowned self] channel, payload in received(channel: channel, payload: payload) }
+        commands.onStatus = { [unowned self] _ in statusChanged() }
+        subscriber.onStatus = { [unowned self] _ in statusChanged() }
+    }
+
+    /// Connects; call once the delegate is set.
+    public func start() {
+        loop.execute { [self] in
+            commands.start()
+            subscriber.start()
+        }
+    }
+
+    public func stop() {
+        loop.execute { [self] in
+            commands.stop()
+            subscriber.stop()
+        }
+    }
+
+    private func statusChanged() {
+        let up = commands.isReady && subscriber.isReady
+        guard up != available.load(ordering: .relaxed) else { return }
+        available.store(up, ordering: .releasing)
+        if up {
+            logger.info("redis connected", metadata: ["redis": "\(endpoint)", "node": "\(node)"])
+        } else {
+            counters.outages.add(1, ordering: .relaxed)
+            logger.warning("redis unavailable; serving rooms held here", metadata: ["redis": "\(endpoint)", "error": "\(lastError ?? "")"])
+        }
+        delegate?.sharedAvailability(up)
+    }
+
+    // MARK: Keys
+
+    private func keys(_ room: String) -> (hash: String, lease: String, nodes: String, channel: String) {
+        let base = "scrollsync:{\(room)}"
+        return (base, base + ":lease", base + ":nodes", base)
+    }
+
+    // MARK: RoomEngine
+
+    public func attach(room: String, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
+        loop.execute { [self] in
+            guard isAvailable else { return reply(nil) }
+            let k = keys(room)
+            attaching[room, default: []] = []
+            commands.send(["EVAL", Scripts.snapshot, "3", k.hash, k.lease, k.nodes]) { [self] answer in
+                let snapshot = answer.isError ? nil : snapshotFrom(answer)
+                let waiting = attaching.removeValue(forKey: room) ?? []
+                reply(snapshot)
+                if let snapshot {
+                    for change in waiting where change.version > snapshot.version {
+                        delegate?.shared(room: room, version: change.version, message: change.message)
+                    }
+                }
+            }
+        }
+    }
+
+    public func scroll(room: String, session: String, suffix: [UInt8], done: @escaping @Sendable (EngineResult) -> Void) {
+        loop.execute { [self] in
+            let k = keys(room)
+            let arguments: [[UInt8]] = ["EVAL", Scripts.scroll, "2", k.hash, k.lease, session].map { Array($0.utf8) }
+                + [suffix, Array(k.channel.utf8), Array(String(roomIdleMilliseconds).utf8)]
+            commands.send(arguments) { answer in
+                switch answer {
+                case .error(let message) where message.hasPrefix("NOTDRIVER"):
+                    done(.refused(ProtocolError(.notDriver, "another presenter took control; this scroll was dropped")))
+                case .error: done(.unavailable)
+                default: done(.done)
+                }
+            }
+        }
+    }
+
+    public func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void) {
+        loop.execute { [self] in
+            let k = keys(room)
+            let (mode, session, name, stale): (String, String, String?, String) = switch action {
+            case .take(let session, let name): ("take", session, name, "")
+            case .claim(let session, let name): ("claim", session, name, "")
+            case .inherit(let session, let name, let stale): ("inherit", session, name, stale)
+            case .renew(let session): ("renew", session, nil, "")
+            case .release(let session): ("release", session, nil, "")
+            }
+            let message = mode == "release" ? ServerMessage.driver(nil, name: nil) : ServerMessage.driver(session, name: name)
+            commands.send(["EVAL", Scripts.control, "2", k.hash, k.lease, mode, session, name ?? "", stale,
+                           String(leaseMilliseconds), String(roomIdleMilliseconds), k.channel, String(decoding: message, as: UTF8.self)]) { answer in
+                switch answer {
+                case .error: done(.unavailable)
+                case .integer(0): done(.refused(ProtocolError(.notDriver, "you do not drive this room")))
+                default: done(.done)
+                }
+            }
+        }
+    }
+
+    public func share(document message: [UInt8], room: String, done: @escaping @Sendable (EngineResult) -> Void) {
+        loop.execute { [self] in
+            let k = keys(room)
+            commands.send(["EVAL", Scripts.document, "1", k.hash].map { Array($0.utf8) }
+                          + [message, Array(k.channel.utf8), Array(String(roomIdleMilliseconds).utf8)]) { answer in
+                done(answer.isError ? .unavailable : .done)
+            }
+        }
+    }
+
+    public func bindKey(room: String, digest: String, reply: @escaping @Sendable (String?) -> Void) {
+        loop.execute { [self] in
+            let k = keys(room)
+            commands.send(["EVAL", "redis.call('HSETNX', KEYS[1], 'key', ARGV[1]); return redis.call('HGET', KEYS[1], 'key')", "1", k.hash, digest]) { answer in
+                reply(answer.isError ? digest : answer.text)
+            }
+        }
+    }
+
+    public func presence(room: String, counts: Presence) {
+        loop.execute { [self] in
+            let k = keys(room)
+            let text = "\(counts.presenters) \(counts.followers) \(counts.detached)"
+            commands.send(["EVAL", Scripts.presence, "2", k.nodes, k.hash, node, text, String(wallMilliseconds()), k.channel,
+                           String(roomIdleMilliseconds)])
+        }
+    }
+
+    public func reconcile(room: String, local: RoomSnapshot, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
+        loop.execute { [self] in
+            let k = keys(room)
+            let suffix = local.state.map { Self.suffix(ServerMessage.state($0)) } ?? []
+            let driverMessage = local.driver.map { ServerMessage.driver($0, name: local.driverName) } ?? []
+            let document = local.document.map { ServerMessage.document($0) } ?? []
+            attaching[room, default: []] = []
+            commands.send(["EVAL", Scripts.reconcile, "3", k.hash, k.lease, k.nodes, local.driver ?? "", local.driverName ?? "",
+                           String(local.state?.seq ?? 0)].map { Array($0.utf8) }
+                          + [suffix, Array(k.channel.utf8), Array(String(leaseMilliseconds).utf8), Array(String(roomIdleMilliseconds).utf8),
+                             driverMessage, document]) { [self] answer in
+                let snapshot = answer.isError ? nil : snapshotFrom(answer)
+                let waiting = attaching.removeValue(forKey: room) ?? []
+                reply(snapshot)
+                if let snapshot {
+                    for change in waiting where change.version > snapshot.version {
+                        delegate?.shared(room: room, version: change.version, message: change.message)
+                    }
+                }
+            }
+        }
+    }
+
+    /// A state message's JSON after `"seq":N`, which the scroll script completes.
+    static func suffix(_ message: [UInt8]) -> [UInt8] {
+        var index = statePrefix.count
+        while index < message.count, message[index] >= UInt8(ascii: "0"), message[index] <= UInt8(ascii: "9") { index += 1 }
+        return Array(message[index...])
+    }
+
+    // MARK: Messages
+
+    private func received(channel: ArraySlice<UInt8>, payload: [UInt8]) {
+        let prefix = Self.channelPrefix.utf8
+        guard channel.count > prefix.count + 1, channel.starts(with: prefix), channel.last == UInt8(ascii: "}") else { return }
+        let room = String(decoding: channel.dropFirst(prefix.count).dropLast(), as: UTF8.self)
+        counters.messagesIn.add(1, ordering: .relaxed)
+        guard let space = payload.firstIndex(of: UInt8(ascii: " ")) else { return }
+        let head = payload[..<space]
+        if head.elementsEqual("P".utf8) {
+            let fields = payload[(space + 1)...].split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
+            guard fields.count == 4, fields[0] != node else { return }
+            let numbers = fields.dropFirst().compactMap { Int($0) }.map { max(0, $0) }
+            guard numbers.count == 3 else { return }
+            delegate?.shared(room: room, node: fields[0], presence: Presence(presenters: numbers[0], followers: numbers[1], detached: numbers[2]))
+            return
+        }
+        guard let version = Int(String(decoding: head, as: UTF8.self)) else { return }
+        let message = payload[(space + 1)...]
+        if attaching[room] != nil {
+            attaching[room]?.append((version, message))
+        } else {
+            delegate?.shared(room: room, version: version, message: message)
+        }
+    }
+
+    private func snapshotFrom(_ answer: RedisReply) -> RoomSnapshot? {
+        let parts = answer.elements
+        guard parts.count == 3 else { return nil }
+        var fields = [String: [UInt8]]()
+        let flat = parts[0].elements
+        for index in stride(from: 0, to: flat.count - 1, by: 2) {
+            if let name = flat[index].text, case .string(let value) = flat[index + 1] { fields[name] = value }
+        }
+        var snapshot = RoomSnapshot()
+        snapshot.version = fields["ver"].flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
+        if let seq = fields["seq"], let suffix = fields["suf"], !suffix.isEmpty {
+            let text = Self.statePrefix + seq + suffix
+            if case .state(let state)? = text.withUnsafeBytes({ try? ServerEvent.decode($0) }) { snapshot.state = state }
+        }
+        if let doc = fields["doc"], case .document(let document)? = doc.withUnsafeBytes({ try? ServerEvent.decode($0) }) {
+            snapshot.document = document
+        }
+        snapshot.keyDigest = fields["key"].map { String(decoding: $0, as: UTF8.self) }
+        if let holder = parts[1].text, !holder.isEmpty {
+            snapshot.driver = holder
+            if let driver = fields["driver"], String(decoding: driver, as: UTF8.self) == holder {
+                snapshot.driverName = fields["dname"].map { String(decoding: $0, as: UTF8.self) }.flatMap { $0.isEmpty ? nil : $0 }
+            }
+        }
+        let nodes = parts[2].elements
+        let now = wallMilliseconds()
+        for index in stride(from: 0, to: nodes.count - 1, by: 2) {
+            guard let name = nodes[index].text, name != node, let value = nodes[index + 1].text else { continue }
+            let numbers = value.split(separator: " ").compactMap { Int($0) }
+            guard numbers.count == 4, now - numbers[3] < RedisRoomEngine.presenceLifetimeMilliseconds else { continue }
+            snapshot.nodes[name] = Presence(presenters: max(0, numbers[0]), followers: max(0, numbers[1]), detached: max(0, numbers[2]))
+        }
+        return snapshot
+    }
+
+    /// A node's counts older than this are taken as those of a node that died.
+    static let presenceLifetimeMilliseconds = 15_000
+}
+
+/// Counters for /metrics.
+public final class EngineCounters: Sendable {
+    public let outages = Atomic<Int>(0)
+    public let messagesIn = Atomic<Int>(0)
+}
+
+func wallMilliseconds() -> Int {
+    var time = timespec()
+    clock_gettime(CLOCK_REALTIME, &time)
+    return time.tv_sec * 1000 + time.tv_nsec / 1_000_000
+}
+
+/// The Lua scripts: each change is checked, ordered, stored and published at once.
+enum Scripts {
+    /// KEYS hash, lease, nodes -> {hash fields, lease holder, node counts}
+    static let snapshot = """
+        return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]) or '', redis.call('HGETALL', KEYS[3])}
+        """
+
+    /// KEYS hash, lease; ARGV session, suffix, channel, idle ms
+    static let scroll = """
+        if redis.call('GET', KEYS[2]) ~= ARGV[1] then return redis.error_reply('NOTDRIVER') end
+        local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+        local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+        redis.call('HSET', KEYS[1], 'suf', ARGV[2])
+        redis.call('PEXPIRE', KEYS[1], ARGV[4])
+        redis.call('PUBLISH', ARGV[3], ver .. ' {"type":"state","seq":' .. seq .. ARGV[2])
+        return seq
+        """
+
+    /// KEYS hash, lease; ARGV mode, session, name, stale, lease ms, idle ms, channel, driver message
+    static let control = """
+        local holder = redis.call('GET', KEYS[2])
+        local mode, session = ARGV[1], ARGV[2]
+        if mode == 'renew' then
+          if holder ~= session then return 0 end
+          redis.call('PEXPIRE', KEYS[2], ARGV[5])
+          redis.call('PEXPIRE', KEYS[1], ARGV[6])
+          return 1
+        elseif mode == 'claim' then
+          if holder then return 0 end
+        elseif mode == 'inherit' then
+          if holder or redis.call('HGET', KEYS[1], 'driver') ~= ARGV[4] then return 0 end
+        elseif mode == 'release' then
+          if holder ~= session then return 0 end
+        end
+        if mode == 'release' then
+          redis.call('DEL', KEYS[2])
+          redis.call('HSET', KEYS[1], 'driver', '', 'dname', '')
+        else
+          redis.call('SET', KEYS[2], session, 'PX', ARGV[5])
+          redis.call('HSET', KEYS[1], 'driver', session, 'dname', ARGV[3])
+        end
+        local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+        redis.call('PEXPIRE', KEYS[1], ARGV[6])
+        redis.call('PUBLISH', ARGV[7], ver .. ' ' .. ARGV[8])
+        return 1
+        """
+
+    /// KEYS hash; ARGV document message, channel, idle ms
+    static let document = """
+        redis.call('HSET', KEYS[1], 'doc', ARGV[1])
+        local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+        redis.call('PEXPIRE', KEYS[1], ARGV[3])
+        redis.call('PUBLISH', ARGV[2], ver .. ' ' .. ARGV[1])
+        return ver
+        """
+
+    /// KEYS nodes, hash; ARGV node, "p f d", wall ms, channel, idle ms
+    static let presence = """
+        if ARGV[2] == '0 0 0' then
+          redis.call('HDEL', KEYS[1], ARGV[1])
+        else
+          redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ' ' .. ARGV[3])
+          redis.call('PEXPIRE', KEYS[1], ARGV[5])
+        end
+        if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[5]) end
+        redis.call('PUBLISH', ARGV[4], 'P ' .. ARGV[1] .. ' ' .. ARGV[2])
+        return 1
+        """
+
+    /// After an outage. KEYS hash, lease, nodes; ARGV local driver, its name, local seq,
+    /// local state suffix, channel, lease ms, idle ms, driver message, document message.
+    /// The local driver keeps control if the lease is free or its own; its state then goes
+    /// out again with a `seq` above every node's. A node that got further alone raises `seq`
+    /// the same way, with the shared state, so no follower is left ahead of it.
+    static let reconcile = """
+        local cur = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
+        local holder = redis.call('GET', KEYS[2])
+        local localSeq = tonumber(ARGV[3])
+        local mine = ARGV[1] ~= '' and (not holder or holder == ARGV[1])
+        if mine then
+          redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[6])
+          redis.call('HSET', KEYS[1], 'driver', ARGV[1], 'dname', ARGV[2])
+          if holder ~= ARGV[1] then
+            local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+            redis.call('PUBLISH', ARGV[5], ver .. ' ' .. ARGV[8])
+          end
+          if ARGV[9] ~= '' and redis.call('HGET', KEYS[1], 'doc') ~= ARGV[9] then
+            redis.call('HSET', KEYS[1], 'doc', ARGV[9])
+            local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+            redis.call('PUBLISH', ARGV[5], ver .. ' ' .. ARGV[9])
+          end
+        elseif ARGV[9] ~= '' and redis.call('HEXISTS', KEYS[1], 'doc') == 0 then
+          redis.call('HSET', KEYS[1], 'doc', ARGV[9])
+        end
+        local suffix = false
+        if mine and ARGV[4] ~= '' then
+          suffix = ARGV[4]
+        elseif localSeq > cur then
+          suffix = redis.call('HGET', KEYS[1], 'suf') or (ARGV[4] ~= '' and ARGV[4])
+        end
+        if suffix then
+          local seq = math.max(cur, localSeq) + 1
+          redis.call('HSET', KEYS[1], 'seq', seq, 'suf', suffix)
+          local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+          redis.call('PUBLISH', ARGV[5], ver .. ' {"type":"state","seq":' .. seq .. suffix)
+        end
+        redis.call('PEXPIRE', KEYS[1], ARGV[7])
+        return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]) or '', redis.call('HGETALL', KEYS[3])}
+        """
+}

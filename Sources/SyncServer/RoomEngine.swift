@@ -1,0 +1,72 @@
+import ScrollModel
+
+/// How a hub shares its rooms with other nodes. The hub keeps a local copy of each room
+/// for its own members; the engine orders changes (it assigns `seq`), holds the one
+/// driver lease per room, and brings every node's changes back to the hub through
+/// `SharedRoomsDelegate`. Calls are safe from any thread; answers come on the engine's loop.
+public protocol RoomEngine: AnyObject, Sendable {
+    /// Whether changes go through the engine now; while false the hub serves its rooms alone.
+    var isAvailable: Bool { get }
+    /// Where changes from other nodes go; set before `start()`.
+    var delegate: (any SharedRoomsDelegate)? { get set }
+    /// Fetches a room's shared state (nil: unavailable, serve the room locally).
+    func attach(room: String, reply: @escaping @Sendable (RoomSnapshot?) -> Void)
+    /// Publishes a state: `suffix` is its JSON after `"seq":`, which the engine assigns.
+    func scroll(room: String, session: String, suffix: [UInt8], done: @escaping @Sendable (EngineResult) -> Void)
+    /// Changes or keeps the room's driver lease.
+    func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void)
+    /// Publishes a `document` message (its JSON text).
+    func share(document message: [UInt8], room: String, done: @escaping @Sendable (EngineResult) -> Void)
+    /// Keeps a presenter key digest unless the room has one; answers the one it keeps.
+    func bindKey(room: String, digest: String, reply: @escaping @Sendable (String?) -> Void)
+    /// This node's member counts in a room.
+    func presence(room: String, counts: Presence)
+    /// After an outage: merges what this node did alone into the shared room and answers it.
+    func reconcile(room: String, local: RoomSnapshot, reply: @escaping @Sendable (RoomSnapshot?) -> Void)
+}
+
+/// What a hub hears from its engine, on the engine's loop.
+public protocol SharedRoomsDelegate: AnyObject, Sendable {
+    /// A change any node made: `message` is the server message to send as it is.
+    func shared(room: String, version: Int, message: ArraySlice<UInt8>)
+    /// Another node's member counts.
+    func shared(room: String, node: String, presence: Presence)
+    /// The engine became available (after an outage, rooms should reconcile) or went away.
+    func sharedAvailability(_ available: Bool)
+}
+
+/// A room as the engine keeps it.
+public struct RoomSnapshot: Sendable, Equatable {
+    /// Orders changes: one more per change published.
+    public var version = 0
+    public var state: ScrollState?
+    public var document: SharedDocument?
+    public var keyDigest: String?
+    public var driver: String?
+    public var driverName: String?
+    /// Member counts by node (other nodes only, for a snapshot from the engine).
+    public var nodes: [String: Presence] = [:]
+
+    public init() {}
+}
+
+public enum ControlAction: Sendable {
+    /// Take the lease whoever holds it.
+    case take(session: String, name: String?)
+    /// Take it only if nobody holds it (a presenter joins).
+    case claim(session: String, name: String?)
+    /// Take it if the driver the node knows (`stale`) lost its lease (its node died).
+    case inherit(session: String, name: String?, stale: String)
+    /// Keep it a while longer (the driver is still connected).
+    case renew(session: String)
+    /// Free it now (release or disconnect).
+    case release(session: String)
+}
+
+public enum EngineResult: Sendable, Equatable {
+    case done
+    /// The engine refused the change (e.g. the lease moved to another driver).
+    case refused(ProtocolError)
+    /// The engine could not be reached; the hub applies the change locally.
+    case unavailable
+}

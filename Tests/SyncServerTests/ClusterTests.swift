@@ -1,0 +1,179 @@
+import Foundation
+import ScrollModel
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Nodes that share rooms through a real redis-server (Debian: redis-server).
+@Suite("Several nodes through Redis", .serialized)
+struct ClusterTests {
+    func node(_ redis: RedisServer) throws -> ServerProcess { try ServerProcess(["--redis", redis.url]) }
+
+    /// Joins `room` on `server` and waits for the welcome.
+    func join(_ server: ServerProcess, _ room: String, query: String = "") throws -> (RoomConnection, JSON) {
+        let connection = try RoomConnection(port: server.port, path: "/rooms/\(room)" + (query.isEmpty ? "" : "?" + query))
+        guard connection.status.contains(" 101 "), connection.wait(for: { $0.contains(#""type":"welcome""#) }),
+              let text = connection.received.first(where: { $0.contains(#""type":"welcome""#) }) else {
+            throw Failure("no welcome on port \(server.port): \(connection.answer) \(connection.received)")
+        }
+        return (connection, try JSON.parse(text))
+    }
+
+    func states(_ connection: RoomConnection) -> [JSON] {
+        connection.received.compactMap { try? JSON.parse($0) }.filter { $0["type"]?.string == "state" }
+    }
+
+    func scroll(_ offset: Int) -> String { #"{"type":"scroll","offset":\#(offset),"viewport":10,"content":1000}"# }
+
+    func hasOffset(_ offset: Int) -> (String) -> Bool {
+        { $0.contains(#""type":"state""#) && $0.contains(#""offset":\#(offset),"#) }
+    }
+
+    /// Polls `condition` for up to `timeout` seconds.
+    func eventually(timeout: TimeInterval = 15, _ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if try condition() { return true }
+            usleep(100_000)
+        }
+        return try condition()
+    }
+
+    @Test func followersOnOtherNodesSeeEveryStateInOrderAndLateJoinersGetStateAndDocument() throws {
+        let redis = try RedisServer.shared()
+        let (a, b, c) = (try node(redis), try node(redis), try node(redis))
+        let (presenter, welcome) = try join(a, "talk", query: "role=presenter&key=k&name=Ann")
+        let me = try #require(welcome["you"]?.string)
+        #expect(presenter.wait { $0.contains(#""type":"driver","driver":"\#(me)""#) }, "the lease makes the first presenter the driver")
+        let (onB, _) = try join(b, "talk")
+        let (onC, _) = try join(c, "talk")
+
+        presenter.send(##"{"type":"document","name":"notes.md","format":"markdown","text":"# Notes\nline"}"##)
+        for offset in 1...40 { presenter.send(scroll(offset * 10)) }
+        for follower in [onB, onC] {
+            #expect(follower.wait(for: hasOffset(400)), "the newest state reaches another node: \(follower.received.suffix(3))")
+            let seqs = states(follower).compactMap { $0["seq"]?.double }
+            #expect(!seqs.isEmpty && zip(seqs, seqs.dropFirst()).allSatisfy { $0 < $1 }, "seq increases: \(seqs)")
+            let offsets = states(follower).compactMap { $0["offset"]?.double }
+            #expect(zip(offsets, offsets.dropFirst()).allSatisfy { $0 < $1 }, "states arrive in order: \(offsets)")
+            #expect(follower.received.contains { $0.contains(#""type":"document""#) && $0.contains("notes.md") })
+        }
+
+        let (late, lateWelcome) = try join(c, "talk")
+        #expect(lateWelcome["state"]?["offset"]?.double == 400, "\(lateWelcome)")
+        #expect(lateWelcome["state"]?["seq"]?.double == states(onB).last?["seq"]?.double)
+        #expect(lateWelcome["driver"]?.string == me)
+        #expect(lateWelcome["doc"]?.string != nil)
+        #expect(late.wait { $0.contains(#""type":"document""#) && $0.contains("# Notes") }, "the document follows the welcome")
+        // Presence is the sum over nodes: 1 presenter on A, 1 follower on B, 2 on C.
+        #expect(presenter.wait { $0.contains(#""type":"presence","presenters":1,"followers":3,"#) }, "\(presenter.received.suffix(3))")
+    }
+
+    @Test func aWrongPresenterKeyIsRefusedOnEveryNode() throws {
+        let redis = try RedisServer.shared()
+        let (a, b) = (try node(redis), try node(redis))
+        let (presenter, _) = try join(a, "keyed", query: "role=presenter&key=right")
+        #expect(presenter.wait { $0.contains(#""type":"driver""#) })
+        let intruder = try RoomConnection(port: b.port, path: "/rooms/keyed?role=presenter&key=wrong")
+        #expect(intruder.wait { $0.contains(#""code":"unauthorized""#) }, "\(intruder.received)")
+        let (ok, _) = try join(b, "keyed", query: "role=presenter&key=right")
+        #expect(!ok.received.contains { $0.contains("unauthorized") })
+    }
+
+    @Test func killingTheDriversNodeMovesControlToItsPresenterOnAnotherNode() throws {
+        let redis = try RedisServer.shared()
+        let (a, b, c) = (try node(redis), try node(redis), try node(redis))
+        let (presenter, welcome) = try join(a, "handover", query: "role=presenter&key=k")
+        let first = try #require(welcome["you"]?.string)
+        #expect(presenter.wait { $0.contains(#""driver":"\#(first)""#) })
+        let (follower, _) = try join(c, "handover")
+        presenter.send(scroll(10))
+        #expect(follower.wait(for: hasOffset(10)))
+
+        kill(a.pid, SIGKILL)
+        _ = a.child.wait(timeout: 10)
+        // The presenter comes back on B (as the terminal client does, rotating URLs).
+        let (again, rejoined) = try join(b, "handover", query: "role=presenter&key=k")
+        let second = try #require(rejoined["you"]?.string)
+        #expect(again.wait(timeout: 15) { $0.contains(#""type":"driver","driver":"\#(second)""#) },
+                "control moves once the dead node's lease expires: \(again.received)")
+        #expect(follower.wait { $0.contains(#""driver":"\#(second)""#) }, "followers on C hear it")
+        again.send(scroll(20))
+        #expect(follower.wait(for: hasOffset(20)), "\(follower.received.suffix(3))")
+        let seqs = states(follower).compactMap { $0["seq"]?.double }
+        #expect(seqs.count >= 2 && seqs.last! > seqs.first!, "seq keeps increasing across the handover: \(seqs)")
+    }
+
+    @Test func roomsNeverLeakIntoEachOther() throws {
+        let redis = try RedisServer.shared()
+        let (a, b) = (try node(redis), try node(redis))
+        let (one, _) = try join(a, "one", query: "role=presenter")
+        let (two, _) = try join(b, "two", query: "role=presenter")
+        let (followsOne, _) = try join(b, "one")
+        let (followsTwo, _) = try join(a, "two")
+        #expect(one.wait { $0.contains(#""type":"driver""#) } && two.wait { $0.contains(#""type":"driver""#) })
+        for offset in [111, 112, 113] { one.send(scroll(offset)) }
+        for offset in [221, 222, 223] { two.send(scroll(offset)) }
+        #expect(followsOne.wait(for: hasOffset(113)) && followsTwo.wait(for: hasOffset(223)))
+        usleep(300_000)
+        #expect(states(followsOne).allSatisfy { ($0["offset"]?.double ?? 0) < 200 }, "\(followsOne.received)")
+        #expect(states(followsTwo).allSatisfy { ($0["offset"]?.double ?? 0) > 200 }, "\(followsTwo.received)")
+    }
+
+    @Test func aRedisOutageLeavesEveryRoomConsistentWithOneDriver() throws {
+        let redis = try RedisServer()
+        let (a, b) = (try node(redis), try node(redis))
+        let (presenterA, welcomeA) = try join(a, "outage", query: "role=presenter&key=k")
+        let idA = try #require(welcomeA["you"]?.string)
+        #expect(presenterA.wait { $0.contains(#""driver":"\#(idA)""#) })
+        let (presenterB, welcomeB) = try join(b, "outage", query: "role=presenter&key=k")
+        let idB = try #require(welcomeB["you"]?.string)
+        let (followerA, _) = try join(a, "outage")
+        let (followerB, _) = try join(b, "outage")
+        presenterA.send(scroll(10))
+        #expect(followerB.wait(for: hasOffset(10)))
+
+        redis.stop()
+        for node in [a, b] {
+            #expect(eventually { (try? httpGet("/healthz", port: node.port))?.contains("redis: unavailable") == true }, "health says so")
+            #expect(try metricValue("scrollsync_redis_up", port: node.port) == 0)
+        }
+        // Each node goes on alone: A's driver scrolls for A; on B, B's presenter takes control.
+        presenterA.send(scroll(20))
+        #expect(followerA.wait(for: hasOffset(20)), "a node keeps serving its rooms without Redis")
+        presenterB.send(#"{"type":"control","action":"take"}"#)
+        #expect(presenterB.wait { $0.contains(#""driver":"\#(idB)""#) })
+        presenterB.send(scroll(30))
+        #expect(followerB.wait(for: hasOffset(30)))
+
+        try redis.start()
+        for node in [a, b] {
+            #expect(eventually { (try? httpGet("/healthz", port: node.port))?.contains("redis: up") == true }, "reconnected")
+        }
+        // Once reconciled, both nodes welcome newcomers with the same state and one driver.
+        var agreed: (driver: String, seq: Double)?
+        #expect(try eventually {
+            let (_, onA) = try join(a, "outage")
+            let (_, onB) = try join(b, "outage")
+            guard let driver = onA["driver"]?.string, driver == onB["driver"]?.string,
+                  let seq = onA["state"]?["seq"]?.double, seq == onB["state"]?["seq"]?.double,
+                  onA["state"]?["offset"]?.double == onB["state"]?["offset"]?.double else { return false }
+            agreed = (driver, seq)
+            return true
+        }, "the nodes agree on state and driver")
+        let winner = try #require(agreed)
+        #expect([idA, idB].contains(winner.driver))
+        let (driving, other) = winner.driver == idA ? (presenterA, presenterB) : (presenterB, presenterA)
+        #expect(other.wait { $0.contains(#""type":"driver","driver":"\#(winner.driver)""#) }, "the other presenter hears who drives")
+        other.send(scroll(999))
+        #expect(other.wait { $0.contains(#""code":"not_driver""#) }, "only one driver: \(other.received.suffix(2))")
+        driving.send(scroll(40))
+        for follower in [followerA, followerB] {
+            #expect(follower.wait(for: hasOffset(40)), "\(follower.received.suffix(3))")
+            #expect(!follower.received.contains { $0.contains(#""offset":999,"#) })
+            let seqs = states(follower).compactMap { $0["seq"]?.double }
+            #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $0 < $1 }, "no follower sees seq go back: \(seqs)")
+        }
+    }
+}
