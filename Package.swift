@@ -88,7 +88,7 @@ let package = Package(
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "ScrollModel"]),
         .testTarget(
             name: "SyncServerTests",
-            dependencies: ["SyncServer", "WebSocketCore", "Transport", "ScrollModel", "CLinux", "scrollsync"],
+            dependencies: ["SyncServer", "WebSocketCore", "Transport", "ScrollModel", "CLinux", "RedisClient", "scrollsync"],
             exclude: ["Peers"]
         ),
     ]

@@ -211,8 +211,12 @@ public final class RedisConnection {
         }
     }
 
+    /// Once a tick: a command connection with nothing in flight sends PING, so a Redis that
+    /// stopped answering (frozen, or its machine gone) is noticed within the timeout.
     private func checkTimeout() {
-        guard context != nil, pending > 0 || !isReady, loop.now - lastProgress > timeoutNanoseconds else { return }
+        guard context != nil else { return }
+        if isReady, pending == 0, case .commands = role { issue([Array("PING".utf8)]) { _ in } }
+        guard pending > 0 || !isReady, loop.now - lastProgress > timeoutNanoseconds else { return }
         drop(isReady ? "no reply for \(timeoutNanoseconds / 1_000_000) ms" : "connect timed out")
     }
 

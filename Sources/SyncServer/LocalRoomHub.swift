@@ -168,13 +168,13 @@ public final class LocalRoomHub: RoomHub {
                 continue
             case .waiting:
                 let loop = member.peer.channel.loop
-                let retry = Unchecked((member, completion))
+                let waiting = Unchecked(member)
+                let answer = Unchecked(completion)
                 room.guarded.withLock { guarded in
                     guarded.waiting.append { [self] in
                         loop.execute { [self] in
-                            let (member, completion) = retry.value
-                            guard !member.left else { return }
-                            join(member, room: name, role: role, key: key, completion: completion)
+                            guard !waiting.value.left else { return }
+                            join(waiting.value, room: name, role: role, key: key, completion: answer.value)
                         }
                     }
                 }
@@ -205,7 +205,8 @@ public final class LocalRoomHub: RoomHub {
                                      claimsControl: !shared) {
             case .failure(let error):
                 return .done(.failure(error))
-            case .success(var (welcome, broadcasts)):
+            case .success(let (answer, broadcasts)):
+                var welcome = answer
                 if !hadKey && guarded.core.hasPresenterKey {
                     save(guarded.core)
                     if shared, let engine, let digest = guarded.core.presenterKeyText {

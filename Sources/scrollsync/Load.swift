@@ -16,8 +16,9 @@ struct Load: ParsableCommand {
         status is 1 when a --max-… threshold is exceeded.
         """)
 
-    @Argument(help: "The server, e.g. ws://127.0.0.1:8080 (wss:// for TLS).")
-    var url: String
+    @Argument(help: ArgumentHelp("The server, e.g. ws://127.0.0.1:8080 (wss:// for TLS).",
+                                 discussion: "With several (nodes sharing rooms through Redis), presenters connect to the first and followers to the others in turn; name the first again to put followers there too."))
+    var urls: [String]
 
     @Option(help: "Rooms.") var rooms = 1
     @Option(help: "Followers per room.") var followers = 100
@@ -48,8 +49,13 @@ struct Load: ParsableCommand {
     }
 
     func run() throws {
-        guard let base = WebSocketURL(url) else { throw ValidationError("not a ws:// or wss:// URL: \(url)") }
+        let bases = try urls.map { url in
+            guard let base = WebSocketURL(url) else { throw ValidationError("not a ws:// or wss:// URL: \(url)") }
+            return base
+        }
+        guard let base = bases.first else { throw ValidationError("name the server: ws://HOST:PORT") }
         var configuration = LoadConfiguration(base: base)
+        configuration.followerBases = Array(bases.dropFirst())
         configuration.rooms = rooms
         configuration.followers = followers
         configuration.rate = rate

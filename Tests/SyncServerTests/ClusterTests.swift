@@ -1,4 +1,5 @@
 import Foundation
+import RedisClient
 import ScrollModel
 import Testing
 #if canImport(Glibc)
@@ -175,5 +176,55 @@ struct ClusterTests {
             let seqs = states(follower).compactMap { $0["seq"]?.double }
             #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $0 < $1 }, "no follower sees seq go back: \(seqs)")
         }
+    }
+
+    @Test func aFrozenRedisIsNoticedAndTheRoomCatchesUpWhenItAnswersAgain() throws {
+        let redis = try RedisServer()
+        let (a, b) = (try node(redis), try node(redis))
+        let (presenter, _) = try join(a, "frozen", query: "role=presenter")
+        #expect(presenter.wait { $0.contains(#""type":"driver""#) })
+        let (local, _) = try join(a, "frozen")
+        let (remote, _) = try join(b, "frozen")
+        presenter.send(scroll(10))
+        #expect(remote.wait(for: hasOffset(10)))
+
+        redis.freeze()
+        defer { redis.thaw() }
+        #expect(eventually(timeout: 20) { (try? httpGet("/healthz", port: a.port))?.contains("redis: unavailable") == true },
+                "a Redis that stops answering is noticed")
+        presenter.send(scroll(20))
+        #expect(local.wait(for: hasOffset(20)), "the node serves its room alone meanwhile")
+
+        redis.thaw()
+        #expect(eventually(timeout: 20) { (try? httpGet("/healthz", port: a.port))?.contains("redis: up") == true })
+        #expect(remote.wait(timeout: 15, for: hasOffset(20)), "the other node catches up on reconcile: \(remote.received.suffix(3))")
+        presenter.send(scroll(30))
+        #expect(remote.wait(for: hasOffset(30)))
+        let seqs = states(remote).compactMap { $0["seq"]?.double }
+        #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $0 < $1 }, "\(seqs)")
+        #expect(try metricValue("scrollsync_redis_outages_total", port: a.port) >= 1)
+    }
+}
+
+@Suite("Redis URLs")
+struct RedisURLTests {
+    @Test func urlsNameHostPortDatabaseAndPassword() throws {
+        #expect(try RedisEndpoint(url: "redis://10.0.0.5") == RedisEndpoint(host: "10.0.0.5"))
+        #expect(try RedisEndpoint(url: "redis://cache:6380/2") == RedisEndpoint(host: "cache", port: 6380, database: 2))
+        #expect(try RedisEndpoint(url: "redis://:s3cret@cache:6380") == RedisEndpoint(host: "cache", port: 6380, password: "s3cret"))
+        #expect(try RedisEndpoint(url: "redis://user:pw@[::1]:7000/0") == RedisEndpoint(host: "::1", port: 7000, password: "pw"))
+        #expect(try RedisEndpoint(url: "redis://:s3cret@cache:6380").description == "redis://:***@cache:6380/0", "no password in logs")
+    }
+
+    @Test(arguments: [
+        ("http://cache:6379", "starts with redis://"),
+        ("rediss://cache:6379", "needs hiredis 1.0"),
+        ("redis://cache:99999", "port in a Redis URL is 1-65535"),
+        ("redis://cache:6379/x", "database in a Redis URL is a number"),
+        ("redis://:6379", "needs a host"),
+    ])
+    func badURLsSayWhatIsWrong(_ url: String, _ message: String) {
+        #expect(throws: RedisError.self) { try RedisEndpoint(url: url) }
+        do { _ = try RedisEndpoint(url: url) } catch { #expect(error.description.contains(message), "\(error)") }
     }
 }

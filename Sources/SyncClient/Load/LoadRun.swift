@@ -10,6 +10,9 @@ import Glibc
 public struct LoadConfiguration: Sendable {
     /// The server, e.g. `ws://127.0.0.1:8080`; rooms are `/rooms/PREFIX-N`.
     public var base: WebSocketURL
+    /// Other nodes serving the same rooms: followers connect to these in turn (presenters
+    /// to `base`). Empty: everyone connects to `base`.
+    public var followerBases: [WebSocketURL] = []
     public var rooms = 1
     /// Followers per room.
     public var followers = 100
@@ -57,6 +60,7 @@ public final class LoadRun: @unchecked Sendable {
     private let group: EventLoopGroup
     private let tls: TLSContext?
     private let address: SocketAddress
+    private let followerAddresses: [SocketAddress]
     private let probes: [LoopProbes]
     private let rooms: [RoomTrack]
     /// Seconds from the first connect to the last connection opened or failed.
@@ -67,6 +71,7 @@ public final class LoadRun: @unchecked Sendable {
         group = try EventLoopGroup(count: loops)
         tls = configuration.base.secure ? try TLSContext(clientVerifying: configuration.verifyTLS, caFile: configuration.caFile) : nil
         address = try SocketAddress.resolve(host: configuration.base.host, port: configuration.base.port)
+        followerAddresses = try configuration.followerBases.map { try SocketAddress.resolve(host: $0.host, port: $0.port) }
         probes = group.loops.map { LoopProbes(loop: $0) }
         rooms = (0..<configuration.rooms).map { RoomTrack(name: "\(configuration.roomPrefix)-\($0)") }
         group.start()
@@ -90,8 +95,9 @@ public final class LoadRun: @unchecked Sendable {
                 let isPresenter = member == 0
                 let slow = !isPresenter && slowEvery > 0 && (roomIndex * config.followers + member) % slowEvery == 0
                 let target = "/rooms/\(room.name)" + (isPresenter ? "?role=presenter" : "")
-                let url = config.base.with(target: target)
-                let address = address
+                let node = isPresenter || config.followerBases.isEmpty ? nil : (roomIndex * config.followers + member - 1) % config.followerBases.count
+                let url = (node.map { config.followerBases[$0] } ?? config.base).with(target: target)
+                let address = node.map { followerAddresses[$0] } ?? address
                 let tls = tls
                 loopProbes.loop.execute {
                     loopProbes.loop.schedule(after: UInt64(delay * 1e9)) {

@@ -43,6 +43,10 @@ final class RedisServer: @unchecked Sendable {
         }
     }
 
+    /// Freezes it (SIGSTOP): connections stay open and nothing answers.
+    func freeze() { child?.signal(SIGSTOP) }
+    func thaw() { child?.signal(SIGCONT) }
+
     /// Stops it at once (SIGKILL: as if the machine went away); its data is gone.
     func stop() {
         child?.signal(SIGKILL)
