@@ -33,6 +33,9 @@ public final class RedisConnection {
     public private(set) var lastError: String?
 
     private let role: Role
+    /// The host as a numeric address: hiredis resolves names with a blocking getaddrinfo,
+    /// which must not run on an event loop, so names are resolved here, once, at creation.
+    private let address: String
     private var context: UnsafeMutablePointer<redisAsyncContext>?
     private var watch: FileWatch?
     private var pending = 0
@@ -44,6 +47,7 @@ public final class RedisConnection {
         self.endpoint = endpoint
         self.loop = loop
         self.role = role
+        address = (try? SocketAddress.resolve(host: endpoint.host, port: endpoint.port).numericHost) ?? endpoint.host
         loop.onTick { [weak self] in self?.checkTimeout() }
     }
 
@@ -74,7 +78,7 @@ public final class RedisConnection {
     private func connect() {
         guard !stopped, context == nil else { return }
         lastProgress = loop.now
-        guard let context = redisAsyncConnect(endpoint.host, Int32(endpoint.port)) else { return retryLater("out of memory") }
+        guard let context = redisAsyncConnect(address, Int32(endpoint.port)) else { return retryLater("out of memory") }
         if context.pointee.err != 0 {
             let message = String(cString: context.pointee.errstr)
             redisAsyncFree(context)

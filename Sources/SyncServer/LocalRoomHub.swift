@@ -508,6 +508,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
                 var local = RoomSnapshot()
                 local.state = guarded.core.state
                 local.document = guarded.core.document
+                local.keyDigest = guarded.core.presenterKeyText
                 if let driver = guarded.core.driver, let member = guarded.core.members[driver] {
                     local.driver = driver
                     local.driverName = member.name

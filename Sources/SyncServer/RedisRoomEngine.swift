@@ -192,7 +192,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
             commands.send(["EVAL", Scripts.reconcile, "3", k.hash, k.lease, k.nodes, local.driver ?? "", local.driverName ?? "",
                            String(local.state?.seq ?? 0)].map { Array($0.utf8) }
                           + [suffix, Array(k.channel.utf8), Array(String(leaseMilliseconds).utf8), Array(String(roomIdleMilliseconds).utf8),
-                             driverMessage, document]) { [self] answer in
+                             driverMessage, document, Array((local.keyDigest ?? "").utf8)]) { [self] answer in
                 let snapshot = answer.isError ? nil : snapshotFrom(answer)
                 let waiting = attaching.removeValue(forKey: room) ?? []
                 reply(snapshot)
@@ -359,7 +359,8 @@ enum Scripts {
         """
 
     /// After an outage. KEYS hash, lease, nodes; ARGV local driver, its name, local seq,
-    /// local state suffix, channel, lease ms, idle ms, driver message, document message.
+    /// local state suffix, channel, lease ms, idle ms, driver message, document message,
+    /// presenter key digest (kept only if the room has none).
     /// The local driver keeps control if the lease is free or its own; its state then goes
     /// out again with a `seq` above every node's. A node that got further alone raises `seq`
     /// the same way, with the shared state, so no follower is left ahead of it.
@@ -383,6 +384,7 @@ enum Scripts {
         elseif ARGV[9] ~= '' and redis.call('HEXISTS', KEYS[1], 'doc') == 0 then
           redis.call('HSET', KEYS[1], 'doc', ARGV[9])
         end
+        if ARGV[10] ~= '' then redis.call('HSETNX', KEYS[1], 'key', ARGV[10]) end
         local suffix = false
         if mine and ARGV[4] ~= '' then
           suffix = ARGV[4]

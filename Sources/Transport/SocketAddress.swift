@@ -36,6 +36,9 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(Sockets.describe(storage)):\(Sockets.port(of: storage))" }
+
+    /// The numeric address, e.g. `10.0.0.5` or `::1`.
+    public var numericHost: String { Sockets.describe(storage) }
 }
 
 /// Creating, binding and describing TCP sockets (IPv4 and IPv6).

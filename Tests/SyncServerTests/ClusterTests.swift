@@ -206,6 +206,41 @@ struct ClusterTests {
     }
 }
 
+@Suite("Terminal clients across nodes", .serialized)
+struct ClusterClientTests {
+    @Test func presenterAndFollowerMoveToOtherNodesWhenTheirsDies() throws {
+        let redis = try RedisServer.shared()
+        let (a, b, c) = (try ServerProcess(["--redis", redis.url]), try ServerProcess(["--redis", redis.url]), try ServerProcess(["--redis", redis.url]))
+        let room = "/rooms/nodes-\(UUID().uuidString.prefix(6))"
+        let binary = ServerProcess.binary.path
+        let presenter = try Tmux([binary, "present", a.url + room, TerminalClientTests.document, "--name", "Ann", "--also", b.url + room],
+                                 width: 100, height: 30)
+        let follower = try Child(binary, ["follow", a.url + room, c.url + room, "--json"], errors: .discard)
+        defer { follower.stop() }
+        presenter.wait { $0.statusLine.contains("PRESENTING") && $0.statusLine.contains("● live") && $0.statusLine.contains("1 follower") }
+
+        func offsets() -> [Double] {
+            follower.lines.compactMap { try? JSON.parse($0) }.compactMap { $0["offset"]?.double }
+        }
+        try presenter.keys("n")
+        #expect(follower.waitForOutput(timeout: 10) { _ in !offsets().isEmpty }, "the follower on A sees the presenter on A")
+        let before = offsets().last ?? 0
+
+        kill(a.pid, SIGKILL)
+        _ = a.child.wait(timeout: 10)
+        // Both clients rotate to their next URL; the presenter drives again from B once the
+        // dead node's lease expires, and its next move reaches the follower, now on C.
+        var moved = false
+        let deadline = Date().addingTimeInterval(30)
+        while !moved && Date() < deadline {
+            try presenter.keys("n")
+            moved = follower.waitForOutput(timeout: 1) { _ in (offsets().last ?? 0) > before }
+        }
+        #expect(moved, "after A died: presenter \(presenter.screen.statusLine); follower \(follower.lines.suffix(3))")
+        #expect(follower.isRunning)
+    }
+}
+
 @Suite("Redis URLs")
 struct RedisURLTests {
     @Test func urlsNameHostPortDatabaseAndPassword() throws {
