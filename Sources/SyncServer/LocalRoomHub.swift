@@ -4,11 +4,15 @@ import ScrollModel
 import Synchronization
 import Transport
 
-/// The embedded room hub: rooms live in this process, each behind its own lock.
+/// The room hub: rooms live in this process, each behind its own lock.
 ///
 /// A change is applied under the room's lock, encoded once (plain and compressed), and
 /// posted to the mailbox of every loop that has members of the room, in order. Each loop
 /// then writes the same bytes to all of its members.
+///
+/// With an `engine` (Redis), the rooms here are this node's copies of shared rooms: changes
+/// go to the engine, which orders them and brings them back (`SharedRoomsDelegate`) to be
+/// fanned out the same way; while the engine is unavailable the hub serves its rooms alone.
 public final class LocalRoomHub: RoomHub {
     public struct Options: Sendable {
         /// Presenters must give a key (`key=…`) to create or join a room.
@@ -237,26 +241,27 @@ public final class LocalRoomHub: RoomHub {
         guard let name = member.room, let room = rooms.withLock({ $0[name] }) else {
             return ProtocolError(.badMessage, "not in a room")
         }
-        if let engine, engine.isAvailable, let refusal = share(message, from: member, room: room, name: name, engine: engine) {
-            return refusal.error
-        }
-        return room.guarded.withLock { guarded in
-            switch guarded.core.receive(message, from: member.id) {
-            case .failure(let error): return error
-            case .success(let broadcasts):
-                if broadcasts.contains(where: \.isStoredChange) { save(guarded.core) }
-                publish(broadcasts, in: &guarded, room: room, loop: member.peer.channel.loop)
-                return nil
+        if let engine, engine.isAvailable {
+            switch share(message, from: member, room: room, name: name, engine: engine) {
+            case .sent: return nil
+            case .refused(let error): return error
+            case .local: break
             }
         }
+        return receiveHere(message, from: member, room: room)
     }
 
-    /// Why a message was not sent to the engine: refused (`error`), or nil to apply it here.
-    private struct Refusal { var error: ProtocolError? }
+    /// What became of a message with an engine.
+    private enum Sharing {
+        /// Sent to the engine, which brings the change back to every node.
+        case sent
+        case refused(ProtocolError)
+        /// A change this node keeps to itself (`follow`).
+        case local
+    }
 
     /// Sends a change to the engine, which orders it and brings it back to every node.
-    /// Answers nil when the message is one this node applies itself (`follow`).
-    private func share(_ message: ClientMessage, from sender: RoomMember, room: Room, name: String, engine: any RoomEngine) -> Refusal? {
+    private func share(_ message: ClientMessage, from sender: RoomMember, room: Room, name: String, engine: any RoomEngine) -> Sharing {
         let loop = sender.peer.channel.loop
         let member = Unchecked(sender)
         let done: @Sendable (EngineResult) -> Void = { [self] result in
@@ -272,34 +277,34 @@ public final class LocalRoomHub: RoomHub {
                 }
             }
         }
-        return room.guarded.withLock { guarded -> Refusal? in
+        return room.guarded.withLock { guarded -> Sharing in
             let role = guarded.core.members[sender.id]?.role
             switch message {
             case .scroll(let update):
                 let previous = guarded.proposed?.by == sender.id ? guarded.proposed : guarded.core.state
                 switch guarded.core.proposeScroll(update, from: sender.id, after: .some(previous)) {
-                case .failure(let error): return Refusal(error: error)
+                case .failure(let error): return .refused(error)
                 case .success(let state):
                     guarded.proposed = state
-                    engine.scroll(room: name, session: sender.id, suffix: RedisRoomEngine.suffix(ServerMessage.state(state)), done: done)
+                    engine.scroll(room: name, session: sender.id, suffix: stateSuffix(state), done: done)
                 }
             case .control(let take):
-                guard role == .presenter else { return Refusal(error: ProtocolError(.unauthorized, "only presenters may take control")) }
+                guard role == .presenter else { return .refused(ProtocolError(.unauthorized, "only presenters may take control")) }
                 if take {
-                    guard guarded.core.driver != sender.id else { return Refusal(error: nil) }
+                    guard guarded.core.driver != sender.id else { return .sent }
                     engine.control(room: name, .take(session: sender.id, name: sender.name), done: done)
                 } else {
-                    guard guarded.core.driver == sender.id else { return Refusal(error: ProtocolError(.notDriver, "you do not drive this room")) }
+                    guard guarded.core.driver == sender.id else { return .refused(ProtocolError(.notDriver, "you do not drive this room")) }
                     engine.control(room: name, .release(session: sender.id), done: done)
                 }
             case .document(let documentName, let format, let text):
-                guard role == .presenter else { return Refusal(error: ProtocolError(.unauthorized, "only presenters may share a document")) }
+                guard role == .presenter else { return .refused(ProtocolError(.unauthorized, "only presenters may share a document")) }
                 let document = SharedDocument(name: documentName, format: format, text: text, by: sender.id)
                 engine.share(document: ServerMessage.document(document), room: name, done: done)
             case .follow:
-                return nil
+                return .local
             }
-            return Refusal(error: nil)
+            return .sent
         }
     }
 

@@ -43,7 +43,6 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     public var statistics: EngineCounters { counters }
 
     static let channelPrefix = "scrollsync:{"
-    static let statePrefix = Array(#"{"type":"state","seq":"#.utf8)
 
     public init(endpoint: RedisEndpoint, loop: EventLoop, roomIdleSeconds: Int, logger: Logger) {
         self.endpoint = endpoint
@@ -104,14 +103,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
             let k = keys(room)
             attaching[room, default: []] = []
             commands.send(["EVAL", Scripts.snapshot, "3", k.hash, k.lease, k.nodes]) { [self] answer in
-                let snapshot = answer.isError ? nil : snapshotFrom(answer)
-                let waiting = attaching.removeValue(forKey: room) ?? []
-                reply(snapshot)
-                if let snapshot {
-                    for change in waiting where change.version > snapshot.version {
-                        delegate?.shared(room: room, version: change.version, message: change.message)
-                    }
-                }
+                answered(room, answer, reply)
             }
         }
     }
@@ -185,7 +177,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     public func reconcile(room: String, local: RoomSnapshot, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
         loop.execute { [self] in
             let k = keys(room)
-            let suffix = local.state.map { Self.suffix(ServerMessage.state($0)) } ?? []
+            let suffix = local.state.map(stateSuffix) ?? []
             let driverMessage = local.driver.map { ServerMessage.driver($0, name: local.driverName) } ?? []
             let document = local.document.map { ServerMessage.document($0) } ?? []
             attaching[room, default: []] = []
@@ -193,23 +185,20 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
                            String(local.state?.seq ?? 0)].map { Array($0.utf8) }
                           + [suffix, Array(k.channel.utf8), Array(String(leaseMilliseconds).utf8), Array(String(roomIdleMilliseconds).utf8),
                              driverMessage, document, Array((local.keyDigest ?? "").utf8)]) { [self] answer in
-                let snapshot = answer.isError ? nil : snapshotFrom(answer)
-                let waiting = attaching.removeValue(forKey: room) ?? []
-                reply(snapshot)
-                if let snapshot {
-                    for change in waiting where change.version > snapshot.version {
-                        delegate?.shared(room: room, version: change.version, message: change.message)
-                    }
-                }
+                answered(room, answer, reply)
             }
         }
     }
 
-    /// A state message's JSON after `"seq":N`, which the scroll script completes.
-    static func suffix(_ message: [UInt8]) -> [UInt8] {
-        var index = statePrefix.count
-        while index < message.count, message[index] >= UInt8(ascii: "0"), message[index] <= UInt8(ascii: "9") { index += 1 }
-        return Array(message[index...])
+    /// A snapshot came: the hub takes it, then the changes seen meanwhile that are newer.
+    private func answered(_ room: String, _ answer: RedisReply, _ reply: (RoomSnapshot?) -> Void) {
+        let snapshot = answer.isError ? nil : snapshotFrom(answer)
+        let waiting = attaching.removeValue(forKey: room) ?? []
+        reply(snapshot)
+        guard let snapshot else { return }
+        for change in waiting where change.version > snapshot.version {
+            delegate?.shared(room: room, version: change.version, message: change.message)
+        }
     }
 
     // MARK: Messages
@@ -249,7 +238,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         var snapshot = RoomSnapshot()
         snapshot.version = fields["ver"].flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
         if let seq = fields["seq"], let suffix = fields["suf"], !suffix.isEmpty {
-            let text = Self.statePrefix + seq + suffix
+            let text = statePrefix + seq + suffix
             if case .state(let state)? = text.withUnsafeBytes({ try? ServerEvent.decode($0) }) { snapshot.state = state }
         }
         if let doc = fields["doc"], case .document(let document)? = doc.withUnsafeBytes({ try? ServerEvent.decode($0) }) {

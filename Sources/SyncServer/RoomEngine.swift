@@ -70,3 +70,14 @@ public enum EngineResult: Sendable, Equatable {
     /// The engine could not be reached; the hub applies the change locally.
     case unavailable
 }
+
+/// How every `state` message starts: the engine writes `seq` after it.
+let statePrefix = Array(#"{"type":"state","seq":"#.utf8)
+
+/// A state message's JSON after `"seq":N` (what `RoomEngine.scroll` takes).
+func stateSuffix(_ state: ScrollState) -> [UInt8] {
+    let message = ServerMessage.state(state)
+    var index = statePrefix.count
+    while index < message.count, message[index] >= UInt8(ascii: "0"), message[index] <= UInt8(ascii: "9") { index += 1 }
+    return Array(message[index...])
+}

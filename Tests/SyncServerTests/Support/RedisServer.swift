@@ -19,10 +19,10 @@ final class RedisServer: @unchecked Sendable {
         self.port = port
     }
 
-    /// The Redis CI started (`SCROLLSYNC_TEST_REDIS_URL=redis://127.0.0.1:PORT`), or one of
+    /// The Redis CI started (`TEST_REDIS_URL=redis://127.0.0.1:PORT`), or one of
     /// this test's own. Tests that share it use room names of their own.
     static func shared() throws -> RedisServer {
-        if let url = ProcessInfo.processInfo.environment["SCROLLSYNC_TEST_REDIS_URL"],
+        if let url = ProcessInfo.processInfo.environment["TEST_REDIS_URL"],
            let port = url.split(separator: ":").last.flatMap({ Int($0) }) {
             return RedisServer(port: port)
         }
