@@ -58,6 +58,18 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         onMessage = { [unowned self] channel, payload in received(channel: channel, payload: payload) }
         commands.onStatus = { [unowned self] _ in statusChanged() }
         subscriber.onStatus = { [unowned self] _ in statusChanged() }
+        loop.onTick { [weak self] in self?.warnWhileUnavailable() }
+    }
+
+    /// When the warning that Redis is unavailable was last logged (loop time).
+    private var warnedAt: UInt64?
+
+    /// While Redis cannot be reached (from the start, or for long), says so once a minute.
+    private func warnWhileUnavailable() {
+        guard !isAvailable, lastError != nil else { return }
+        if let warnedAt, loop.now - warnedAt < 60_000_000_000 { return }
+        warnedAt = loop.now
+        logger.warning("redis unavailable; serving rooms held here", metadata: ["redis": "\(endpoint)", "error": "\(lastError ?? "")"])
     }
 
     /// Connects; call once the delegate is set.
@@ -83,6 +95,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
             logger.info("redis connected", metadata: ["redis": "\(endpoint)", "node": "\(node)"])
         } else {
             counters.outages.add(1, ordering: .relaxed)
+            warnedAt = loop.now
             logger.warning("redis unavailable; serving rooms held here", metadata: ["redis": "\(endpoint)", "error": "\(lastError ?? "")"])
         }
         delegate?.sharedAvailability(up)
