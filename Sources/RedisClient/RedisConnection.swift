@@ -36,6 +36,9 @@ public final class RedisConnection {
     /// The host as a numeric address: hiredis resolves names with a blocking getaddrinfo,
     /// which must not run on an event loop, so names are resolved here, once, at creation.
     private let address: String
+    /// For `rediss://`: hiredis 0.14 has no TLS, so it connects to this loopback forwarder,
+    /// which carries the connection over TLS (made on first connect).
+    private var forwarder: TLSForwarder?
     private var context: UnsafeMutablePointer<redisAsyncContext>?
     private var watch: FileWatch?
     private var pending = 0
@@ -78,13 +81,24 @@ public final class RedisConnection {
     private func connect() {
         guard !stopped, context == nil else { return }
         lastProgress = loop.now
-        guard let context = redisAsyncConnect(address, Int32(endpoint.port)) else { return retryLater("out of memory") }
+        var (host, port) = (address, endpoint.port)
+        if endpoint.tls {
+            do {
+                let forwarder = try self.forwarder ?? makeForwarder()
+                self.forwarder = forwarder
+                (host, port) = ("127.0.0.1", forwarder.port)
+            } catch {
+                return retryLater("TLS: \(error)")
+            }
+        }
+        guard let context = redisAsyncConnect(host, Int32(port)) else { return retryLater("out of memory") }
         if context.pointee.err != 0 {
             let message = String(cString: context.pointee.errstr)
             redisAsyncFree(context)
             return retryLater(message)
         }
         self.context = context
+        forwarder?.expect(fd: scrollsync_redis_fd(context))
         let me = Unmanaged.passUnretained(self).toOpaque()
         context.pointee.data = me
         do {
@@ -111,6 +125,17 @@ public final class RedisConnection {
         }
     }
 
+    private func takeForwarderFailure() -> String? {
+        defer { forwarder?.lastFailure = nil }
+        return forwarder?.lastFailure
+    }
+
+    private func makeForwarder() throws -> TLSForwarder {
+        let context = try TLSContext(clientVerifying: true, caFile: endpoint.caFile)
+        let target = try SocketAddress.resolve(host: endpoint.host, port: endpoint.port)
+        return try TLSForwarder(loop: loop, target: target, serverName: endpoint.host, context: context)
+    }
+
     private func handle(readable: Bool, writable: Bool) {
         if readable, let context { redisAsyncHandleRead(context) }
         if writable, let context { redisAsyncHandleWrite(context) }
@@ -126,7 +151,7 @@ public final class RedisConnection {
             // hiredis frees the context after this callback.
             context = nil
             releaseWatch()
-            return retryLater(error ?? "connect failed")
+            return retryLater(takeForwarderFailure() ?? error ?? "connect failed")
         }
         var setup = [[String]]()
         if let password = endpoint.password { setup.append(["AUTH", password]) }
@@ -196,6 +221,7 @@ public final class RedisConnection {
     }
 
     private func lost(_ message: String) {
+        let message = takeForwarderFailure() ?? message
         let wasReady = isReady
         isReady = false
         pending = 0

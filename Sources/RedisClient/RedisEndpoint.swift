@@ -1,26 +1,32 @@
-/// Where a Redis server is: `redis://[:PASSWORD@]HOST[:PORT][/DB]`.
+/// Where a Redis server is: `redis://[:PASSWORD@]HOST[:PORT][/DB]`, or `rediss://…` for TLS.
 public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     public var host: String
     public var port: Int
     public var database: Int
     public var password: String?
+    /// Connect over TLS (`rediss://`); the server's certificate must chain to the system's
+    /// roots (or `caFile`) and name `host`.
+    public var tls: Bool
+    /// CA certificates (PEM) for a TLS server with a private CA.
+    public var caFile: String?
 
-    public init(host: String = "127.0.0.1", port: Int = 6379, database: Int = 0, password: String? = nil) {
+    public init(host: String = "127.0.0.1", port: Int = 6379, database: Int = 0, password: String? = nil, tls: Bool = false, caFile: String? = nil) {
         self.host = host
         self.port = port
         self.database = database
         self.password = password
+        self.tls = tls
+        self.caFile = caFile
     }
 
     /// Parses a `redis://` URL; the error says what is wrong with it.
     public init(url: String) throws(RedisError) {
-        guard url.hasPrefix("redis://") else {
-            throw RedisError(url.hasPrefix("rediss://")
-                ? "rediss:// (TLS) needs hiredis 1.0 or later; Debian 12 ships 0.14 (use a TLS tunnel such as stunnel and redis://)"
-                : "a Redis URL starts with redis://, not \(url.prefix(16))")
+        let secure = url.hasPrefix("rediss://")
+        guard secure || url.hasPrefix("redis://") else {
+            throw RedisError("a Redis URL starts with redis:// (or rediss:// for TLS), not \(url.prefix(16))")
         }
-        var rest = Substring(url.dropFirst("redis://".count))
-        var endpoint = RedisEndpoint()
+        var rest = Substring(url.dropFirst(secure ? "rediss://".count : "redis://".count))
+        var endpoint = RedisEndpoint(tls: secure)
         if let at = rest.lastIndex(of: "@") {
             let credentials = rest[..<at]
             rest = rest[rest.index(after: at)...]
@@ -50,7 +56,7 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
 
     /// The URL without the password.
     public var description: String {
-        "redis://\(password == nil ? "" : ":***@")\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)"
+        "\(tls ? "rediss" : "redis")://\(password == nil ? "" : ":***@")\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)"
     }
 }
 

@@ -39,6 +39,7 @@ public final class Server: Sendable {
                 throw ConfigurationError("redis.url: \(error)")
             }
             if let password = configuration.redisPassword { redis?.password = password }
+            redis?.caFile = configuration.redisCAFile
         }
         store = redis != nil ? nil : try configuration.dataDirectory.map { directory throws(StoreError) in try FileRoomStore(directory: directory) }
         let group = try EventLoopGroup(count: configuration.loops ?? EventLoopGroup.coreCount)

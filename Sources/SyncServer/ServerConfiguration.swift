@@ -43,6 +43,9 @@ public struct ServerConfiguration: Sendable {
     public var redisURL: String?
     /// Redis password (AUTH), instead of one in the URL.
     public var redisPassword: String?
+    /// CA certificates (PEM) that a `rediss://` server's certificate must chain to; nil:
+    /// the system's roots.
+    public var redisCAFile: String?
 
     public struct Limits: Sendable, Equatable {
         /// Open connections in all. 16,384 fits under the usual 20,000-descriptor limit with

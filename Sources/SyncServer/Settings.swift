@@ -66,8 +66,9 @@ public enum Settings {
         choice("log.level", \.log.level, "Least severe event written: trace, debug, info, notice, warning, error, critical."),
         bool("log.json", \.log.json, "One JSON object per log line."),
         optionalString("store.directory", \.dataDirectory, "Where rooms are kept across restarts; null keeps them in memory only."),
-        optionalString("redis.url", \.redisURL, "redis://HOST:PORT[/DB] shares rooms with other nodes; null serves this process alone."),
+        optionalString("redis.url", \.redisURL, "redis://HOST:PORT[/DB] (rediss:// for TLS) shares rooms with other nodes; null serves this process alone."),
         optionalString("redis.password", \.redisPassword, "Password for Redis AUTH.", secret: true),
+        optionalString("redis.caFile", \.redisCAFile, "CA certificates (PEM) for a rediss:// server; null trusts the system's roots."),
     ]
 
     public static func setting(_ key: String) -> Setting? { all.first { $0.key == key } }

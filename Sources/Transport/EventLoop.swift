@@ -129,7 +129,7 @@ public final class EventLoop: @unchecked Sendable {
     /// the handler hears `channelActive` when it is up, or `channelClosed` (with
     /// `connectError` set) when it fails. Call on this loop's thread.
     public func connect(
-        to address: SocketAddress, tls: TLSContext? = nil, serverName: String? = nil, receiveBuffer: Int? = nil,
+        to address: SocketAddress, tls: TLSContext? = nil, serverName: String? = nil, verifyHostName: Bool = false, receiveBuffer: Int? = nil,
         watermarks: Channel.Watermarks = .init(), makeHandler: (Channel) -> any ChannelHandler
     ) throws -> Channel {
         let fd = try syscallChecked("socket") {
@@ -142,7 +142,9 @@ public final class EventLoop: @unchecked Sendable {
             let result = address.withSockaddr { Glibc.connect(fd, $0, $1) }
             if result != 0 && errno != EINPROGRESS { throw SystemError(call: "connect(\(address))", errno: errno) }
             Sockets.setNoDelay(fd)
-            let session = try tls.map { context throws in try context.makeSession(fd: fd, isServer: false, serverName: serverName) }
+            let session = try tls.map { context throws in
+                try context.makeSession(fd: fd, isServer: false, serverName: serverName, verifyHostName: verifyHostName)
+            }
             let channel = try register(fd: fd, tls: session, peerAddress: address.description, watermarks: watermarks)
             channel.startConnecting()
             modify(channel, readable: true, writable: true)

@@ -113,6 +113,21 @@ enum Sockets {
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The local port of a socket (`getsockname`).
+    static func localPort(_ fd: Int32) -> Int? { port(fd, getsockname) }
+
+    /// The port of a socket's peer (`getpeername`).
+    static func peerPort(_ fd: Int32) -> Int? { port(fd, getpeername) }
+
+    private static func port(_ fd: Int32, _ call: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32) -> Int? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let ok = withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(fd, $0, &length) == 0 }
+        }
+        return ok ? port(of: storage) : nil
+    }
+
     static func setNoDelay(_ fd: Int32) {
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, 4)

@@ -53,13 +53,15 @@ public final class TLSContext: @unchecked Sendable {
 
     deinit { SSL_CTX_free(context) }
 
-    func makeSession(fd: Int32, isServer: Bool, serverName: String? = nil) throws(TLSError) -> TLSSession {
+    /// - Parameter verifyHostName: the server's certificate must name `serverName`.
+    func makeSession(fd: Int32, isServer: Bool, serverName: String? = nil, verifyHostName: Bool = false) throws(TLSError) -> TLSSession {
         guard let ssl = SSL_new(context) else { throw .failure("SSL_new") }
         SSL_set_fd(ssl, fd)
         if isServer {
             SSL_set_accept_state(ssl)
         } else {
             if let serverName { _ = scrollsync_SSL_set_tlsext_host_name(ssl, serverName) }
+            if verifyHostName, let serverName { _ = SSL_set1_host(ssl, serverName) }
             SSL_set_connect_state(ssl)
         }
         return TLSSession(ssl: ssl)

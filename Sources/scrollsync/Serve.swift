@@ -78,7 +78,7 @@ struct Serve: ParsableCommand {
     @Flag(help: "Keep rooms in memory only (nothing survives a restart). [store.directory = null]")
     var inMemory = false
 
-    @Option(help: "Share rooms with other nodes through Redis: redis://HOST:PORT[/DB]. [redis.url]")
+    @Option(help: "Share rooms with other nodes through Redis: redis://HOST:PORT[/DB], rediss:// for TLS. [redis.url]")
     var redis: String?
 
     @Option(help: "Least severe event logged: trace … critical. [log.level]")

@@ -206,6 +206,41 @@ struct ClusterTests {
     }
 }
 
+@Suite("Redis over TLS", .serialized)
+struct RedisTLSTests {
+    @Test func nodesShareRoomsThroughATLSRedisWhoseCertificateTheyVerify() throws {
+        let redis = try RedisServer(tls: testCertificate)
+        let trusted = ["--redis", redis.url, "--config", try configFile(caFile: testCertificate.cert)]
+        let (a, b) = (try ServerProcess(trusted), try ServerProcess(trusted))
+        for node in [a, b] {
+            #expect(ClusterTests().eventually { (try? httpGet("/healthz", port: node.port))?.contains("redis: up") == true },
+                    "connected over TLS: \(node.child.output)")
+        }
+        let (presenter, _) = try ClusterTests().join(a, "tls", query: "role=presenter")
+        let (follower, _) = try ClusterTests().join(b, "tls")
+        #expect(presenter.wait { $0.contains(#""type":"driver""#) })
+        presenter.send(ClusterTests().scroll(42))
+        #expect(follower.wait(for: ClusterTests().hasOffset(42)), "\(follower.received)")
+
+        // Without the CA the certificate is not trusted: the node says why and serves alone.
+        let untrusting = try ServerProcess(["--redis", redis.url])
+        #expect(untrusting.child.waitForOutput(timeout: 10) { $0.contains { $0.contains("redis unavailable") && $0.contains("TLS handshake failed") } },
+                "\(untrusting.child.output)")
+        #expect(try httpGet("/healthz", port: untrusting.port).contains("redis: unavailable"))
+
+        // A trusted certificate for another name (localhost, reached as 127.0.0.1) is refused too.
+        let misnamed = try ServerProcess(["--redis", "rediss://127.0.0.1:\(redis.port)", "--config", try configFile(caFile: testCertificate.cert)])
+        #expect(misnamed.child.waitForOutput(timeout: 10) { $0.contains { $0.contains("redis unavailable") && $0.contains("TLS handshake failed") } },
+                "\(misnamed.child.output)")
+    }
+
+    func configFile(caFile: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("redis-tls-\(UUID().uuidString).json").path
+        try #"{"redis":{"caFile":"\#(caFile)"}}"#.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+}
+
 @Suite("Terminal clients across nodes", .serialized)
 struct ClusterClientTests {
     @Test func presenterAndFollowerMoveToOtherNodesWhenTheirsDies() throws {
@@ -249,11 +284,11 @@ struct RedisURLTests {
         #expect(try RedisEndpoint(url: "redis://:s3cret@cache:6380") == RedisEndpoint(host: "cache", port: 6380, password: "s3cret"))
         #expect(try RedisEndpoint(url: "redis://user:pw@[::1]:7000/0") == RedisEndpoint(host: "::1", port: 7000, password: "pw"))
         #expect(try RedisEndpoint(url: "redis://:s3cret@cache:6380").description == "redis://:***@cache:6380/0", "no password in logs")
+        #expect(try RedisEndpoint(url: "rediss://cache.example:6380/1") == RedisEndpoint(host: "cache.example", port: 6380, database: 1, tls: true))
     }
 
     @Test(arguments: [
         ("http://cache:6379", "starts with redis://"),
-        ("rediss://cache:6379", "needs hiredis 1.0"),
         ("redis://cache:99999", "port in a Redis URL is 1-65535"),
         ("redis://cache:6379/x", "database in a Redis URL is a number"),
         ("redis://:6379", "needs a host"),

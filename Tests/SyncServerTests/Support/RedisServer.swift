@@ -9,14 +9,19 @@ final class RedisServer: @unchecked Sendable {
     let port: Int
     private var child: Child?
 
-    /// A Redis this test may stop and start.
-    init() throws {
+    /// Over TLS only (`--tls-port`), with this certificate and key.
+    private let tls: (cert: String, key: String)?
+
+    /// A Redis this test may stop and start; with `tls`, it speaks only TLS.
+    init(tls: (cert: String, key: String)? = nil) throws {
         port = try freePort()
+        self.tls = tls
         try start()
     }
 
     private init(port: Int) {
         self.port = port
+        tls = nil
     }
 
     /// The Redis CI started (`TEST_REDIS_URL=redis://127.0.0.1:PORT`), or one of
@@ -31,11 +36,13 @@ final class RedisServer: @unchecked Sendable {
 
     deinit { stop() }
 
-    var url: String { "redis://127.0.0.1:\(port)" }
+    var url: String { tls == nil ? "redis://127.0.0.1:\(port)" : "rediss://localhost:\(port)" }
 
     func start() throws {
-        let child = try Child("/usr/bin/env", ["redis-server", "--port", String(port), "--bind", "127.0.0.1", "--save", "",
-                                               "--appendonly", "no", "--daemonize", "no"])
+        let listen = tls.map { ["--port", "0", "--tls-port", String(port), "--tls-cert-file", $0.cert, "--tls-key-file", $0.key,
+                                "--tls-ca-cert-file", $0.cert, "--tls-auth-clients", "no"] } ?? ["--port", String(port)]
+        let child = try Child("/usr/bin/env", ["redis-server"] + listen + ["--bind", "127.0.0.1", "--save", "",
+                                                                           "--appendonly", "no", "--daemonize", "no"])
         self.child = child
         guard child.waitForOutput(timeout: 20, { lines in lines.contains { $0.contains("Ready to accept connections") } || !child.isRunning }),
               child.isRunning else {
