@@ -2,6 +2,7 @@ import Foundation
 import RedisClient
 import ScrollModel
 import Testing
+import Transport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -232,6 +233,32 @@ struct RedisTLSTests {
         let misnamed = try ServerProcess(["--redis", "rediss://127.0.0.1:\(redis.port)", "--config", try configFile(caFile: testCertificate.cert)])
         #expect(misnamed.child.waitForOutput(timeout: 10) { $0.contains { $0.contains("redis unavailable") && $0.contains("TLS handshake failed") } },
                 "\(misnamed.child.output)")
+    }
+
+    @Test func theForwarderClosesConnectionsItWasNotToldAbout() throws {
+        let redis = try RedisServer(tls: testCertificate)
+        let group = try EventLoopGroup(count: 1)
+        group.start()
+        defer { group.shutdown() }
+        let loop = group.loops[0]
+        let made = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var port = 0
+        loop.execute {
+            let context = try? TLSContext(clientVerifying: true, caFile: testCertificate.cert)
+            let target = try? SocketAddress.resolve(host: "127.0.0.1", port: redis.port)
+            if let context, let target, let forwarder = try? TLSForwarder(loop: loop, target: target, serverName: "localhost", context: context) {
+                port = forwarder.port
+                loop.schedule(after: 10_000_000_000) { _ = forwarder }  // kept alive for the test
+            }
+            made.signal()
+        }
+        made.wait()
+        #expect(port > 0)
+        // A local process that finds the port gets no Redis: it is closed, unanswered.
+        let stranger = try RawClient(port: port)
+        stranger.send("PING\r\n")
+        let answer = stranger.receiveUntilClosed(timeout: 5)
+        #expect(answer.closed && answer.bytes.isEmpty, "\(answer)")
     }
 
     func configFile(caFile: String) throws -> String {
