@@ -23,6 +23,8 @@ let package = Package(
         .library(name: "WebSocketCore", targets: ["WebSocketCore"]),
         .library(name: "SyncClient", targets: ["SyncClient"]),
         .library(name: "ScrollModel", targets: ["ScrollModel"]),
+        .library(name: "SyncServer", targets: ["SyncServer"]),
+        .library(name: "Transport", targets: ["Transport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

@@ -21,6 +21,8 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "WebSocketCore", package: main),
                 .product(name: "ScrollModel", package: main),
+                .product(name: "SyncServer", package: main),
+                .product(name: "Transport", package: main),
             ],
             path: "Benchmarks/CodecBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

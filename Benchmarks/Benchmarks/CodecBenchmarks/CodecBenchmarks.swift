@@ -1,5 +1,8 @@
 import Benchmark
+import Glibc
 import ScrollModel
+import SyncServer
+import Transport
 import WebSocketCore
 
 /// A typical `state` broadcast (about 190 bytes).
@@ -76,6 +79,30 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("JSON decode scroll (server side)") { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(scroll.withUnsafeBytes { try? ClientMessage.decode($0) })
+        }
+    }
+
+    // One broadcast as the server makes it: the state encoded and framed once, then the
+    // same bytes queued for 10,000 receivers and written out (gathered into iovecs and
+    // consumed, as a channel's flush does after writev). Mallocs per broadcast show what a
+    // delivery costs: the once-per-broadcast buffers, and nothing per receiver.
+    var receivers = (0..<10_000).map { _ in WriteQueue() }
+    let iovecs = UnsafeMutableBufferPointer<iovec>.allocate(capacity: 64)
+    let warm = BroadcastFrame(text: stateJSON, deflater: nil).plain
+    for index in receivers.indices {  // warm: each queue's storage exists, as on a live connection
+        receivers[index].append(warm)
+        receivers[index].consume(warm.count)
+    }
+    Benchmark("Broadcast a state to 10,000 receivers", configuration: .init(metrics: [.throughput, .wallClock, .mallocCountTotal])) { benchmark in
+        for _ in benchmark.scaledIterations {
+            let frame = BroadcastFrame(text: ServerMessage.state(state), deflater: nil)
+            for index in receivers.indices {
+                let bytes = frame.frame(forWindowBits: nil)
+                receivers[index].append(bytes)
+                let used = receivers[index].gather(into: iovecs)
+                blackHole(used)
+                receivers[index].consume(receivers[index].byteCount)
+            }
         }
     }
 }
