@@ -23,10 +23,11 @@ public final class LocalRoomHub: RoomHub {
         /// Replace queued states with newer ones (on for users; off only to measure
         /// delivery of every state).
         public var conflation = true
-        /// Presence goes out at most this often per room, per 2,500 members: the first change
-        /// at once, later ones within the interval together at its end. 250 ms keeps counts
-        /// current for people; in a room of 10,000 a join storm costs one presence broadcast
-        /// a second (10,000 writes), not one per join.
+        /// Presence goes out at most this often per room, and in large rooms at most once a
+        /// second per 1,000 members (so presence costs at most 1,000 writes a second per
+        /// room): the first change at once, later ones within the interval together at its
+        /// end. 250 ms keeps small rooms current for people; in a room of 10,000 a join storm
+        /// costs one presence broadcast every 10 s, not one per join.
         public var presenceIntervalMilliseconds = 250
         /// Rooms held at once; a request for a new room beyond it is refused (503).
         public var maxRooms = 10_000
@@ -368,7 +369,7 @@ public final class LocalRoomHub: RoomHub {
     private func presenceChanged(in guarded: inout Room.Guarded, room: Room, loop: EventLoop) {
         guard !guarded.presenceScheduled else { return }
         let members = guarded.core.members.count
-        let interval = UInt64(options.presenceIntervalMilliseconds) * 1_000_000 * UInt64(1 + members / 2500)
+        let interval = UInt64(max(options.presenceIntervalMilliseconds, members)) * 1_000_000
         let due = guarded.presenceSentAt + interval
         if loop.now >= due {
             sendPresence(in: &guarded, room: room, now: loop.now)

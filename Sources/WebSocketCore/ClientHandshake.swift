@@ -20,7 +20,7 @@ public struct ClientHandshake: Sendable {
         self.target = target
         self.protocols = protocols
         self.deflateOffer = deflate
-        self.key = key ?? Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
+        self.key = key ?? Base64.encode(Entropy.bytes(16))
     }
 
     /// The upgrade request.

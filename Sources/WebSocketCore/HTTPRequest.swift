@@ -26,7 +26,18 @@ public struct HTTPRequest: Sendable, Equatable {
 
     /// All values of a header, case-insensitively by name.
     public func values(_ name: String) -> [String] {
-        headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+        var found = [String]()
+        for header in headers where Self.sameIgnoringASCIICase(header.name, name) { found.append(header.value) }
+        return found
+    }
+
+    /// Compares header names as HTTP does (ASCII letters in either case), without copying.
+    static func sameIgnoringASCIICase(_ a: String, _ b: String) -> Bool {
+        let (a, b) = (a.utf8, b.utf8)
+        guard a.count == b.count else { return false }
+        return zip(a, b).allSatisfy { x, y in
+            x == y || (x ^ y == 0x20 && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z"))
+        }
     }
 
     /// The single value of a header, or the comma-joined values when it repeats (RFC 9110 §5.3).

@@ -305,6 +305,6 @@ public final class WebSocketConnection {
     }
 
     private func maskKey() -> UInt32? {
-        role == .client ? UInt32.random(in: .min ... .max) : nil
+        role == .client ? Entropy.uint32() : nil
     }
 }

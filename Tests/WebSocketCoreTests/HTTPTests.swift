@@ -42,6 +42,15 @@ struct HTTPParserTests {
         #expect(rest == [0x81, 0x85, 1, 2])
     }
 
+    @Test func headerNamesMatchInAnyCaseOfLettersOnly() {
+        let request = HTTPRequest(method: "GET", target: "/", headers: [
+            ("UPGRADE", "a"), ("upgradE", "b"), ("Upgrade-Other", "c"), ("Upgrad", "d"), ("`x", "e"), ("@X", "f"), ("ÜPGRADE", "g"),
+        ])
+        #expect(request.values("upgrade") == ["a", "b"])
+        #expect(request.values("@x") == ["f"], "@ and ` differ by the case bit but are not letters")
+        #expect(request.values("üpgrade").isEmpty, "only ASCII letters fold")
+    }
+
     @Test func headerNamesAreCaseInsensitiveAndTokensAreLists() throws {
         guard case .complete(let request, _) = parse(Self.request) else { Issue.record("no request"); return }
         #expect(request.tokens("UPGRADE") == ["websocket"])
