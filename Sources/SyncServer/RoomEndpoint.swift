@@ -121,12 +121,13 @@ final class RoomSession: WebSocketSession {
 
     func received(text: UnsafeRawBufferPointer, from peer: WebSocketPeer) {
         guard let member else {
-            // Sent before the welcome, while the room is fetched: kept (a few) for after it.
+            // Sent before the welcome, while the room is fetched from another node's store:
+            // kept for after it (up to 16 messages, 64 KiB).
             if joining != nil {
-                if waiting.count < 16 {
+                if waiting.count < 16 && waiting.reduce(text.count, { $0 + $1.count }) <= 64 << 10 {
                     waiting.append(Array(text))
                 } else {
-                    peer.send(text: ServerMessage.error(ProtocolError(.badMessage, "wait for welcome: more than 16 messages came before it")))
+                    peer.send(text: ServerMessage.error(ProtocolError(.badMessage, "wait for welcome: more than 16 messages or 64 KiB came before it; this one was dropped")))
                 }
             }
             return

@@ -72,6 +72,17 @@ struct ClusterTests {
         #expect(presenter.wait { $0.contains(#""type":"presence","presenters":1,"followers":3,"#) }, "\(presenter.received.suffix(3))")
     }
 
+    @Test func messagesSentBeforeTheWelcomeAreKeptWhileTheRoomIsFetched() throws {
+        let redis = try RedisServer.shared()
+        let (a, b) = (try node(redis), try node(redis))
+        let (follower, _) = try join(a, "early")
+        // B does not hold the room: it fetches it first. The presenter does not wait for its welcome.
+        let presenter = try RoomConnection(port: b.port, path: "/rooms/early?role=presenter")
+        presenter.send(#"{"type":"document","name":"early.txt","format":"text","text":"sent before the welcome"}"#)
+        #expect(presenter.wait { $0.contains(#""type":"welcome""#) })
+        #expect(follower.wait { $0.contains("sent before the welcome") }, "the early document reaches A: \(follower.received)")
+    }
+
     @Test func aWrongPresenterKeyIsRefusedOnEveryNode() throws {
         let redis = try RedisServer.shared()
         let (a, b) = (try node(redis), try node(redis))
