@@ -30,6 +30,18 @@ final class LocalRoom: @unchecked Sendable {
     let loop: EventLoop
     /// Members on this loop. Touched only on the loop's thread.
     private(set) var members: [RoomMember] = []
+
+    /// With conflation, the newest state goes out in passes of `passChunk` members, the loop
+    /// reading its sockets between them: a state that arrives mid-pass (a presenter on this
+    /// loop keeps scrolling) goes to the members not yet reached, so in a room of 10,000 the
+    /// last of them get a state a few ms old, not one a whole pass old. Loop thread only.
+    private var newest: (seq: Int, frame: BroadcastFrame)?
+    private var cursor = 0
+    /// Members still to visit before every one has the newest state.
+    private var remaining = 0
+    private var passScheduled = false
+    private var continuationPending = false
+    static let passChunk = 1024
     private let mailbox = Mutex(Mailbox())
     private let conflation: Bool
     private let counters: RoomCounters
@@ -56,6 +68,8 @@ final class LocalRoom: @unchecked Sendable {
             last.slot = slot
         }
         member.slot = -1
+        // The member moved into the slot may be one the pass already went by: go round again.
+        if passScheduled { remaining = members.count }
     }
 
     // MARK: Any thread
@@ -91,24 +105,27 @@ final class LocalRoom: @unchecked Sendable {
         }
         counters.broadcastLatency.record(nanoseconds: monotonicNanoseconds() &- postedAt)
         var deliveries = 0
-        var conflated = 0
         var frames = 0
         var bytesOut = 0
         for item in items {
             switch item {
+            case .state(let seq, let frame) where conflation:
+                if seq > newest?.seq ?? 0 { newest = (seq, frame) }
+                remaining = members.count
+                if !passScheduled {
+                    passScheduled = true
+                    pass(budget: Self.passChunk)
+                }
             case .state(let seq, let frame):
                 for member in members where seq > member.lastSeq {
                     member.lastSeq = seq
                     let bytes = frame.frame(forWindowBits: member.windowBits)
                     bytesOut += bytes.count
-                    if conflation {
-                        if member.peer.sendLatest(frame: bytes) { conflated += 1 }
-                    } else {
-                        member.peer.send(frame: bytes)
-                    }
+                    member.peer.send(frame: bytes)
                     deliveries += 1
                 }
             case .presence(let frame), .reliable(let frame):
+                finishPass()  // messages after a state go out after it, to every member
                 for member in members {
                     let bytes = frame.frame(forWindowBits: member.windowBits)
                     bytesOut += bytes.count
@@ -116,6 +133,7 @@ final class LocalRoom: @unchecked Sendable {
                     member.peer.send(frame: bytes)
                 }
             case .document(let fingerprint, let frame):
+                finishPass()
                 for member in members where member.lastDocument != fingerprint {
                     member.lastDocument = fingerprint
                     let bytes = frame.frame(forWindowBits: member.windowBits)
@@ -128,7 +146,50 @@ final class LocalRoom: @unchecked Sendable {
         counters.deliveries.add(deliveries, ordering: .relaxed)
         counters.broadcastFrames.add(frames + deliveries, ordering: .relaxed)
         counters.broadcastBytes.add(bytesOut, ordering: .relaxed)
+    }
+
+    /// Sends the newest state to up to `budget` members that lack it, from where the last
+    /// chunk stopped; the rest go in the next loop iteration, after the loop's I/O.
+    private func pass(budget: Int) {
+        guard let (seq, frame) = newest else { passScheduled = false; return }
+        var budget = budget
+        var deliveries = 0
+        var conflated = 0
+        var bytesOut = 0
+        while remaining > 0, budget > 0, !members.isEmpty {
+            if cursor >= members.count { cursor = 0 }
+            let member = members[cursor]
+            cursor += 1
+            remaining -= 1
+            budget -= 1
+            guard seq > member.lastSeq else { continue }
+            member.lastSeq = seq
+            let bytes = frame.frame(forWindowBits: member.windowBits)
+            bytesOut += bytes.count
+            if member.peer.sendLatest(frame: bytes) { conflated += 1 }
+            deliveries += 1
+        }
+        if remaining > 0 && !members.isEmpty {
+            if !continuationPending {
+                continuationPending = true
+                loop.schedule(after: 1) { [self] in
+                    continuationPending = false
+                    if passScheduled { pass(budget: Self.passChunk) }
+                }
+            }
+        } else {
+            passScheduled = false
+        }
+        counters.deliveries.add(deliveries, ordering: .relaxed)
+        counters.broadcastFrames.add(deliveries, ordering: .relaxed)
+        counters.broadcastBytes.add(bytesOut, ordering: .relaxed)
         if conflated > 0 { counters.conflatedAtSocket.add(conflated, ordering: .relaxed) }
+    }
+
+    /// Finishes the pass under way at once (before a message that must follow the state).
+    private func finishPass() {
+        guard passScheduled else { return }
+        pass(budget: .max)
     }
 }
 

@@ -38,6 +38,18 @@ struct LoadTests {
         #expect(output.contains("updates/s"), "progress lines are printed")
     }
 
+    @Test func aRoomLargerThanOnePassEndsOnTheNewestStateInOrder() throws {
+        // One loop, 3,000 followers: states go out in passes of 1,024 members with the loop's
+        // I/O between them, and newer states overtake older ones mid-pass.
+        let server = try ServerProcess(["--loops", "1", "--scroll-rate", "0"])
+        let (status, output, report) = try load(server, ["--followers", "3000", "--rate", "120", "--duration", "2", "--drain", "3", "--max-errors", "0"])
+        #expect(status == 0, "\(output)")
+        let reach = report["reach"] as? [String: Any] ?? [:]
+        #expect(reach["reachedFinalState"] as? Int == 3000, "every follower ends on the newest state: \(reach)")
+        #expect(report["outOfOrder"] as? Int == 0, "no follower sees seq go back: \(report["outOfOrder"] ?? "none")")
+        #expect((report["deliveriesReceived"] as? Int ?? 0) >= 3000, "\(report)")
+    }
+
     @Test func thresholdsGateTheExitStatus() throws {
         let server = try ServerProcess()
         let (status, output, _) = try load(server, ["--followers", "5", "--rate", "20", "--duration", "1", "--max-p99", "0.0001"])
