@@ -36,6 +36,8 @@ public final class RedisConnection {
     /// The host as a numeric address: hiredis resolves names with a blocking getaddrinfo,
     /// which must not run on an event loop, so names are resolved here, once, at creation.
     private let address: String
+    /// The server's address, resolved at creation (nil if that failed: resolved again, then).
+    private let resolved: SocketAddress?
     /// For `rediss://`: hiredis 0.14 has no TLS, so it connects to this loopback forwarder,
     /// which carries the connection over TLS (made on first connect).
     private var forwarder: TLSForwarder?
@@ -50,7 +52,8 @@ public final class RedisConnection {
         self.endpoint = endpoint
         self.loop = loop
         self.role = role
-        address = (try? SocketAddress.resolve(host: endpoint.host, port: endpoint.port).numericHost) ?? endpoint.host
+        resolved = try? SocketAddress.resolve(host: endpoint.host, port: endpoint.port)
+        address = resolved?.numericHost ?? endpoint.host
         loop.onTick { [weak self] in self?.checkTimeout() }
     }
 
@@ -132,7 +135,7 @@ public final class RedisConnection {
 
     private func makeForwarder() throws -> TLSForwarder {
         let context = try TLSContext(clientVerifying: true, caFile: endpoint.caFile)
-        let target = try SocketAddress.resolve(host: endpoint.host, port: endpoint.port)
+        let target = try resolved ?? SocketAddress.resolve(host: endpoint.host, port: endpoint.port)
         return try TLSForwarder(loop: loop, target: target, serverName: endpoint.host, context: context)
     }
 
