@@ -79,15 +79,11 @@ public struct HTTPResponseHead: Sendable, Equatable {
         self.headers = headers
     }
 
-    public func values(_ name: String) -> [String] {
-        headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
-    }
+    public func values(_ name: String) -> [String] { HeaderFields.values(headers, name) }
 
     public func value(_ name: String) -> String? { values(name).first }
 
-    public func tokens(_ name: String) -> [String] {
-        values(name).flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().lowercased() }
-    }
+    public func tokens(_ name: String) -> [String] { HeaderFields.tokens(headers, name) }
 
     /// Parses a complete head (status line and fields, without the blank line).
     public static func parse(_ head: [UInt8]) -> HTTPResponseHead? {

@@ -25,20 +25,7 @@ public struct HTTPRequest: Sendable, Equatable {
     }
 
     /// All values of a header, case-insensitively by name.
-    public func values(_ name: String) -> [String] {
-        var found = [String]()
-        for header in headers where Self.sameIgnoringASCIICase(header.name, name) { found.append(header.value) }
-        return found
-    }
-
-    /// Compares header names as HTTP does (ASCII letters in either case), without copying.
-    static func sameIgnoringASCIICase(_ a: String, _ b: String) -> Bool {
-        let (a, b) = (a.utf8, b.utf8)
-        guard a.count == b.count else { return false }
-        return zip(a, b).allSatisfy { x, y in
-            x == y || (x ^ y == 0x20 && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z"))
-        }
-    }
+    public func values(_ name: String) -> [String] { HeaderFields.values(headers, name) }
 
     /// The single value of a header, or the comma-joined values when it repeats (RFC 9110 §5.3).
     public func value(_ name: String) -> String? {
@@ -47,13 +34,38 @@ public struct HTTPRequest: Sendable, Equatable {
     }
 
     /// The comma-separated tokens of a header, trimmed and lower-cased (e.g. `Connection`).
-    public func tokens(_ name: String) -> [String] {
-        values(name).flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
-    }
+    public func tokens(_ name: String) -> [String] { HeaderFields.tokens(headers, name) }
 
     public static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
         lhs.method == rhs.method && lhs.target == rhs.target && lhs.minorVersion == rhs.minorVersion
             && lhs.headers.map(\.name) == rhs.headers.map(\.name) && lhs.headers.map(\.value) == rhs.headers.map(\.value)
+    }
+}
+
+/// Header-field lookups shared by requests and responses.
+enum HeaderFields {
+    typealias Fields = [(name: String, value: String)]
+
+    /// All values of a field, its name matched in any ASCII case.
+    static func values(_ fields: Fields, _ name: String) -> [String] {
+        var found = [String]()
+        for field in fields where sameName(field.name, name) { found.append(field.value) }
+        return found
+    }
+
+    /// The comma-separated list elements of a field, trimmed and lower-cased; empty elements
+    /// are ignored (RFC 9110 §5.6.1).
+    static func tokens(_ fields: Fields, _ name: String) -> [String] {
+        values(fields, name).flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
+    }
+
+    /// Compares field names as HTTP does (ASCII letters in either case), without copying.
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        let (a, b) = (a.utf8, b.utf8)
+        guard a.count == b.count else { return false }
+        return zip(a, b).allSatisfy { x, y in
+            x == y || (x ^ y == 0x20 && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z"))
+        }
     }
 }
 
