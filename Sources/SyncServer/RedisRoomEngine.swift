@@ -292,6 +292,7 @@ func wallMilliseconds() -> Int {
 }
 
 /// The Lua scripts: each change is checked, ordered, stored and published at once.
+/// State messages are written as `statePrefix`, the `seq` the script assigns, and the suffix.
 enum Scripts {
     /// KEYS hash, lease, nodes -> {hash fields, lease holder, node counts}
     static let snapshot = """
@@ -305,7 +306,7 @@ enum Scripts {
         local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
         redis.call('HSET', KEYS[1], 'suf', ARGV[2])
         redis.call('PEXPIRE', KEYS[1], ARGV[4])
-        redis.call('PUBLISH', ARGV[3], ver .. ' {"type":"state","seq":' .. seq .. ARGV[2])
+        redis.call('PUBLISH', ARGV[3], ver .. ' \(String(decoding: statePrefix, as: UTF8.self))' .. seq .. ARGV[2])
         return seq
         """
 
@@ -397,9 +398,9 @@ enum Scripts {
           local seq = math.max(cur, localSeq) + 1
           redis.call('HSET', KEYS[1], 'seq', seq, 'suf', suffix)
           local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
-          redis.call('PUBLISH', ARGV[5], ver .. ' {"type":"state","seq":' .. seq .. suffix)
+          redis.call('PUBLISH', ARGV[5], ver .. ' \(String(decoding: statePrefix, as: UTF8.self))' .. seq .. suffix)
         end
         redis.call('PEXPIRE', KEYS[1], ARGV[7])
-        return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]) or '', redis.call('HGETALL', KEYS[3])}
+        \(snapshot)
         """
 }

@@ -167,8 +167,6 @@ struct ConfigurationTests {
 
 @Suite("Limits")
 struct LimitTests {
-    let upgradeHeaders: [String] = []
-
     @Test func connectionsInAllAndPerAddress() throws {
         let server = try ServerProcess(["--max-connections", "3"])
         let open = try (0..<3).map { _ in try RoomConnection(port: server.port, path: "/rooms/limits") }
