@@ -226,7 +226,7 @@ public final class LocalRoomHub: RoomHub {
                 let local = guarded.locals[loop.index] ?? LocalRoom(loop: loop, conflation: options.conflation, counters: counters)
                 guarded.locals[loop.index] = local
                 local.add(member)
-                member.room = name
+                member.isInRoom = true
                 member.lastSeq = welcome.state?.seq ?? 0
                 member.lastDocument = welcome.document?.fingerprint
                 if member.windowBits != nil { guarded.compressingMembers += 1 }
@@ -325,7 +325,7 @@ public final class LocalRoomHub: RoomHub {
     public func leave(_ member: RoomMember) {
         member.left = true
         guard let name = member.room, let room = rooms.withLock({ $0[name] }) else { return }
-        member.room = nil
+        member.isInRoom = false
         let loop = member.peer.channel.loop
         room.guarded.withLock { guarded in
             guarded.locals[loop.index]?.remove(member)

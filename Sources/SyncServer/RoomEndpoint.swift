@@ -13,6 +13,8 @@ public struct RoomEndpoint: WebSocketEndpoint {
     public let scrollRate: Double
     public let scrollBurst: Int
     let counters: ServerCounters?
+    /// What every member of this endpoint shares (one object, not a copy per connection).
+    private let shared: RoomMember.Shared
     public var subprotocols: [String] { [protocolName] }
     public var sharesCompressedFrames: Bool { true }
     /// 64 KiB: a few hundred states at most wait in the kernel for a slow follower; the
@@ -33,6 +35,8 @@ public struct RoomEndpoint: WebSocketEndpoint {
         self.scrollRate = scrollRate
         self.scrollBurst = max(1, scrollBurst)
         self.counters = counters
+        shared = RoomMember.Shared(hub: hub, limits: messageLimits, scrollRate: scrollRate, scrollBurst: Double(max(1, scrollBurst)),
+                                   counters: counters)
     }
 
     public func matches(path: Substring) -> Bool { path.hasPrefix("/rooms/") }
@@ -53,9 +57,8 @@ public struct RoomEndpoint: WebSocketEndpoint {
             return .failure(HTTPError(.error(503, refusal, headers: [("Retry-After", "10")])))
         }
         let displayName = query["name"].map { String($0.prefix(64)) }
-        let bucket = role == .presenter && scrollRate > 0 ? TokenBucket(rate: scrollRate, burst: scrollBurst, now: loop.now) : nil
-        return .success(RoomSession(hub: hub, room: name, role: role, name: displayName, key: query["key"], limits: messageLimits,
-                                    scrollBucket: bucket, counters: counters))
+        let bucket = role == .presenter && scrollRate > 0 ? TokenBucket(burst: shared.scrollBurst, now: loop.now) : nil
+        return .success(RoomMember(shared: shared, room: name, role: role, name: displayName, key: query["key"], scrollBucket: bucket))
     }
 
     static func isValidRoomName(_ name: String) -> Bool {
@@ -69,120 +72,25 @@ public struct RoomEndpoint: WebSocketEndpoint {
     }
 }
 
-/// One connection in a room.
-final class RoomSession: WebSocketSession {
-    private let hub: any RoomHub
-    private let room: String
-    private let role: Role
-    private let name: String?
-    private var key: String?
-    private let limits: ClientMessage.Limits
-    private var member: RoomMember?
-    /// The member while its join waits, and what it sent meanwhile.
-    private var joining: RoomMember?
-    private var waiting: [[UInt8]] = []
-    private var scrollBucket: TokenBucket?
-    private let counters: ServerCounters?
-
-    init(hub: any RoomHub, room: String, role: Role, name: String?, key: String?, limits: ClientMessage.Limits,
-         scrollBucket: TokenBucket?, counters: ServerCounters?) {
-        self.hub = hub
-        self.room = room
-        self.role = role
-        self.name = name
-        self.key = key
-        self.limits = limits
-        self.scrollBucket = scrollBucket
-        self.counters = counters
-    }
-
-    func opened(_ peer: WebSocketPeer) {
-        let member = RoomMember(id: SessionID.make(), name: name, peer: peer)
-        joining = member
-        hub.join(member, room: room, role: role, key: key) { [self] result in
-            joining = nil
-            switch result {
-            case .failure(let error):
-                peer.send(text: ServerMessage.error(error))
-                peer.close(code: .policyViolation, reason: error.message)
-            case .success(let welcome):
-                self.member = member
-                peer.send(text: ServerMessage.welcome(
-                    room: room, you: member.id, role: role, state: welcome.state, driver: welcome.driver,
-                    presence: welcome.presence, document: welcome.document))
-                if let document = welcome.document { peer.send(text: ServerMessage.document(document)) }
-                let early = waiting
-                waiting = []
-                for text in early { text.withUnsafeBytes { received(text: $0, from: peer) } }
-            }
-        }
-        key = nil  // not kept longer than needed
-    }
-
-    func received(text: UnsafeRawBufferPointer, from peer: WebSocketPeer) {
-        guard let member else {
-            // Sent before the welcome, while the room is fetched from another node's store:
-            // kept for after it (up to 16 messages, 64 KiB).
-            if joining != nil {
-                if waiting.count < 16 && waiting.reduce(text.count, { $0 + $1.count }) <= 64 << 10 {
-                    waiting.append(Array(text))
-                } else {
-                    peer.send(text: ServerMessage.error(ProtocolError(.badMessage, "wait for welcome: more than 16 messages or 64 KiB came before it; this one was dropped")))
-                }
-            }
-            return
-        }
-        let refusal: ProtocolError?
-        do {
-            let message = try ClientMessage.decode(text, limits: limits)
-            if case .scroll = message, scrollBucket?.take(now: peer.channel.loop.now) == false {
-                counters?.rateLimited.add(1, ordering: .relaxed)
-                refusal = ProtocolError(.rateLimited, "more than \(scrollBucket!.rateText) scrolls per second; this one was dropped")
-            } else {
-                refusal = hub.receive(message, from: member)
-            }
-        } catch {
-            refusal = error
-        }
-        if let refusal { peer.send(text: ServerMessage.error(refusal)) }
-    }
-
-    func received(binary: UnsafeRawBufferPointer, from peer: WebSocketPeer) {
-        peer.send(text: ServerMessage.error(ProtocolError(.badMessage, "scrollsync.v1 messages are JSON text frames, not binary")))
-    }
-
-    func closed(_ peer: WebSocketPeer, code: CloseCode) {
-        joining?.left = true
-        joining = nil
-        if let member { hub.leave(member) }
-        member = nil
-    }
-}
-
-/// A token bucket: `burst` tokens, refilled at `rate` per second.
+/// A token bucket of `burst` tokens, refilled at `rate` per second (both given by the
+/// owner, which shares them with other buckets).
 struct TokenBucket {
-    let rate: Double
-    let burst: Double
     private var tokens: Double
     private var updated: UInt64
 
-    init(rate: Double, burst: Int, now: UInt64) {
-        self.rate = rate
-        self.burst = Double(burst)
-        tokens = Double(burst)
+    init(burst: Double, now: UInt64) {
+        tokens = burst
         updated = now
     }
 
     /// Takes a token if there is one.
-    mutating func take(now: UInt64) -> Bool {
+    mutating func take(now: UInt64, rate: Double, burst: Double) -> Bool {
         tokens = min(burst, tokens + Double(now &- updated) / 1e9 * rate)
         updated = now
         guard tokens >= 1 else { return false }
         tokens -= 1
         return true
     }
-
-    var rateText: String { rate.rounded() == rate ? String(Int(rate)) : String(rate) }
 }
 
 extension WebSocketPeer {

@@ -17,37 +17,6 @@ public protocol RoomHub: Sendable {
     func leave(_ member: RoomMember)
 }
 
-/// A session as a room sees it: identity, and where to deliver broadcasts.
-public final class RoomMember {
-    public let id: String
-    public let name: String?
-    public let peer: WebSocketPeer
-    /// The compressor window this receiver accepts (nil: send uncompressed).
-    let windowBits: Int?
-    /// Highest `seq` delivered, so a member never sees a state twice or out of order.
-    var lastSeq = 0
-    /// Fingerprint of the last document delivered.
-    var lastDocument: String?
-    /// Position in its local room's member list (for O(1) removal).
-    var slot = -1
-    /// The room it joined, once it has.
-    var room: String?
-    /// It left (disconnected), perhaps while its join waited.
-    var left = false
-
-    init(id: String, name: String?, peer: WebSocketPeer) {
-        self.id = id
-        self.name = name
-        self.peer = peer
-        if let deflate = peer.deflate {
-            let bits = deflate.serverMaxWindowBits ?? 15
-            windowBits = bits >= 9 ? bits : nil
-        } else {
-            windowBits = nil
-        }
-    }
-}
-
 /// Carries a value that is only ever touched on one thread across a `@Sendable` hop.
 struct Unchecked<Value>: @unchecked Sendable {
     let value: Value

@@ -22,6 +22,9 @@ public final class WebSocketPeer: ChannelHandler {
     private var overLimit: HTTPResponse?
     /// The close code this connection ended with (sent or received).
     private var closeCode: CloseCode?
+    /// The upgrade response while the session opens: it leaves in one chunk with the
+    /// session's first messages (one write, and no queue storage for an idle connection).
+    private var pendingResponse: [UInt8]?
 
     init(channel: Channel, router: Router, counters: ServerCounters) {
         self.channel = channel
@@ -64,6 +67,7 @@ public final class WebSocketPeer: ChannelHandler {
     @discardableResult
     public func send(frame: SharedBytes) -> SendStatus {
         guard case .open(let connection, _) = phase, connection.isOpen else { return .dropped }
+        sendPendingResponse(connection)
         return channel.enqueue(frame)
     }
 
@@ -72,6 +76,7 @@ public final class WebSocketPeer: ChannelHandler {
     @discardableResult
     public func sendLatest(frame: SharedBytes) -> Bool {
         guard case .open(let connection, _) = phase, connection.isOpen else { return false }
+        sendPendingResponse(connection)
         return channel.enqueueLatest(frame)
     }
 
@@ -191,8 +196,9 @@ public final class WebSocketPeer: ChannelHandler {
             counters.connectionsUpgraded.add(1, ordering: .relaxed)
             counters.upgrades.add(1, ordering: .relaxed)
             if let size = admitted.socketSendBuffer { channel.setSendBufferSize(size) }
-            channel.enqueue(SharedBytes(admitted.response.bytes))
+            pendingResponse = admitted.response.bytes
             admitted.session.opened(self)
+            sendPendingResponse(connection)
             if !remainder.isEmpty {
                 var bytes = remainder
                 bytes.withUnsafeMutableBytes { receive($0, connection, admitted.session) }
@@ -216,7 +222,29 @@ public final class WebSocketPeer: ChannelHandler {
         flushOutbound(connection)
     }
 
+    /// Queues the upgrade response with whatever the session sent while it opened.
+    private func sendPendingResponse(_ connection: WebSocketConnection) {
+        guard let response = pendingResponse else { return }
+        pendingResponse = nil
+        var frames: [SharedBytes] = []
+        connection.drainOutbound { frames.append($0) }
+        let frameBytes = frames.reduce(0) { $0 + $1.count }
+        channel.enqueue(SharedBytes(count: response.count + frameBytes) { destination in
+            var position = response.withUnsafeBytes { destination.copyMemory(from: $0); return $0.count }
+            for frame in frames {
+                UnsafeMutableRawBufferPointer(rebasing: destination[position...]).copyMemory(from: frame.buffer)
+                position += frame.count
+            }
+        })
+        if !frames.isEmpty {
+            counters.messagesOut.add(frames.count, ordering: .relaxed)
+            counters.bytesOut.add(frameBytes, ordering: .relaxed)
+        }
+        if connection.state == .closed { channel.close() }
+    }
+
     private func flushOutbound(_ connection: WebSocketConnection) {
+        guard pendingResponse == nil else { return }  // leaves with the upgrade response
         var frames = 0
         var bytes = 0
         connection.drainOutbound { frame in

@@ -53,6 +53,9 @@ public final class Channel {
     private var readingHeld = false
     private var tlsReadNeedsWritable = false
     private var tlsWriteNeedsReadable = false
+    /// Something was queued since the last tick; a queue quiet for a whole tick gives its
+    /// storage back, so idle connections hold none and busy ones never reallocate.
+    private var queuedSinceTick = false
     var isDirty = false
 
     /// How long a graceful close may take to flush and hear the peer close: 2 s.
@@ -86,6 +89,7 @@ public final class Channel {
             latest = nil
         }
         queue.append(bytes)
+        queuedSinceTick = true
         loop.markDirty(self)
         if queue.byteCount > watermarks.high {
             pauseReading()
@@ -103,6 +107,7 @@ public final class Channel {
         guard case .open = state else { return false }
         let replaced = latest != nil
         latest = bytes
+        queuedSinceTick = true
         loop.markDirty(self)
         return replaced
     }
@@ -308,6 +313,8 @@ public final class Channel {
     func tick(now: UInt64) {
         switch state {
         case .open, .connecting:
+            if queue.isEmpty && !queuedSinceTick { queue.removeAll() }
+            queuedSinceTick = false
             handler?.channelTick(self, now: now)
         case .flushing(let deadline), .lingering(let deadline):
             if now >= deadline { closeNow() }

@@ -5,40 +5,49 @@ import Glibc
 #endif
 
 /// The frames waiting to go out on one connection. Each entry shares its bytes with
-/// every other queue that sends them; queuing costs a retain, not a copy. (Public for the
-/// micro benchmarks, which drive it as a channel's flush does.)
+/// every other queue that sends them; queuing costs a retain, not a copy. The oldest
+/// entry is held inline, so a connection that never has two frames waiting (an idle or
+/// a conflated follower) needs no storage at all. (Public for the micro benchmarks,
+/// which drive it as a channel's flush does.)
 public struct WriteQueue {
     private struct Chunk {
         let bytes: SharedBytes
         var offset: Int
+
+        var iovec: Glibc.iovec {
+            Glibc.iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.base.advanced(by: offset)), iov_len: bytes.count - offset)
+        }
     }
 
-    private var chunks = Deque<Chunk>()
+    private var head: Chunk?
+    private var rest = Deque<Chunk>()
     public private(set) var byteCount = 0
 
     public init() {}
 
-    public var isEmpty: Bool { chunks.isEmpty }
+    public var isEmpty: Bool { head == nil }
 
     public mutating func append(_ bytes: SharedBytes) {
         guard bytes.count > 0 else { return }
-        chunks.append(Chunk(bytes: bytes, offset: 0))
+        if head == nil { head = Chunk(bytes: bytes, offset: 0) } else { rest.append(Chunk(bytes: bytes, offset: 0)) }
         byteCount += bytes.count
     }
 
+    /// Empties the queue and gives its storage back.
     public mutating func removeAll() {
-        chunks.removeAll()
+        head = nil
+        rest.removeAll()
         byteCount = 0
     }
 
     /// Fills `iovecs` with the queued bytes, oldest first; returns how many it used.
     public func gather(into iovecs: UnsafeMutableBufferPointer<iovec>) -> Int {
-        var used = 0
-        for chunk in chunks {
+        guard let head, iovecs.count > 0 else { return 0 }
+        iovecs[0] = head.iovec
+        var used = 1
+        for chunk in rest {
             guard used < iovecs.count else { break }
-            iovecs[used] = iovec(
-                iov_base: UnsafeMutableRawPointer(mutating: chunk.bytes.base.advanced(by: chunk.offset)),
-                iov_len: chunk.bytes.count - chunk.offset)
+            iovecs[used] = chunk.iovec
             used += 1
         }
         return used
@@ -46,20 +55,20 @@ public struct WriteQueue {
 
     /// The unsent part of the oldest chunk.
     public var first: UnsafeRawBufferPointer? {
-        chunks.first.map { UnsafeRawBufferPointer(start: $0.bytes.base.advanced(by: $0.offset), count: $0.bytes.count - $0.offset) }
+        head.map { UnsafeRawBufferPointer(start: $0.bytes.base.advanced(by: $0.offset), count: $0.bytes.count - $0.offset) }
     }
 
     /// Drops `count` bytes that were written.
     public mutating func consume(_ count: Int) {
         var left = count
         byteCount -= count
-        while left > 0 {
-            let available = chunks[0].bytes.count - chunks[0].offset
+        while left > 0, let oldest = head {
+            let available = oldest.bytes.count - oldest.offset
             if left >= available {
-                chunks.removeFirst()
+                head = rest.popFirst()
                 left -= available
             } else {
-                chunks[0].offset += left
+                head!.offset += left
                 left = 0
             }
         }

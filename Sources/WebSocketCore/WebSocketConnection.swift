@@ -282,7 +282,7 @@ public final class WebSocketConnection {
     public func drainOutbound(_ body: (SharedBytes) -> Void) {
         guard !outbound.isEmpty else { return }
         for frame in outbound { body(frame) }
-        outbound.removeAll(keepingCapacity: true)
+        outbound.removeAll()  // an idle connection keeps no storage; every frame here is an allocation anyway
     }
 
     public var hasOutbound: Bool { !outbound.isEmpty }

@@ -1,0 +1,157 @@
+import ScrollModel
+import Transport
+import WebSocketCore
+
+/// One connection in a room: the session that reads what it sends, and what its room
+/// needs to deliver broadcasts to it. One object per connection; the endpoint's settings
+/// are shared by all its members (`Shared`), so an idle member costs a few dozen bytes.
+public final class RoomMember: WebSocketSession {
+    /// The endpoint's settings and services, held once for all its members.
+    final class Shared: Sendable {
+        let hub: any RoomHub
+        let limits: ClientMessage.Limits
+        /// Scrolls per second per presenter (0: no limit), and the burst before it applies.
+        let scrollRate: Double
+        let scrollBurst: Double
+        let counters: ServerCounters?
+
+        init(hub: any RoomHub, limits: ClientMessage.Limits, scrollRate: Double, scrollBurst: Double, counters: ServerCounters?) {
+            self.hub = hub
+            self.limits = limits
+            self.scrollRate = scrollRate
+            self.scrollBurst = scrollBurst
+            self.counters = counters
+        }
+
+        var scrollRateText: String { scrollRate.rounded() == scrollRate ? String(Int(scrollRate)) : String(scrollRate) }
+    }
+
+    private enum Stage {
+        /// Not yet opened.
+        case new
+        /// Opened; its join waits (the room is fetched from another node's store).
+        case joining
+        /// In its room.
+        case joined
+        /// Its join was refused, or it left.
+        case ended
+    }
+
+    /// The session id (16 hex digits), given when the connection opens.
+    public private(set) var id = ""
+    public let name: String?
+    /// The connection; set when it opens, before the member joins its room.
+    public private(set) var peer: WebSocketPeer!
+    let role: Role
+    /// The room it asked for.
+    let requestedRoom: String
+    private let shared: Shared
+    /// The presenter key it gave, until its join has used it.
+    private var key: String?
+    /// The compressor window this receiver accepts (nil: send uncompressed).
+    var windowBits: Int? { window.map(Int.init) }
+    private var window: Int8?
+    private var stage = Stage.new
+    /// Highest `seq` delivered, so a member never sees a state twice or out of order.
+    var lastSeq = 0
+    /// Fingerprint of the last document delivered.
+    var lastDocument: String?
+    /// Position in its local room's member list (for O(1) removal).
+    var slot = -1
+    /// The hub counts it in `requestedRoom`.
+    var isInRoom = false
+    /// It left (disconnected), perhaps while its join waited.
+    var left = false
+    /// What it sent before its welcome, kept for after it.
+    private var waiting: [[UInt8]] = []
+    private var scrollBucket: TokenBucket?
+
+    init(shared: Shared, room: String, role: Role, name: String?, key: String?, scrollBucket: TokenBucket?) {
+        self.shared = shared
+        requestedRoom = room
+        self.role = role
+        self.name = name
+        self.key = key
+        self.scrollBucket = scrollBucket
+    }
+
+    /// The room it joined, once it has.
+    var room: String? { isInRoom ? requestedRoom : nil }
+
+    // MARK: WebSocketSession
+
+    public func opened(_ peer: WebSocketPeer) {
+        self.peer = peer
+        id = SessionID.make()
+        if let deflate = peer.deflate {
+            let bits = deflate.serverMaxWindowBits ?? 15
+            window = bits >= 9 ? Int8(bits) : nil
+        }
+        stage = .joining
+        let key = self.key
+        self.key = nil  // not kept longer than needed
+        shared.hub.join(self, room: requestedRoom, role: role, key: key) { [self] result in
+            guard case .joining = stage else { return }
+            switch result {
+            case .failure(let error):
+                stage = .ended
+                peer.send(text: ServerMessage.error(error))
+                peer.close(code: .policyViolation, reason: error.message)
+            case .success(let welcome):
+                stage = .joined
+                peer.send(text: ServerMessage.welcome(
+                    room: requestedRoom, you: id, role: role, state: welcome.state, driver: welcome.driver,
+                    presence: welcome.presence, document: welcome.document))
+                if let document = welcome.document { peer.send(text: ServerMessage.document(document)) }
+                let early = waiting
+                waiting = []
+                for text in early { text.withUnsafeBytes { received(text: $0, from: peer) } }
+            }
+        }
+    }
+
+    public func received(text: UnsafeRawBufferPointer, from peer: WebSocketPeer) {
+        switch stage {
+        case .joined: break
+        case .joining:
+            // Sent before the welcome, while the room is fetched from another node's store:
+            // kept for after it (up to 16 messages, 64 KiB).
+            if waiting.count < 16 && waiting.reduce(text.count, { $0 + $1.count }) <= 64 << 10 {
+                waiting.append(Array(text))
+            } else {
+                peer.send(text: ServerMessage.error(ProtocolError(.badMessage, "wait for welcome: more than 16 messages or 64 KiB came before it; this one was dropped")))
+            }
+            return
+        case .new, .ended: return
+        }
+        let refusal: ProtocolError?
+        do {
+            let message = try ClientMessage.decode(text, limits: shared.limits)
+            if case .scroll = message,
+               scrollBucket?.take(now: peer.channel.loop.now, rate: shared.scrollRate, burst: shared.scrollBurst) == false {
+                shared.counters?.rateLimited.add(1, ordering: .relaxed)
+                refusal = ProtocolError(.rateLimited, "more than \(shared.scrollRateText) scrolls per second; this one was dropped")
+            } else {
+                refusal = shared.hub.receive(message, from: self)
+            }
+        } catch {
+            refusal = error
+        }
+        if let refusal { peer.send(text: ServerMessage.error(refusal)) }
+    }
+
+    public func received(binary: UnsafeRawBufferPointer, from peer: WebSocketPeer) {
+        peer.send(text: ServerMessage.error(ProtocolError(.badMessage, "scrollsync.v1 messages are JSON text frames, not binary")))
+    }
+
+    public func closed(_ peer: WebSocketPeer, code: CloseCode) {
+        let stage = self.stage
+        self.stage = .ended
+        waiting = []
+        switch stage {
+        case .joining: left = true
+        case .joined: shared.hub.leave(self)
+        case .new, .ended: break
+        }
+    }
+}
