@@ -17,13 +17,16 @@ final class Router: Sendable {
     let endpoints: [any WebSocketEndpoint]
     let httpEndpoints: [any HTTPEndpoint]
     let connectionLimits: ConnectionLimits
+    let counters: ServerCounters
     let logger: Logger
     /// One compressor per loop for connections whose server compressor keeps no context
     /// (each zlib stream costs about 256 KiB; shared, a loop pays it once).
     private let sharedDeflaters: [LoopDeflater]
 
-    init(configuration: ServerConfiguration, endpoints: [any WebSocketEndpoint], httpEndpoints: [any HTTPEndpoint], loops: Int, logger: Logger) {
+    init(configuration: ServerConfiguration, endpoints: [any WebSocketEndpoint], httpEndpoints: [any HTTPEndpoint], loops: Int,
+         counters: ServerCounters, logger: Logger) {
         self.configuration = configuration
+        self.counters = counters
         self.endpoints = endpoints
         self.httpEndpoints = httpEndpoints
         self.logger = logger

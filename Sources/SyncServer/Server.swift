@@ -63,9 +63,10 @@ public final class Server: Sendable {
             MetricsEndpoint(counters: counters, hub: hub, loops: group.loops, engine: engine),
             RoomsEndpoint(hub: hub, adminToken: configuration.adminToken),
         ]
-        let router = Router(configuration: configuration, endpoints: endpoints, httpEndpoints: httpEndpoints, loops: group.loops.count, logger: logger)
+        let router = Router(configuration: configuration, endpoints: endpoints, httpEndpoints: httpEndpoints, loops: group.loops.count,
+                            counters: counters, logger: logger)
         port = try group.listen(host: configuration.host, port: configuration.port, tls: tls) { channel in
-            WebSocketPeer(channel: channel, router: router, counters: counters)
+            WebSocketPeer(channel: channel, router: router)
         }
         group.start()
         if let engine {

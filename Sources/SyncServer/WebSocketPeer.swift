@@ -5,39 +5,53 @@ import WebSocketCore
 /// One client connection as the server sees it: the HTTP upgrade, then the WebSocket
 /// codec, on a transport channel. Sessions send through it.
 public final class WebSocketPeer: ChannelHandler {
+    /// What a connection needs until its upgrade: held apart, so an open connection does
+    /// not carry it.
+    private final class Handshake {
+        var parser: HTTPRequestParser
+        let deadline: UInt64
+        /// The answer for a connection over a limit, given once its request has arrived.
+        let overLimit: HTTPResponse?
+
+        init(parser: HTTPRequestParser, deadline: UInt64, overLimit: HTTPResponse?) {
+            self.parser = parser
+            self.deadline = deadline
+            self.overLimit = overLimit
+        }
+    }
+
     private enum Phase {
-        case handshake(HTTPRequestParser, deadline: UInt64)
+        case handshake(Handshake)
         case open(WebSocketConnection, any WebSocketSession)
         case done
     }
 
     public let channel: Channel
     private let router: Router
-    private let counters: ServerCounters
     private var phase: Phase
     private var lastHeard: UInt64
     private var closingDeadline: UInt64?
     private var pingOutstanding = false
-    /// The answer for a connection over a limit, given once its request has arrived.
-    private var overLimit: HTTPResponse?
     /// The close code this connection ended with (sent or received).
     private var closeCode: CloseCode?
     /// The upgrade response while the session opens: it leaves in one chunk with the
     /// session's first messages (one write, and no queue storage for an idle connection).
     private var pendingResponse: [UInt8]?
 
-    init(channel: Channel, router: Router, counters: ServerCounters) {
+    private var counters: ServerCounters { router.counters }
+
+    init(channel: Channel, router: Router) {
         self.channel = channel
         self.router = router
-        self.counters = counters
+        let counters = router.counters
         counters.connectionsAccepted.add(1, ordering: .relaxed)
         let open = counters.connectionsOpen.add(1, ordering: .relaxed).newValue
-        overLimit = router.connectionLimits.admit(address: channel.peerAddress, open: open)
         let now = channel.loop.now
         lastHeard = now
-        phase = .handshake(
-            HTTPRequestParser(maxHeadBytes: router.configuration.limits.requestHeadBytes),
-            deadline: now + UInt64(router.configuration.handshakeTimeoutSeconds) * 1_000_000_000)
+        phase = .handshake(Handshake(
+            parser: HTTPRequestParser(maxHeadBytes: router.configuration.limits.requestHeadBytes),
+            deadline: now + UInt64(router.configuration.handshakeTimeoutSeconds) * 1_000_000_000,
+            overLimit: router.connectionLimits.admit(address: channel.peerAddress, open: open)))
     }
 
     // MARK: For sessions
@@ -100,14 +114,12 @@ public final class WebSocketPeer: ChannelHandler {
         lastHeard = channel.loop.now
         pingOutstanding = false
         switch phase {
-        case .handshake(var parser, let deadline):
-            let result = parser.parse(UnsafeRawBufferPointer(bytes))
-            phase = .handshake(parser, deadline: deadline)
-            switch result {
+        case .handshake(let handshake):
+            switch handshake.parser.parse(UnsafeRawBufferPointer(bytes)) {
             case .needMore: return
             case .failed(let response): refuse(response)
             case .complete(let request, let remainder):
-                if let overLimit {
+                if let overLimit = handshake.overLimit {
                     refuse(overLimit, request: request)
                 } else if let response = router.respond(to: request) {
                     refuse(response, request: request)
@@ -124,8 +136,8 @@ public final class WebSocketPeer: ChannelHandler {
 
     public func channelTick(_ channel: Channel, now: UInt64) {
         switch phase {
-        case .handshake(_, let deadline):
-            if now >= deadline { refuse(.error(408, "request not completed in \(router.configuration.handshakeTimeoutSeconds) s")) }
+        case .handshake(let handshake):
+            if now >= handshake.deadline { refuse(.error(408, "request not completed in \(router.configuration.handshakeTimeoutSeconds) s")) }
         case .open(let connection, _):
             if let closingDeadline, now >= closingDeadline {
                 channel.close()

@@ -42,12 +42,15 @@ public final class Channel {
     public var watermarks: Watermarks
     public var isTLS: Bool { tls != nil }
 
-    let fd: Int32
     private var tls: TLSSession?
     private var queue = WriteQueue()
     /// The newest replaceable message, waiting until the socket has taken everything before it.
     private var latest: SharedBytes?
     private(set) var state: State = .open
+    // Small fields together (one channel per connection: its size is per-connection memory).
+    let fd: Int32
+    /// The errno of a failed connect, if that is how the channel ended.
+    public private(set) var connectError: Int32?
     private var watchingWritable = false
     private var readingPaused = false
     private var readingHeld = false
@@ -299,9 +302,6 @@ public final class Channel {
         guard !isClosed else { return }
         loop.modify(self, readable: !readingPaused && !readingHeld, writable: watchingWritable)
     }
-
-    /// The errno of a failed connect, if that is how the channel ended.
-    public private(set) var connectError: Int32?
 
     func startConnecting() {
         state = .connecting

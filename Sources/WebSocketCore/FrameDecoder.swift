@@ -9,20 +9,21 @@ public struct FrameDecoder: Sendable {
         case header(FrameHeader)
         /// Unmasked payload bytes of the current frame.
         case payload(UnsafeMutableRawBufferPointer)
-        /// The current frame is complete.
-        case end
+        /// The current frame (this header's) is complete.
+        case end(FrameHeader)
     }
 
+    // Stored large to small: one decoder per connection, so its size is per-connection memory.
+    private var spill: (UInt64, UInt64) = (0, 0)
+    private var remaining: UInt64 = 0
     /// Largest frame payload accepted; larger frames fail with `tooLarge` at the header.
     public let maxFrameSize: Int
+    /// The frame whose payload is being decoded.
+    public private(set) var header: FrameHeader?
     /// Whether frames must be masked (a server's view) or must not be (a client's).
     public let expectMasked: Bool
-
-    private var spill: (UInt64, UInt64) = (0, 0)
-    private var spillCount = 0
-    private var current: FrameHeader?
-    private var remaining: UInt64 = 0
-    private var maskPhase = 0
+    private var spillCount: UInt8 = 0
+    private var maskPhase: UInt8 = 0
     private var pendingEnd = false
 
     public init(maxFrameSize: Int, expectMasked: Bool) {
@@ -33,41 +34,42 @@ public struct FrameDecoder: Sendable {
     /// Decodes the next event from `input[position...]`, advancing `position`.
     /// Returns nil when the input is used up.
     public mutating func next(_ input: UnsafeMutableRawBufferPointer, position: inout Int) throws(WebSocketError) -> Event? {
-        if pendingEnd {
+        if pendingEnd, let finished = header {
             pendingEnd = false
-            current = nil
-            return .end
+            header = nil
+            return .end(finished)
         }
-        if let header = current {
+        if let header {
             guard position < input.count else { return nil }
             let take = Int(min(remaining, UInt64(input.count - position)))
             let chunk = UnsafeMutableRawBufferPointer(rebasing: input[position..<(position + take)])
             position += take
             remaining -= UInt64(take)
-            if let key = header.maskKey { maskPhase = Masking.apply(key: key, to: chunk, phase: maskPhase) }
+            if let key = header.maskKey { maskPhase = UInt8(Masking.apply(key: key, to: chunk, phase: Int(maskPhase))) }
             if remaining == 0 { pendingEnd = true }
             return .payload(chunk)
         }
-        guard let header = try readHeader(input, position: &position) else { return nil }
-        current = header
-        remaining = header.payloadLength
+        guard let next = try readHeader(input, position: &position) else { return nil }
+        header = next
+        remaining = next.payloadLength
         maskPhase = 0
         if remaining == 0 { pendingEnd = true }
-        return .header(header)
+        return .header(next)
     }
 
     private mutating func readHeader(_ input: UnsafeMutableRawBufferPointer, position: inout Int) throws(WebSocketError) -> FrameHeader? {
         // Gather the header into the spill until it is complete.
         while true {
-            let needed = withUnsafeBytes(of: &spill) { Self.headerLength($0, count: spillCount) }
-            if spillCount >= needed { break }
+            let count = Int(spillCount)
+            let needed = withUnsafeBytes(of: &spill) { Self.headerLength($0, count: count) }
+            if count >= needed { break }
             guard position < input.count else { return nil }
-            let take = min(needed - spillCount, input.count - position)
+            let take = min(needed - count, input.count - position)
             withUnsafeMutableBytes(of: &spill) { spillBytes in
-                spillBytes.baseAddress!.advanced(by: spillCount)
+                spillBytes.baseAddress!.advanced(by: count)
                     .copyMemory(from: input.baseAddress!.advanced(by: position), byteCount: take)
             }
-            spillCount += take
+            spillCount += UInt8(take)
             position += take
         }
         spillCount = 0

@@ -27,11 +27,11 @@ public struct HTTPRequestParser: Sendable {
 
     public mutating func parse(_ bytes: UnsafeRawBufferPointer) -> Result {
         buffer.append(contentsOf: bytes)
-        if !requestLineChecked, let lineEnd = find(crlf, from: 0) {
+        if !requestLineChecked, let lineEnd = find(Self.crlf, from: 0) {
             if case .failure(let response) = Self.parseRequestLine(buffer[0..<lineEnd]) { return .failed(response) }
             requestLineChecked = true
         }
-        guard let end = find(crlfcrlf, from: max(0, scanned - 3)) else {
+        guard let end = find(Self.crlfcrlf, from: max(0, scanned - 3)) else {
             scanned = buffer.count
             if buffer.count > maxHeadBytes {
                 return .failed(.error(431, "request head larger than \(maxHeadBytes) bytes"))
@@ -48,8 +48,8 @@ public struct HTTPRequestParser: Sendable {
         }
     }
 
-    private let crlf: [UInt8] = [13, 10]
-    private let crlfcrlf: [UInt8] = [13, 10, 13, 10]
+    private static let crlf: [UInt8] = [13, 10]
+    private static let crlfcrlf: [UInt8] = [13, 10, 13, 10]
 
     private func find(_ needle: [UInt8], from start: Int) -> Int? {
         guard buffer.count >= needle.count else { return nil }

@@ -114,11 +114,12 @@ public struct PerMessageDeflate: Sendable, Equatable {
     /// zlib cannot write raw DEFLATE with an 8-bit window, so when the peer limits our
     /// window to 8 the compressor is nil and messages go out uncompressed, which RFC 7692
     /// allows for any message.
-    public func codecs(isServer: Bool, level: Int32 = 6, memLevel: Int32 = 8) -> (deflater: Deflater?, inflater: Inflater) {
+    /// - Parameter ownDeflater: false when the caller compresses with a shared compressor.
+    public func codecs(isServer: Bool, level: Int32 = 6, memLevel: Int32 = 8, ownDeflater: Bool = true) -> (deflater: Deflater?, inflater: Inflater) {
         let ownWindow = (isServer ? serverMaxWindowBits : clientMaxWindowBits) ?? 15
         let ownReset = isServer ? serverNoContextTakeover : clientNoContextTakeover
         let peerReset = isServer ? clientNoContextTakeover : serverNoContextTakeover
-        let deflater = ownWindow >= 9
+        let deflater = ownWindow >= 9 && ownDeflater
             ? Deflater(windowBits: ownWindow, level: level, memLevel: memLevel, noContextTakeover: ownReset) : nil
         return (deflater, Inflater(windowBits: 15, noContextTakeover: peerReset))
     }

@@ -46,27 +46,44 @@ public final class WebSocketConnection {
         case closed
     }
 
-    public let role: Role
-    public let limits: Limits
-    /// Messages at least this long are compressed when permessage-deflate is on.
-    public let compressionThreshold: Int
-    public private(set) var state: State = .open
-    /// The agreed permessage-deflate parameters, if any.
-    public let deflate: PerMessageDeflate?
+    /// permessage-deflate, when agreed: held apart, so a connection without it does not
+    /// carry its state.
+    private final class Compression {
+        let parameters: PerMessageDeflate
+        let threshold: Int
+        let deflater: Deflater?
+        let inflater: Inflater?
+        /// Scratch space for one compressed message.
+        var compressed: [UInt8] = []
 
+        init(parameters: PerMessageDeflate, threshold: Int, deflater: Deflater?, inflater: Inflater?) {
+            self.parameters = parameters
+            self.threshold = threshold
+            self.deflater = deflater
+            self.inflater = inflater
+        }
+    }
+
+    // Stored large to small, as one of these exists per connection.
     private var decoder: FrameDecoder
-    private let deflater: Deflater?
-    private let inflater: Inflater?
+    public let limits: Limits
+    private let compression: Compression?
     private var outbound: [SharedBytes] = []
-
-    private var frame: FrameHeader?
     private var control: [UInt8] = []
+    private var message: [UInt8] = []
+    public let role: Role
+    public private(set) var state: State = .open
     private var messageOpcode: Opcode?
     private var messageCompressed = false
-    private var message: [UInt8] = []
-    private var utf8 = UTF8Validator()
     private var deliveredInPlace = false
-    private var compressed: [UInt8] = []
+    private var utf8 = UTF8Validator()
+
+    /// The agreed permessage-deflate parameters, if any.
+    public var deflate: PerMessageDeflate? { compression?.parameters }
+    /// Messages at least this long are compressed when permessage-deflate is on.
+    public var compressionThreshold: Int { compression?.threshold ?? 64 }
+    private var deflater: Deflater? { compression?.deflater }
+    private var inflater: Inflater? { compression?.inflater }
 
     /// - Parameters:
     ///   - compressionThreshold: 64 bytes: below that, deflate rarely saves anything.
@@ -79,16 +96,17 @@ public final class WebSocketConnection {
                 sharedDeflater: Deflater? = nil) {
         self.role = role
         self.limits = limits
-        self.deflate = deflate
-        self.compressionThreshold = compressionThreshold
         decoder = FrameDecoder(maxFrameSize: limits.maxFrameSize, expectMasked: role == .server)
-        let codecs = deflate?.codecs(isServer: role == .server)
-        if let deflate, let sharedDeflater, role == .server, deflate.serverNoContextTakeover, (deflate.serverMaxWindowBits ?? 15) == 15 {
-            deflater = sharedDeflater
+        if let deflate {
+            let shared = sharedDeflater.flatMap {
+                role == .server && deflate.serverNoContextTakeover && (deflate.serverMaxWindowBits ?? 15) == 15 ? $0 : nil
+            }
+            let codecs = deflate.codecs(isServer: role == .server, ownDeflater: shared == nil)
+            compression = Compression(parameters: deflate, threshold: compressionThreshold, deflater: shared ?? codecs.deflater,
+                                      inflater: codecs.inflater)
         } else {
-            deflater = codecs?.deflater
+            compression = nil
         }
-        inflater = codecs?.inflater
     }
 
     // MARK: Receiving
@@ -102,7 +120,7 @@ public final class WebSocketConnection {
                 switch event {
                 case .header(let header): try begin(header)
                 case .payload(let chunk): try payload(UnsafeRawBufferPointer(chunk), onEvent)
-                case .end: try end(onEvent)
+                case .end(let header): try end(header, onEvent)
                 }
             } catch {
                 fail(error, onEvent)
@@ -111,7 +129,6 @@ public final class WebSocketConnection {
     }
 
     private func begin(_ header: FrameHeader) throws(WebSocketError) {
-        frame = header
         deliveredInPlace = false
         guard !header.rsv2 && !header.rsv3 else { throw .protocolViolation("reserved bits RSV2/RSV3 set") }
         if header.opcode.isControl {
@@ -136,7 +153,7 @@ public final class WebSocketConnection {
     }
 
     private func payload(_ chunk: UnsafeRawBufferPointer, _ onEvent: (Event) -> Void) throws(WebSocketError) {
-        guard let header = frame else { return }
+        guard let header = decoder.header else { return }
         if header.opcode.isControl {
             control.append(contentsOf: chunk)
             return
@@ -163,9 +180,7 @@ public final class WebSocketConnection {
         }
     }
 
-    private func end(_ onEvent: (Event) -> Void) throws(WebSocketError) {
-        guard let header = frame else { return }
-        frame = nil
+    private func end(_ header: FrameHeader, _ onEvent: (Event) -> Void) throws(WebSocketError) {
         if header.opcode.isControl {
             try handleControl(header.opcode, onEvent)
             return
@@ -289,11 +304,11 @@ public final class WebSocketConnection {
 
     private func sendMessage(_ opcode: Opcode, _ payload: UnsafeRawBufferPointer) -> Bool {
         guard state == .open else { return false }
-        if let deflater, payload.count >= compressionThreshold {
-            compressed.removeAll(keepingCapacity: true)
-            deflater.compress(payload, into: &compressed)
-            outbound.append(compressed.withUnsafeBytes { FrameEncoder.frame(rsv1: true, opcode: opcode, payload: $0, maskKey: maskKey()) })
-            if compressed.capacity > 64 << 10 { compressed = [] }
+        if let compression, let deflater = compression.deflater, payload.count >= compression.threshold {
+            compression.compressed.removeAll(keepingCapacity: true)
+            deflater.compress(payload, into: &compression.compressed)
+            outbound.append(compression.compressed.withUnsafeBytes { FrameEncoder.frame(rsv1: true, opcode: opcode, payload: $0, maskKey: maskKey()) })
+            if compression.compressed.capacity > 64 << 10 { compression.compressed = [] }
         } else {
             outbound.append(FrameEncoder.frame(opcode: opcode, payload: payload, maskKey: maskKey()))
         }
