@@ -27,8 +27,8 @@ public final class RoomMember: WebSocketSession {
     }
 
     private enum Stage {
-        /// Not yet opened.
-        case new
+        /// Not yet opened; holds the presenter key it gave until its join uses it.
+        case new(key: String?)
         /// Opened; its join waits (the room is fetched from another node's store).
         case joining
         /// In its room.
@@ -37,41 +37,40 @@ public final class RoomMember: WebSocketSession {
         case ended
     }
 
+    // Stored large to small, as there is one member per connection.
     /// The session id (16 hex digits), given when the connection opens.
     public private(set) var id = ""
     public let name: String?
-    /// The connection; set when it opens, before the member joins its room.
-    public private(set) var peer: WebSocketPeer!
-    let role: Role
     /// The room it asked for.
     let requestedRoom: String
+    /// Fingerprint of the last document delivered.
+    var lastDocument: String?
+    private var stage: Stage
+    /// The connection; set when it opens, before the member joins its room.
+    public private(set) var peer: WebSocketPeer!
     private let shared: Shared
-    /// The presenter key it gave, until its join has used it.
-    private var key: String?
+    /// What it sent before its welcome, kept for after it.
+    private var waiting: [[UInt8]] = []
+    /// Highest `seq` delivered, so a member never sees a state twice or out of order.
+    var lastSeq = 0
+    /// Position in its local room's member list (for O(1) removal).
+    var slot = -1
+    private var scrollBucket: TokenBucket?
+    let role: Role
     /// The compressor window this receiver accepts (nil: send uncompressed).
     var windowBits: Int? { window.map(Int.init) }
     private var window: Int8?
-    private var stage = Stage.new
-    /// Highest `seq` delivered, so a member never sees a state twice or out of order.
-    var lastSeq = 0
-    /// Fingerprint of the last document delivered.
-    var lastDocument: String?
-    /// Position in its local room's member list (for O(1) removal).
-    var slot = -1
     /// The hub counts it in `requestedRoom`.
     var isInRoom = false
     /// It left (disconnected), perhaps while its join waited.
     var left = false
-    /// What it sent before its welcome, kept for after it.
-    private var waiting: [[UInt8]] = []
-    private var scrollBucket: TokenBucket?
 
     init(shared: Shared, room: String, role: Role, name: String?, key: String?, scrollBucket: TokenBucket?) {
         self.shared = shared
         requestedRoom = room
         self.role = role
         self.name = name
-        self.key = key
+        stage = .new(key: key)
         self.scrollBucket = scrollBucket
     }
 
@@ -81,15 +80,14 @@ public final class RoomMember: WebSocketSession {
     // MARK: WebSocketSession
 
     public func opened(_ peer: WebSocketPeer) {
+        guard case .new(let key) = stage else { return }
         self.peer = peer
         id = SessionID.make()
         if let deflate = peer.deflate {
             let bits = deflate.serverMaxWindowBits ?? 15
             window = bits >= 9 ? Int8(bits) : nil
         }
-        stage = .joining
-        let key = self.key
-        self.key = nil  // not kept longer than needed
+        stage = .joining  // the key is not kept longer than needed
         shared.hub.join(self, room: requestedRoom, role: role, key: key) { [self] result in
             guard case .joining = stage else { return }
             switch result {
