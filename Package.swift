@@ -86,6 +86,7 @@ let package = Package(
         ),
         .testTarget(name: "WebSocketCoreTests", dependencies: ["WebSocketCore", "Deflate", "Bytes"]),
         .testTarget(name: "ScrollModelTests", dependencies: ["ScrollModel"]),
+        .testTarget(name: "TransportTests", dependencies: ["Transport", "Bytes"]),
         .testTarget(name: "SyncClientTests", dependencies: ["SyncClient"]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "ScrollModel"]),
         .testTarget(

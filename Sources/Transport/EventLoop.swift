@@ -100,8 +100,10 @@ public final class EventLoop: @unchecked Sendable {
         try control(EPOLL_CTL_ADD, fd: listener.fd, events: EPOLLIN.rawValue, id: Self.listenerFlag | UInt64(listeners.count - 1))
     }
 
-    /// Adopts an accepted or connected socket.
-    func register(fd: Int32, tls: TLSSession?, peerAddress: String, watermarks: Channel.Watermarks) throws(SystemError) -> Channel {
+    /// Adopts an accepted socket, or a connecting one (`connecting`: watched for writable,
+    /// which says the connect finished).
+    func register(fd: Int32, tls: TLSSession?, peerAddress: String, watermarks: Channel.Watermarks,
+                  connecting: Bool = false) throws(SystemError) -> Channel {
         let slot: Int
         if let free = freeSlots.popLast() {
             slot = free
@@ -113,9 +115,11 @@ public final class EventLoop: @unchecked Sendable {
         generations[slot] &+= 1
         let id = UInt64(generations[slot]) << 32 | UInt64(slot)
         let channel = Channel(id: id, fd: fd, tls: tls, peerAddress: peerAddress, loop: self, watermarks: watermarks)
+        if connecting { channel.startConnecting() }
         slots[slot] = channel
         do {
-            try control(EPOLL_CTL_ADD, fd: fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, id: id)
+            let events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (connecting ? EPOLLOUT.rawValue : 0)
+            try control(EPOLL_CTL_ADD, fd: fd, events: events, id: id)
         } catch {
             slots[slot] = nil
             freeSlots.append(slot)
@@ -145,9 +149,7 @@ public final class EventLoop: @unchecked Sendable {
             let session = try tls.map { context throws in
                 try context.makeSession(fd: fd, isServer: false, serverName: serverName, verifyHostName: verifyHostName)
             }
-            let channel = try register(fd: fd, tls: session, peerAddress: address.description, watermarks: watermarks)
-            channel.startConnecting()
-            modify(channel, readable: true, writable: true)
+            let channel = try register(fd: fd, tls: session, peerAddress: address.description, watermarks: watermarks, connecting: true)
             channel.handler = makeHandler(channel)
             return channel
         } catch {

@@ -19,7 +19,6 @@ final class Listener {
     deinit { close(fd) }
 
     func adopt(fd: Int32, peer: String, on loop: EventLoop) {
-        Sockets.setNoDelay(fd)
         do {
             let session = try tls?.makeSession(fd: fd, isServer: true)
             let channel = try loop.register(fd: fd, tls: session, peerAddress: peer, watermarks: watermarks)

@@ -44,7 +44,8 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
 /// Creating, binding and describing TCP sockets (IPv4 and IPv6).
 enum Sockets {
     /// A non-blocking listening socket with SO_REUSEADDR and SO_REUSEPORT, so that every
-    /// loop can bind its own socket to the same port and the kernel spreads connections.
+    /// loop can bind its own socket to the same port and the kernel spreads connections;
+    /// with TCP_NODELAY, which Linux passes on to every accepted socket.
     static func listen(host: String, port: Int, backlog: Int32 = 4096) throws(SystemError) -> (fd: Int32, port: Int) {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
@@ -61,6 +62,7 @@ enum Sockets {
             var one: Int32 = 1
             try syscallChecked("setsockopt(SO_REUSEADDR)") { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, 4) }
             try syscallChecked("setsockopt(SO_REUSEPORT)") { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, 4) }
+            setNoDelay(fd)  // accepted sockets inherit it: no setsockopt per connection
             try syscallChecked("bind(\(host):\(port))") { bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) }
             try syscallChecked("listen") { Glibc.listen(fd, backlog) }
             return (fd, try localPort(fd))

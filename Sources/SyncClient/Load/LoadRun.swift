@@ -87,14 +87,25 @@ public final class LoadRun: @unchecked Sendable {
         let config = configuration
         let total = config.connections
         let slowEvery = config.slowReaders > 0 ? max(1, Int((1 / config.slowReaders).rounded())) : 0
+        // Without a ramp-up, 64 connections every 50 µs rather than all in one loop
+        // iteration: a burst of 10,000 connect calls (≈ 40 µs each on loopback) would hold
+        // the loop for 0.4 s before it sends a single upgrade request. Each group of 64 is
+        // one task and one timer per loop, not one per connection.
+        let group = config.rampUp > 0 && total > 1 ? 1 : 64
+        var pending = probes.map { _ in [@Sendable () -> Void]() }
+        func dispatch(delay: Double) {
+            for (probe, opens) in zip(probes, pending) where !opens.isEmpty {
+                probe.loop.execute {
+                    probe.loop.schedule(after: UInt64(delay * 1e9)) { for open in opens { open() } }
+                }
+            }
+            pending = probes.map { _ in [] }
+        }
         var index = 0
         for (roomIndex, room) in rooms.enumerated() {
             for member in 0...config.followers {
-                let loopProbes = probes[index % probes.count]
-                // Without a ramp-up, 64 connections every 50 µs rather than all in one loop
-                // iteration: a burst of 10,000 connect calls (≈ 40 µs each on loopback) would
-                // hold the loop for 0.4 s before it sends a single upgrade request.
-                let delay = config.rampUp > 0 && total > 1 ? config.rampUp * Double(index) / Double(total) : Double(index / 64) * 50e-6
+                let probeIndex = index % probes.count
+                let loopProbes = probes[probeIndex]
                 let isPresenter = member == 0
                 let slow = !isPresenter && slowEvery > 0 && (roomIndex * config.followers + member) % slowEvery == 0
                 let target = "/rooms/\(room.name)" + (isPresenter ? "?role=presenter" : "")
@@ -102,10 +113,11 @@ public final class LoadRun: @unchecked Sendable {
                 let url = (node.map { config.followerBases[$0] } ?? config.base).with(target: target)
                 let address = node.map { followerAddresses[$0] } ?? address
                 let tls = tls
-                loopProbes.loop.execute {
-                    loopProbes.loop.schedule(after: UInt64(delay * 1e9)) {
-                        loopProbes.open(url: url, address: address, tls: tls, compress: config.compress, room: room, presenter: isPresenter, slow: slow)
-                    }
+                pending[probeIndex].append {
+                    loopProbes.open(url: url, address: address, tls: tls, compress: config.compress, room: room, presenter: isPresenter, slow: slow)
+                }
+                if (index + 1) % group == 0 || index + 1 == total {
+                    dispatch(delay: group == 1 ? config.rampUp * Double(index) / Double(total) : Double(index / group) * 50e-6)
                 }
                 index += 1
             }

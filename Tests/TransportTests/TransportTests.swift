@@ -1,0 +1,58 @@
+import Bytes
+import Testing
+@testable import Transport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("Sockets and write queues")
+struct TransportTests {
+    /// The server sets TCP_NODELAY once, on its listening socket; this checks the kernel
+    /// passes it on to accepted sockets (small frames must not wait for Nagle).
+    @Test func acceptedSocketsInheritNoDelay() throws {
+        let (listener, port) = try Sockets.listen(host: "127.0.0.1", port: 0)
+        defer { close(listener) }
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(client) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(connected == 0)
+        var accepted: Int32 = -1
+        for _ in 0..<200 where accepted < 0 {
+            accepted = accept(listener, nil, nil)
+            if accepted < 0 { usleep(5_000) }
+        }
+        try #require(accepted >= 0)
+        defer { close(accepted) }
+        var value: Int32 = 0
+        var length = socklen_t(4)
+        #expect(getsockopt(accepted, Int32(IPPROTO_TCP), TCP_NODELAY, &value, &length) == 0)
+        #expect(value == 1)
+    }
+
+    /// The oldest frame is held inline and the rest in order behind it; a partial write
+    /// leaves the unsent tail of a frame first.
+    @Test func writeQueueKeepsOrderAcrossPartialWrites() {
+        var queue = WriteQueue()
+        #expect(queue.isEmpty)
+        for text in ["one", "two", "three"] { queue.append(SharedBytes(Array(text.utf8))) }
+        queue.append(SharedBytes([UInt8]()))  // empty frames are not queued
+        #expect(queue.byteCount == 11)
+        let iovecs = UnsafeMutableBufferPointer<iovec>.allocate(capacity: 8)
+        defer { iovecs.deallocate() }
+        #expect(queue.gather(into: iovecs) == 3)
+        queue.consume(5)  // "one" and "tw"
+        #expect(queue.byteCount == 6)
+        #expect(queue.first.map { Array($0) } == Array("o".utf8))
+        #expect(queue.gather(into: iovecs) == 2)
+        queue.consume(6)
+        #expect(queue.isEmpty && queue.byteCount == 0 && queue.first == nil)
+        queue.append(SharedBytes(Array("four".utf8)))
+        #expect(queue.first.map { Array($0) } == Array("four".utf8))
+    }
+}
