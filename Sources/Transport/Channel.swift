@@ -7,7 +7,7 @@ import Glibc
 /// One TCP connection (plain or TLS) owned by an event loop.
 ///
 /// Writes are queued and flushed together at the end of the loop iteration, so every
-/// frame queued for a socket in one iteration leaves in one `writev`. `EPOLLOUT` is
+/// frame queued for a socket in one iteration leaves in one `sendmsg`. `EPOLLOUT` is
 /// watched only after a partial write. All methods must be called on the loop's thread.
 public final class Channel {
     /// Backpressure marks, in bytes of queued output.
@@ -171,7 +171,16 @@ public final class Channel {
             let count = queue.gather(into: loop.iovecs)
             let result: IOResult<Int>
             do {
-                result = try syscall("writev") { writev(fd, loop.iovecs.baseAddress, Int32(count)) }
+                // send/sendmsg rather than write/writev: the socket call skips the file layer.
+                if count == 1 {
+                    let only = loop.iovecs[0]
+                    result = try syscall("send") { send(fd, only.iov_base, only.iov_len, Int32(MSG_NOSIGNAL)) }
+                } else {
+                    var message = msghdr()
+                    message.msg_iov = loop.iovecs.baseAddress
+                    message.msg_iovlen = count
+                    result = try syscall("sendmsg") { sendmsg(fd, &message, Int32(MSG_NOSIGNAL)) }
+                }
             } catch {
                 closeNow()
                 return
