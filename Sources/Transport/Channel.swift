@@ -241,7 +241,7 @@ public final class Channel {
                 }
             } else {
                 do {
-                    guard case .done(let n) = try syscall("read", { Glibc.read(fd, buffer.baseAddress, buffer.count) }) else { return }
+                    guard case .done(let n) = try syscall("recv", { recv(fd, buffer.baseAddress, buffer.count, 0) }) else { return }
                     count = n
                 } catch {
                     closeNow()
