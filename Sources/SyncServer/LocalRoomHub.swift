@@ -407,7 +407,7 @@ public final class LocalRoomHub: RoomHub {
         rooms.withLock { rooms in
             rooms = rooms.filter { name, room in
                 room.guarded.withLock { guarded in
-                    guard let since = guarded.emptySince, now - since >= idle else { return true }
+                    guard let since = guarded.emptySince, elapsedNanoseconds(from: since, to: now) >= idle else { return true }
                     guarded.removed = true
                     forgotten.append(name)
                     return false
@@ -553,7 +553,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
                 }
                 if heartbeat && !core.isEmpty { engine.presence(room: name, counts: core.presence) }
                 let before = guarded.remote.count
-                guarded.remote = guarded.remote.filter { loop.now - $0.value.at < lifetime }
+                guarded.remote = guarded.remote.filter { elapsedNanoseconds(from: $0.value.at, to: loop.now) < lifetime }
                 if guarded.remote.count != before { presenceChanged(in: &guarded, room: room, loop: loop) }
             }
         }

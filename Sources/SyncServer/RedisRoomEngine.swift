@@ -269,7 +269,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         for index in stride(from: 0, to: nodes.count - 1, by: 2) {
             guard let name = nodes[index].text, name != node, let value = nodes[index + 1].text else { continue }
             let numbers = value.split(separator: " ").compactMap { Int($0) }
-            guard numbers.count == 4, now - numbers[3] < RedisRoomEngine.presenceLifetimeMilliseconds else { continue }
+            guard numbers.count == 4, numbers[3] > now - RedisRoomEngine.presenceLifetimeMilliseconds else { continue }
             snapshot.nodes[name] = Presence(presenters: max(0, numbers[0]), followers: max(0, numbers[1]), detached: max(0, numbers[2]))
         }
         return snapshot

@@ -50,6 +50,13 @@ func syscallChecked<T: FixedWidthInteger>(_ name: String, _ body: () -> T) throw
     }
 }
 
+/// Nanoseconds from `start` to `now`, or 0 when `start` is later: loops cache the time
+/// once per iteration, so a time taken on one loop may be ahead of another loop's `now`.
+@inlinable
+public func elapsedNanoseconds(from start: UInt64, to now: UInt64) -> UInt64 {
+    now > start ? now - start : 0
+}
+
 /// Monotonic time in nanoseconds.
 public func monotonicNanoseconds() -> UInt64 {
     var now = timespec()

@@ -56,3 +56,15 @@ struct TransportTests {
         #expect(queue.first.map { Array($0) } == Array("four".utf8))
     }
 }
+
+@Suite("Loop time")
+struct LoopTimeTests {
+    /// A room emptied on one loop is checked for idleness on another, whose cached time
+    /// may be older: the difference must not underflow (it crashed the server once).
+    @Test func elapsedTimeNeverUnderflows() {
+        #expect(elapsedNanoseconds(from: 5, to: 12) == 7)
+        #expect(elapsedNanoseconds(from: 12, to: 12) == 0)
+        #expect(elapsedNanoseconds(from: 13, to: 12) == 0)
+        #expect(elapsedNanoseconds(from: .max, to: 0) == 0)
+    }
+}
