@@ -50,6 +50,30 @@ struct LoadTests {
         #expect((report["deliveriesReceived"] as? Int ?? 0) >= 3000, "\(report)")
     }
 
+    /// Waves of clients join and leave rooms spread over two loops, while rooms emptied on
+    /// one loop expire on the other: the server stays up and ends with no members and no
+    /// rooms. (The race that once crashed the sweep is too narrow to hit here on purpose;
+    /// `elapsedTimeNeverUnderflows` covers it.)
+    @Test func waveAfterWaveAcrossTwoLoopsLeavesNothingBehind() throws {
+        let server = try ServerProcess(["--loops", "2", "--room-idle", "1", "--scroll-rate", "0"])
+        for wave in 0..<3 {
+            let (status, output, report) = try load(server, ["--rooms", "8", "--followers", "24", "--rate", "60", "--duration", "1",
+                                                             "--max-errors", "0"])
+            #expect(status == 0, "wave \(wave): \(output)")
+            #expect((report["deliveriesReceived"] as? Int ?? 0) > 0, "wave \(wave): \(report)")
+        }
+        var rooms = -1
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            rooms = try metric("scrollsync_rooms{state=\"empty\"}", port: server.port) + metric("scrollsync_rooms{state=\"active\"}", port: server.port)
+            if rooms == 0 { break }
+            usleep(200_000)
+        }
+        #expect(rooms == 0, "empty rooms expire after 1 s")
+        #expect(try metric("scrollsync_room_members{role=\"follower\"}", port: server.port) == 0)
+        #expect(server.child.isRunning, "the server is still up")
+    }
+
     @Test func thresholdsGateTheExitStatus() throws {
         let server = try ServerProcess()
         let (status, output, _) = try load(server, ["--followers", "5", "--rate", "20", "--duration", "1", "--max-p99", "0.0001"])
