@@ -88,9 +88,16 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs `task` on this loop after `nanoseconds`. Call on the loop's thread.
     public func schedule(after nanoseconds: UInt64, _ task: @escaping () -> Void) {
-        let deadline = now + nanoseconds
-        let index = timers.firstIndex { $0.deadline < deadline } ?? timers.count
-        timers.insert((deadline, task), at: index)
+        let deadline = now &+ min(nanoseconds, UInt64.max / 2)
+        // Binary search for the first timer due sooner (the array is soonest last), so that
+        // thousands of timers (reconnects, slow readers) cost a memmove each, not a scan.
+        var low = 0
+        var high = timers.count
+        while low < high {
+            let middle = (low + high) / 2
+            if timers[middle].deadline < deadline { high = middle } else { low = middle + 1 }
+        }
+        timers.insert((deadline, task), at: low)
     }
 
     // MARK: Registration

@@ -1,4 +1,5 @@
 import Bytes
+import Synchronization
 import Testing
 @testable import Transport
 #if canImport(Glibc)
@@ -66,5 +67,27 @@ struct LoopTimeTests {
         #expect(elapsedNanoseconds(from: 12, to: 12) == 0)
         #expect(elapsedNanoseconds(from: 13, to: 12) == 0)
         #expect(elapsedNanoseconds(from: .max, to: 0) == 0)
+    }
+}
+
+@Suite("Timers")
+struct TimerTests {
+    /// Timers fire soonest first, whatever order they were scheduled in (1,000 of them, so
+    /// the insertion search is exercised at depth).
+    @Test func timersFireInDeadlineOrder() throws {
+        let group = try EventLoopGroup(count: 1)
+        group.start()
+        defer { group.shutdown() }
+        let loop = group.loops[0]
+        let fired = Mutex<[Int]>([])
+        let delays = (0..<1000).map { ($0 * 7919) % 1000 }  // a permutation of 0..<1000
+        loop.execute {
+            for delay in delays {
+                loop.schedule(after: UInt64(delay) * 20_000) { fired.withLock { $0.append(delay) } }
+            }
+        }
+        let deadline = monotonicNanoseconds() + 10_000_000_000
+        while fired.withLock({ $0.count }) < 1000 && monotonicNanoseconds() < deadline { usleep(10_000) }
+        #expect(fired.withLock { $0 } == Array(0..<1000))
     }
 }
