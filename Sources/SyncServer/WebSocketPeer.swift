@@ -219,18 +219,22 @@ public final class WebSocketPeer: ChannelHandler {
     }
 
     private func receive(_ bytes: UnsafeMutableRawBufferPointer, _ connection: WebSocketConnection, _ session: any WebSocketSession) {
-        var messages = 0
+        counters.bytesIn.add(bytes.count, ordering: .relaxed)
+        // Each message is counted before the session sees it, so a message's effects (a
+        // broadcast another loop delivers at once) are never visible before its count.
         connection.receive(bytes) { event in
             switch event {
-            case .text(let payload): messages += 1; session.received(text: payload, from: self)
-            case .binary(let payload): messages += 1; session.received(binary: payload, from: self)
+            case .text(let payload):
+                counters.messagesIn.add(1, ordering: .relaxed)
+                session.received(text: payload, from: self)
+            case .binary(let payload):
+                counters.messagesIn.add(1, ordering: .relaxed)
+                session.received(binary: payload, from: self)
             case .ping, .pong: break
             case .closed(let code, _): if closeCode == nil { closeCode = code }
             case .failed(let error): if closeCode == nil { closeCode = error.closeCode }
             }
         }
-        counters.bytesIn.add(bytes.count, ordering: .relaxed)
-        if messages > 0 { counters.messagesIn.add(messages, ordering: .relaxed) }
         flushOutbound(connection)
     }
 
