@@ -10,14 +10,12 @@ public enum Broadcast: Sendable, Equatable {
 /// Every change returns the broadcasts it causes; a refused message returns an error
 /// for its sender and changes nothing.
 public struct RoomCore: Sendable {
+    /// Two bytes, so a room's member table stays small; names are kept apart (`names`).
     public struct Member: Sendable, Equatable {
-        // The name first: stored in this order, a member takes 24 bytes, not 32.
-        public var name: String?
         public var role: Role
         public var following = true
 
-        public init(role: Role, name: String?, following: Bool = true) {
-            self.name = name
+        public init(role: Role, following: Bool = true) {
             self.role = role
             self.following = following
         }
@@ -36,6 +34,8 @@ public struct RoomCore: Sendable {
     public private(set) var driver: String?
     public private(set) var document: SharedDocument?
     public private(set) var members: [String: Member] = [:]
+    /// Display names of the members that gave one (load-test followers and many others do not).
+    public private(set) var names: [String: String] = [:]
     private var presenterKey: [UInt8]?
 
     public init(name: String) { self.name = name }
@@ -85,8 +85,9 @@ public struct RoomCore: Sendable {
             }
         }
         if let previous = members[id] { count(previous, -1) }
-        let member = Member(role: role, name: name)
+        let member = Member(role: role)
         members[id] = member
+        names[id] = name
         count(member, 1)
         if role == .presenter && driver == nil && claimsControl {
             driver = id
@@ -99,6 +100,7 @@ public struct RoomCore: Sendable {
     /// Removes a session; frees control if it drove.
     public mutating func leave(_ id: String) -> [Broadcast] {
         guard let member = members.removeValue(forKey: id) else { return [] }
+        names.removeValue(forKey: id)
         count(member, -1)
         var broadcasts = [Broadcast]()
         if driver == id {
@@ -125,7 +127,7 @@ public struct RoomCore: Sendable {
             if take {
                 guard driver != id else { return .success([]) }
                 driver = id
-                return .success([.driver(id, name: member.name)])
+                return .success([.driver(id, name: names[id])])
             }
             guard driver == id else { return .failure(ProtocolError(.notDriver, "you do not drive this room")) }
             driver = nil

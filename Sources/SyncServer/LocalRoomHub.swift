@@ -515,9 +515,9 @@ extension LocalRoomHub: SharedRoomsDelegate {
                 local.state = guarded.core.state
                 local.document = guarded.core.document
                 local.keyDigest = guarded.core.presenterKeyText
-                if let driver = guarded.core.driver, let member = guarded.core.members[driver] {
+                if let driver = guarded.core.driver, guarded.core.members[driver] != nil {
                     local.driver = driver
-                    local.driverName = member.name
+                    local.driverName = guarded.core.names[driver]
                 }
                 return local
             }
@@ -547,8 +547,8 @@ extension LocalRoomHub: SharedRoomsDelegate {
                 if let driver = core.driver {
                     if core.members[driver] != nil {
                         engine.control(room: name, .renew(session: driver)) { _ in }
-                    } else if let (id, presenter) = core.members.first(where: { $0.value.role == .presenter }) {
-                        engine.control(room: name, .inherit(session: id, name: presenter.name, stale: driver)) { _ in }
+                    } else if let id = core.members.first(where: { $0.value.role == .presenter })?.key {
+                        engine.control(room: name, .inherit(session: id, name: core.names[id], stale: driver)) { _ in }
                     }
                 }
                 if heartbeat && !core.isEmpty { engine.presence(room: name, counts: core.presence) }
