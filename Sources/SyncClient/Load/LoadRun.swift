@@ -116,12 +116,13 @@ public final class LoadRun: @unchecked Sendable {
                 pending[probeIndex].append {
                     loopProbes.open(url: url, address: address, tls: tls, compress: config.compress, room: room, presenter: isPresenter, slow: slow)
                 }
-                if (index + 1) % group == 0 || index + 1 == total {
+                if (index + 1) % group == 0 {
                     dispatch(delay: group == 1 ? config.rampUp * Double(index) / Double(total) : Double(index / group) * 50e-6)
                 }
                 index += 1
             }
         }
+        dispatch(delay: Double(max(0, index - 1) / group) * 50e-6)  // the last, partial group
         let start = monotonicMicroseconds()
         while true {
             usleep(200_000)
