@@ -6,15 +6,15 @@ import WebSocketCore
 /// `GET /rooms/{name}`: the ScrollSync protocol (Protocol/PROTOCOL.md).
 /// Query: `role=presenter|follower` (default follower), `key=…`, `name=…`.
 public struct RoomEndpoint: WebSocketEndpoint {
-    public let hub: any RoomHub
     public let limits: WebSocketConnection.Limits
-    public let messageLimits: ClientMessage.Limits
-    /// Scrolls per second per presenter (0: no limit) and the burst allowed before it applies.
-    public let scrollRate: Double
-    public let scrollBurst: Int
-    let counters: ServerCounters?
-    /// What every member of this endpoint shares (one object, not a copy per connection).
+    /// The hub, message limits, scroll rate and counters: what every member of this endpoint
+    /// shares (one object, not a copy per connection).
     private let shared: RoomMember.Shared
+    public var hub: any RoomHub { shared.hub }
+    public var messageLimits: ClientMessage.Limits { shared.limits }
+    /// Scrolls per second per presenter (0: no limit) and the burst allowed before it applies.
+    public var scrollRate: Double { shared.scrollRate }
+    public var scrollBurst: Int { Int(shared.scrollBurst) }
     public var subprotocols: [String] { [protocolName] }
     public var sharesCompressedFrames: Bool { true }
     /// 64 KiB: a few hundred states at most wait in the kernel for a slow follower; the
@@ -29,12 +29,7 @@ public struct RoomEndpoint: WebSocketEndpoint {
 
     init(hub: any RoomHub, limits: WebSocketConnection.Limits, messageLimits: ClientMessage.Limits, scrollRate: Double, scrollBurst: Int,
          counters: ServerCounters?) {
-        self.hub = hub
         self.limits = limits
-        self.messageLimits = messageLimits
-        self.scrollRate = scrollRate
-        self.scrollBurst = max(1, scrollBurst)
-        self.counters = counters
         shared = RoomMember.Shared(hub: hub, limits: messageLimits, scrollRate: scrollRate, scrollBurst: Double(max(1, scrollBurst)),
                                    counters: counters)
     }

@@ -58,29 +58,19 @@ enum Sockets {
         let fd = try syscallChecked("socket") {
             socket(first.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
-        do {
+        do throws(SystemError) {
             var one: Int32 = 1
             try syscallChecked("setsockopt(SO_REUSEADDR)") { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, 4) }
             try syscallChecked("setsockopt(SO_REUSEPORT)") { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, 4) }
             setNoDelay(fd)  // accepted sockets inherit it: no setsockopt per connection
             try syscallChecked("bind(\(host):\(port))") { bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) }
             try syscallChecked("listen") { Glibc.listen(fd, backlog) }
-            return (fd, try localPort(fd))
+            guard let port = localPort(fd) else { throw SystemError(call: "getsockname", errno: errno) }
+            return (fd, port)
         } catch {
             close(fd)
             throw error
         }
-    }
-
-    static func localPort(_ fd: Int32) throws(SystemError) -> Int {
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = try withUnsafeMutablePointer(to: &storage) { pointer throws(SystemError) in
-            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SystemError) in
-                try syscallChecked("getsockname") { getsockname(fd, address, &length) }
-            }
-        }
-        return port(of: storage)
     }
 
     static func port(of storage: sockaddr_storage) -> Int {
