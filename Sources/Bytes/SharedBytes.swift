@@ -31,7 +31,10 @@ public final class SharedBytes: @unchecked Sendable {
     /// Copies `bytes`.
     public convenience init<C: Collection<UInt8>>(_ bytes: C) {
         self.init(count: bytes.count) { destination in
-            _ = destination.initializeMemory(as: UInt8.self, from: bytes)
+            let copied: Void? = bytes.withContiguousStorageIfAvailable { source in
+                if let base = source.baseAddress, !source.isEmpty { destination.baseAddress!.copyMemory(from: base, byteCount: source.count) }
+            }
+            if copied == nil { _ = destination.initializeMemory(as: UInt8.self, from: bytes) }
         }
     }
 

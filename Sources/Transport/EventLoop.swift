@@ -9,6 +9,11 @@ import Glibc
 /// Other threads talk to it only through `execute(_:)`, which wakes it with an eventfd.
 public final class EventLoop: @unchecked Sendable {
     public let index: Int
+    /// Polls without ever sleeping in `epoll_wait`, spending the whole core. For load
+    /// generators with a core of their own: a process that sleeps must be woken for every
+    /// message it gets, and on loopback the sender pays for that wake-up and the receiver
+    /// adds its own wake-up time to what it measures.
+    public let busyPolling: Bool
     /// Monotonic time of the current iteration, in nanoseconds.
     public private(set) var now: UInt64 = monotonicNanoseconds()
 
@@ -43,8 +48,9 @@ public final class EventLoop: @unchecked Sendable {
     private var watches: [FileWatch?] = []
     static let tickNanoseconds: UInt64 = 1_000_000_000
 
-    init(index: Int) throws(SystemError) {
+    init(index: Int, busyPolling: Bool = false) throws(SystemError) {
         self.index = index
+        self.busyPolling = busyPolling
         epoll = try syscallChecked("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
         wake = try syscallChecked("eventfd") { eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) }
         readBuffer = .allocate(byteCount: 64 << 10, alignment: 16)
@@ -236,7 +242,7 @@ public final class EventLoop: @unchecked Sendable {
         while running.load(ordering: .acquiring) {
             let wake = min(nextTick, timers.last?.deadline ?? nextTick)
             let timeout = Int32(max(0, min(Int64(Self.tickNanoseconds), Int64(wake) - Int64(now))) / 1_000_000) + 1
-            let count = epoll_wait(epoll, events, Int32(capacity), localTasks.isEmpty ? timeout : 0)
+            let count = epoll_wait(epoll, events, Int32(capacity), localTasks.isEmpty && !busyPolling ? timeout : 0)
             now = monotonicNanoseconds()
             if count > 0 {
                 for i in 0..<Int(count) { dispatch(events[i]) }

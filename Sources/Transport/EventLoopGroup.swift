@@ -8,11 +8,13 @@ public final class EventLoopGroup: @unchecked Sendable {
     public let loops: [EventLoop]
     private var threads: [pthread_t] = []
 
-    /// - Parameter count: loops to run; defaults to one per available core.
-    public init(count: Int = EventLoopGroup.coreCount) throws(SystemError) {
+    /// - Parameters:
+    ///   - count: loops to run; defaults to one per available core.
+    ///   - busyPolling: loops never sleep in `epoll_wait`; see `EventLoop.busyPolling`.
+    public init(count: Int = EventLoopGroup.coreCount, busyPolling: Bool = false) throws(SystemError) {
         signal(SIGPIPE, SIG_IGN)  // a peer that vanishes must not kill the process
         var loops = [EventLoop]()
-        for index in 0..<max(1, count) { loops.append(try EventLoop(index: index)) }
+        for index in 0..<max(1, count) { loops.append(try EventLoop(index: index, busyPolling: busyPolling)) }
         self.loops = loops
     }
 

@@ -85,18 +85,41 @@ public struct HTTPResponseHead: Sendable, Equatable {
 
     public func tokens(_ name: String) -> [String] { HeaderFields.tokens(headers, name) }
 
-    /// Parses a complete head (status line and fields, without the blank line).
+    /// Parses a complete head (status line and fields, without the blank line). Lines end
+    /// in CRLF; the status line is `HTTP/1.x SP 3DIGIT [SP reason]`.
     public static func parse(_ head: [UInt8]) -> HTTPResponseHead? {
-        // "\r\n" is a single Character in Swift.
-        let lines = String(decoding: head, as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false)
-        let status = lines[0].split(separator: " ", maxSplits: 2)
-        guard status.count >= 2, status[0].hasPrefix("HTTP/1."), let code = Int(status[1]) else { return nil }
-        var headers = [(name: String, value: String)]()
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { return nil }
-            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingOWS()))
+        var lines: [ArraySlice<UInt8>] = []
+        var lineStart = 0
+        var index = 0
+        while index + 1 < head.count {
+            if head[index] == 13 && head[index + 1] == 10 {
+                lines.append(head[lineStart..<index])
+                index += 2
+                lineStart = index
+            } else {
+                index += 1
+            }
         }
-        return HTTPResponseHead(status: code, reason: status.count > 2 ? String(status[2]) : "", headers: headers)
+        lines.append(head[lineStart...])
+        let statusLine = lines.removeFirst()
+        let prefix = Array("HTTP/1.".utf8)
+        guard statusLine.count >= 12, statusLine.starts(with: prefix), statusLine[statusLine.startIndex + 8] == UInt8(ascii: " ") else { return nil }
+        let codeStart = statusLine.startIndex + 9
+        let digits = statusLine[codeStart..<codeStart + 3]
+        guard digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+              statusLine.count == 12 || statusLine[codeStart + 3] == UInt8(ascii: " ") else { return nil }
+        let code = digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        let reason = statusLine.count > 13 ? String(decoding: statusLine[(codeStart + 4)...], as: UTF8.self) : ""
+        var headers = [(name: String, value: String)]()
+        headers.reserveCapacity(lines.count)
+        for line in lines {
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+            var value = line[(colon + 1)...]
+            while let first = value.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { value.removeFirst() }
+            while let last = value.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { value.removeLast() }
+            headers.append((String(decoding: line[..<colon], as: UTF8.self), String(decoding: value, as: UTF8.self)))
+        }
+        return HTTPResponseHead(status: code, reason: reason, headers: headers)
     }
 
     public static func == (lhs: HTTPResponseHead, rhs: HTTPResponseHead) -> Bool {

@@ -38,6 +38,21 @@ struct LoadTests {
         #expect(output.contains("updates/s"), "progress lines are printed")
     }
 
+    /// A busy-polling loop never sleeps, so its timers and queued tasks must run from the
+    /// polling itself: the rate, the drain and the report all depend on them.
+    @Test func busyPollingClientsSeeEveryState() throws {
+        let server = try ServerProcess(["--no-conflation"])
+        let (status, output, report) = try load(server, ["--followers", "20", "--rate", "40", "--duration", "1", "--busy-poll",
+                                                         "--max-loss", "0", "--max-errors", "0"])
+        #expect(status == 0, "\(output)")
+        let configuration = report["configuration"] as? [String: Any] ?? [:]
+        #expect(configuration["busyPolling"] as? Bool == true, "\(configuration)")
+        let sent = report["updatesSent"] as? Int ?? 0
+        #expect(sent >= 20, "about 40 updates in 1 s: \(sent)")
+        #expect(report["deliveriesReceived"] as? Int == sent * 20, "\(report)")
+        #expect(output.contains("clients busy-polling"))
+    }
+
     @Test func aRoomLargerThanOnePassEndsOnTheNewestStateInOrder() throws {
         // One loop, 3,000 followers: states go out in passes of 1,024 members with the loop's
         // I/O between them, and newer states overtake older ones mid-pass.

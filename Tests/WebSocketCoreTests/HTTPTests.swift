@@ -146,4 +146,18 @@ struct HandshakeValidationTests {
         tampered.headers = tampered.headers.map { $0.name == "Sec-WebSocket-Accept" ? ($0.name, "AAAA") : $0 }
         #expect(client.validate(tampered) == .failure(.invalid("wrong Sec-WebSocket-Accept")))
     }
+
+    @Test func responseHeadParsing() throws {
+        func parse(_ text: String) -> HTTPResponseHead? { HTTPResponseHead.parse(Array(text.utf8)) }
+        let head = try #require(parse("HTTP/1.1 101 Switching Protocols\r\nUpgrade:websocket\r\nX-Empty: \t\r\nA:  b c \t"))
+        #expect(head.status == 101)
+        #expect(head.reason == "Switching Protocols")
+        #expect(head.headers.map(\.name) == ["Upgrade", "X-Empty", "A"])
+        #expect(head.headers.map(\.value) == ["websocket", "", "b c"])
+        #expect(parse("HTTP/1.0 404")?.status == 404)
+        #expect(parse("HTTP/1.1 200 ")?.reason == "")
+        for bad in ["", "HTTP/2 101", "HTTP/1.1 10", "HTTP/1.1 1O1 x", "HTTP/1.1 1011", "HTTX/1.1 101", "HTTP/1.1 101\r\nno colon"] {
+            #expect(parse(bad) == nil, "\(bad) should not parse")
+        }
+    }
 }

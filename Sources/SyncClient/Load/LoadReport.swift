@@ -63,8 +63,9 @@ public struct LoadReport: Sendable {
     }
 
     private var inFlightText: String {
-        if let window = configuration.inFlight { return "\(window) updates in flight per presenter" }
-        return "\(format(rate)) updates/s per presenter, \(configuration.rooms) room(s) × \(configuration.followers) followers"
+        let polling = configuration.busyPolling ? ", clients busy-polling" : ""
+        if let window = configuration.inFlight { return "\(window) updates in flight per presenter" + polling }
+        return "\(format(rate)) updates/s per presenter, \(configuration.rooms) room(s) × \(configuration.followers) followers" + polling
     }
 
     private var failureText: String {
@@ -88,6 +89,7 @@ public struct LoadReport: Sendable {
         w.field("compress", configuration.compress)
         w.field("slowReaders", configuration.slowReaders)
         w.field("pauseSeconds", configuration.pause)
+        w.field("busyPolling", configuration.busyPolling)
         w.endObject()
         w.key("connections")
         w.beginObject()

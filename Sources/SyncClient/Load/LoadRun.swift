@@ -37,6 +37,8 @@ public struct LoadConfiguration: Sendable {
     /// Seconds after sending stops for the last states to arrive.
     public var drain = 2.0
     public var roomPrefix = "load"
+    /// The client loops poll without sleeping (`EventLoop.busyPolling`).
+    public var busyPolling = false
 
     public init(base: WebSocketURL) { self.base = base }
 
@@ -68,7 +70,7 @@ public final class LoadRun: @unchecked Sendable {
 
     public init(_ configuration: LoadConfiguration, loops: Int = EventLoopGroup.coreCount) throws {
         self.configuration = configuration
-        group = try EventLoopGroup(count: loops)
+        group = try EventLoopGroup(count: loops, busyPolling: configuration.busyPolling)
         tls = configuration.base.secure ? try TLSContext(clientVerifying: configuration.verifyTLS, caFile: configuration.caFile) : nil
         address = try SocketAddress.resolve(host: configuration.base.host, port: configuration.base.port)
         followerAddresses = try configuration.followerBases.map { try SocketAddress.resolve(host: $0.host, port: $0.port) }
