@@ -103,6 +103,7 @@ public final class LoadRun: @unchecked Sendable {
             }
             pending = probes.map { _ in [] }
         }
+        let start = monotonicMicroseconds()  // the first group may connect while the rest are built
         var index = 0
         for (roomIndex, room) in rooms.enumerated() {
             for member in 0...config.followers {
@@ -125,7 +126,6 @@ public final class LoadRun: @unchecked Sendable {
             }
         }
         dispatch(delay: Double(max(0, index - 1) / group) * 50e-6)  // the last, partial group
-        let start = monotonicMicroseconds()
         while true {
             usleep(200_000)
             let stats = collect()
