@@ -101,24 +101,31 @@ struct Load: ParsableCommand {
         if !violations.isEmpty { fail("thresholds exceeded: " + violations.joined(separator: "; ")) }
     }
 
-    /// Doubles the rate while p99 latency stays within the bound and nothing is lost
-    /// beyond conflation, then bisects once between the last good and the first bad rate.
+    /// Doubles the rate while it holds, then bisects once between the last good and the
+    /// first bad rate. A rate holds when the presenters kept it up, the server refused none
+    /// of their updates (e.g. by its scroll-rate limit), every follower ended on the newest
+    /// state, and latency p99 stayed within the bound.
     private func findMaxRate(_ load: LoadRun, progress: (LoadProgress) -> Void) -> LoadReport {
         func holds(_ report: LoadReport) -> Bool {
-            report.latencyMs(99) <= latencyBound && report.reach.reached == report.reach.followers && report.updatesPerSecond >= 0.9 * report.rate * Double(rooms)
+            report.latencyMs(99) <= latencyBound && report.reach.reached == report.reach.followers
+                && report.updatesPerSecond >= 0.9 * report.rate * Double(rooms) && report.stats.serverErrors == 0
+        }
+        func verdict(_ report: LoadReport) -> String {
+            if holds(report) { return "holds" }
+            return report.stats.serverErrors > 0 ? "does not hold (the server refused \(report.stats.serverErrors) updates)" : "does not hold"
         }
         var good: LoadReport?
         var candidate = rate
         var bad: Double?
         while bad == nil && candidate <= 1_000_000 {
             let report = load.runPhase(rate: candidate, progress: progress)
-            log("rate \(candidate)/s: p99 \(report.latencyMs(99)) ms, \(Int(report.updatesPerSecond)) updates/s — \(holds(report) ? "holds" : "does not hold")", to: STDERR_FILENO)
+            log("rate \(candidate)/s: p99 \(report.latencyMs(99)) ms, \(Int(report.updatesPerSecond)) updates/s — \(verdict(report))", to: STDERR_FILENO)
             if holds(report) { good = report; candidate *= 2 } else { bad = candidate }
         }
         if let bad, let last = good {
             let middle = (last.rate + bad) / 2
             let report = load.runPhase(rate: middle, progress: progress)
-            log("rate \(middle)/s: p99 \(report.latencyMs(99)) ms — \(holds(report) ? "holds" : "does not hold")", to: STDERR_FILENO)
+            log("rate \(middle)/s: p99 \(report.latencyMs(99)) ms — \(verdict(report))", to: STDERR_FILENO)
             if holds(report) { good = report }
         }
         guard let good else { fail("even \(rate) updates/s per presenter exceeds the \(latencyBound) ms bound") }

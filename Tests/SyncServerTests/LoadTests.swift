@@ -53,6 +53,20 @@ struct LoadTests {
         #expect(output.contains("clients busy-polling"))
     }
 
+    /// `--max-rate` must not call a rate sustained when the server refuses updates: here
+    /// its scroll-rate limit (50 a second, a burst of 10) turns away part of every step
+    /// from 80 a second up, while latency stays far inside the bound.
+    @Test func maxRateStopsWhereTheServerRefusesUpdates() throws {
+        let server = try ServerProcess(["--scroll-rate", "50"], environment: ["SCROLLSYNC_LIMITS_SCROLL_BURST": "10"])
+        let (status, output, report) = try load(server, ["--followers", "5", "--max-rate", "--rate", "20", "--latency-bound", "1000",
+                                                         "--duration", "1", "--drain", "0.5"])
+        #expect(status == 0, "\(output)")
+        let rate = (report["configuration"] as? [String: Any])?["rate"] as? Double ?? -1
+        #expect(rate >= 40 && rate < 80, "the highest rate that held: \(rate)")
+        #expect(report["serverErrors"] as? Int == 0, "the chosen step had no refusals: \(report["serverErrors"] ?? "none")")
+        #expect(output.contains("the server refused"), "the log says why a step failed")
+    }
+
     @Test func aRoomLargerThanOnePassEndsOnTheNewestStateInOrder() throws {
         // One loop, 3,000 followers: states go out in passes of 1,024 members with the loop's
         // I/O between them, and newer states overtake older ones mid-pass.
