@@ -34,7 +34,7 @@ public struct ClientHandshake: Sendable {
 
     /// Checks the server's answer (§4.1, client steps 1–6).
     public func validate(_ response: HTTPResponseHead) -> Result<Agreement, ClientHandshakeError> {
-        guard response.status == 101 else { return .failure(.refused(status: response.status, body: response.reason)) }
+        guard response.status == 101 else { return .failure(.refused(status: response.status, reason: response.reason)) }
         guard response.tokens("Upgrade").contains("websocket"), response.tokens("Connection").contains("upgrade") else {
             return .failure(.invalid("missing Upgrade: websocket or Connection: Upgrade"))
         }
@@ -60,11 +60,18 @@ public struct ClientHandshake: Sendable {
 }
 
 /// Why a client handshake failed.
-public enum ClientHandshakeError: Error, Equatable, Sendable {
-    /// The server answered with another status than 101.
-    case refused(status: Int, body: String)
+public enum ClientHandshakeError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The server answered with another status than 101 (and this reason phrase).
+    case refused(status: Int, reason: String)
     /// The 101 answer broke a rule of §4.1.
     case invalid(String)
+
+    public var description: String {
+        switch self {
+        case .refused(let status, let reason): "HTTP \(status)" + (reason.isEmpty ? "" : " \(reason)")
+        case .invalid(let rule): rule
+        }
+    }
 }
 
 /// A parsed HTTP/1.1 response head.

@@ -103,6 +103,16 @@ struct LoadTests {
         #expect(server.child.isRunning, "the server is still up")
     }
 
+    /// A run in which no connection opens measured nothing: it must fail and say why,
+    /// thresholds or not.
+    @Test func noServerMeansAFailedRunThatSaysWhy() throws {
+        let port = try freePort()  // nothing listens there
+        let result = try run(ServerProcess.binary.path, ["load", "ws://127.0.0.1:\(port)", "--followers", "3", "--duration", "1"], timeout: 60)
+        #expect(result.status == 1, "\(result.output)")
+        #expect(result.output.contains("no connection opened: 4× connect to 127.0.0.1:\(port) failed"), "\(result.output)")
+        #expect(result.output.contains("refused"), "\(result.output)")
+    }
+
     @Test func thresholdsGateTheExitStatus() throws {
         let server = try ServerProcess()
         let (status, output, _) = try load(server, ["--followers", "5", "--rate", "20", "--duration", "1", "--max-p99", "0.0001"])

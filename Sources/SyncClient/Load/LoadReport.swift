@@ -39,7 +39,7 @@ public struct LoadReport: Sendable {
             ("rate", inFlightText),
             ("connections", "\(stats.connectionsOpened) open of \(attemptedConnections), \(failedConnections) failed" + failureText),
             ("handshake ms p50/p99", "\(format(percentile(stats.handshake, 50))) / \(format(percentile(stats.handshake, 99)))"
-                + ", all open in \(format(connectSeconds)) s (\(format(handshakesPerSecond))/s)"),
+                + ", all \(stats.failures.isEmpty ? "open" : "open or failed") in \(format(connectSeconds)) s (\(format(handshakesPerSecond))/s)"),
             ("updates sent", "\(stats.updatesSent) (\(format(updatesPerSecond))/s)"),
             ("deliveries", "\(stats.deliveries) of \(expectedDeliveries) expected (\(format(deliveriesPerSecond))/s)"),
             ("loss / skipped", "\(format(loss * 100))% / \(stats.skipped) states"),
@@ -145,6 +145,7 @@ public struct LoadReport: Sendable {
 }
 
 private func format(_ value: Double) -> String {
+    if value < 0 { return "-" + format(-value) }
     if value >= 100 { return String(Int(value.rounded())) }
     let hundredths = Int((value * 100).rounded())
     let fraction = hundredths % 100

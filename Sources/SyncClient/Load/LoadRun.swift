@@ -67,6 +67,9 @@ public final class LoadRun: @unchecked Sendable {
     private let rooms: [RoomTrack]
     /// Seconds from the first connect to the last connection opened or failed.
     public private(set) var connectSeconds = 0.0
+    /// Connections that opened, and why the others failed (by reason), once `connect` returns.
+    public private(set) var connectionsOpened = 0
+    public private(set) var connectFailures: [String: Int] = [:]
 
     public init(_ configuration: LoadConfiguration, loops: Int = EventLoopGroup.coreCount) throws {
         self.configuration = configuration
@@ -136,7 +139,10 @@ public final class LoadRun: @unchecked Sendable {
                                       deliveriesPerSecond: 0, p99Microseconds: 0, errors: stats.failures.values.reduce(0, +)))
             }
             if settled >= total || elapsed > max(timeout, config.rampUp + 30) {
-                connectSeconds = probes.map { probe in onLoop(probe) { probe.lastOpenedAt } }.max().map { Double($0 - start) / 1e6 } ?? elapsed
+                let settledAt = probes.map { probe in onLoop(probe) { probe.lastSettledAt } }.max() ?? 0
+                connectSeconds = settledAt > start ? Double(settledAt - start) / 1e6 : elapsed
+                connectionsOpened = stats.connectionsOpened
+                connectFailures = stats.failures
                 break
             }
         }
@@ -241,8 +247,8 @@ final class RoomTrack: Sendable {
 final class LoopProbes: @unchecked Sendable {
     let loop: EventLoop
     var stats = LoadStats()
-    /// When the last connection on this loop opened (monotonic µs).
-    var lastOpenedAt: Int64 = 0
+    /// When the last connection on this loop opened or failed (monotonic µs).
+    var lastSettledAt: Int64 = 0
     private var followers: [Follower] = []
     private var presenters: [Presenter] = []
     private var sending = false
@@ -281,7 +287,7 @@ final class LoopProbes: @unchecked Sendable {
             switch event {
             case .open:
                 opened = true
-                lastOpenedAt = monotonicMicroseconds()
+                lastSettledAt = monotonicMicroseconds()
                 stats.connectionsOpened += 1
                 _ = stats.handshake.record(UInt64(max(0, monotonicMicroseconds() - started)))
                 if let follower {
@@ -294,6 +300,7 @@ final class LoopProbes: @unchecked Sendable {
                 break
             case .closed(let code, _, let error):
                 if !opened {
+                    lastSettledAt = monotonicMicroseconds()
                     stats.failures[error ?? "closed \(code.rawValue)", default: 0] += 1
                 } else if follower?.open == true {
                     follower?.open = false
