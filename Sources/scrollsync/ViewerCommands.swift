@@ -167,11 +167,11 @@ struct Follow: ParsableCommand {
 
     func run() throws {
         let parsed = try urls.map { try roomURL($0, query: [("role", "follower"), ("name", name)]) }
+        let local = try doc.map(readDocument).map { Document(text: $0.text, format: $0.format, name: $0.name) }  // a bad --doc fails either way
         if json || !Terminal.isInteractive {
             try printStates(urls: parsed.map(\.0))
             return
         }
-        let local = try doc.map(readDocument).map { Document(text: $0.text, format: $0.format, name: $0.name) }
         let size = Terminal.size
         let model = ViewerModel.follower(room: parsed[0].1, localDocument: local, width: size.width, height: size.height)
         try runViewer(model: model, urls: parsed.map(\.0), options: connection.clientOptions)

@@ -108,6 +108,14 @@ struct ResilienceTests {
         _ = presenter.receive(atLeast: 400, timeout: 1)
     }
 
+    /// A local copy that cannot be read is an error at once, with or without a terminal;
+    /// it must not be skipped in `--json` mode and leave the user wondering.
+    @Test func followWithAnUnreadableDocFailsAtOnce() throws {
+        let result = try run(ServerProcess.binary.path, ["follow", "ws://127.0.0.1:9/rooms/x", "--doc", "/nonexistent/notes.md", "--json"], timeout: 20)
+        #expect(result.status != 0)
+        #expect(result.output.contains("cannot read /nonexistent/notes.md"), "\(result.output)")
+    }
+
     @Test func followReconnectsAfterTheServerRestartsAndResyncs() throws {
         let first = try ServerProcess()
         let port = first.port
