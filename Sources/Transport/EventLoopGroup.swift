@@ -25,13 +25,15 @@ public final class EventLoopGroup: @unchecked Sendable {
     }
 
     /// Listens on `host:port` with one SO_REUSEPORT socket per loop, before `start()`.
-    /// Port 0 picks a free port. Returns the port bound.
+    /// Port 0 picks a free port. Returns the port bound. Fails with EADDRINUSE when another
+    /// process listens there already, rather than sharing its connections.
     /// `makeHandler` runs on the accepting loop's thread for each new connection.
     @discardableResult
     public func listen(
         host: String, port: Int, tls: TLSContext? = nil, watermarks: Channel.Watermarks = .init(),
         makeHandler: @escaping @Sendable (Channel) -> any ChannelHandler
     ) throws(SystemError) -> Int {
+        if port != 0 { try Sockets.checkFree(host: host, port: port) }
         var boundPort = port
         for loop in loops {
             let (fd, actual) = try Sockets.listen(host: host, port: boundPort)

@@ -47,6 +47,26 @@ enum Sockets {
     /// loop can bind its own socket to the same port and the kernel spreads connections;
     /// with TCP_NODELAY, which Linux passes on to every accepted socket.
     static func listen(host: String, port: Int, backlog: Int32 = 4096) throws(SystemError) -> (fd: Int32, port: Int) {
+        let fd = try boundSocket(host: host, port: port, reusePort: true)
+        do throws(SystemError) {
+            setNoDelay(fd)  // accepted sockets inherit it: no setsockopt per connection
+            try syscallChecked("listen") { Glibc.listen(fd, backlog) }
+            guard let port = localPort(fd) else { throw SystemError(call: "getsockname", errno: errno) }
+            return (fd, port)
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    /// Throws (EADDRINUSE) when something already listens on `host:port`. SO_REUSEPORT
+    /// would let our listeners join another server's on the same port, and the two would
+    /// split the connections between them; a socket bound without it cannot join.
+    static func checkFree(host: String, port: Int) throws(SystemError) {
+        close(try boundSocket(host: host, port: port, reusePort: false))
+    }
+
+    private static func boundSocket(host: String, port: Int, reusePort: Bool) throws(SystemError) -> Int32 {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -61,12 +81,9 @@ enum Sockets {
         do throws(SystemError) {
             var one: Int32 = 1
             try syscallChecked("setsockopt(SO_REUSEADDR)") { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, 4) }
-            try syscallChecked("setsockopt(SO_REUSEPORT)") { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, 4) }
-            setNoDelay(fd)  // accepted sockets inherit it: no setsockopt per connection
+            if reusePort { try syscallChecked("setsockopt(SO_REUSEPORT)") { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, 4) } }
             try syscallChecked("bind(\(host):\(port))") { bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) }
-            try syscallChecked("listen") { Glibc.listen(fd, backlog) }
-            guard let port = localPort(fd) else { throw SystemError(call: "getsockname", errno: errno) }
-            return (fd, port)
+            return fd
         } catch {
             close(fd)
             throw error

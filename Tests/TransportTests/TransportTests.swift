@@ -30,6 +30,24 @@ struct TransportTests {
         #expect(value == 1)
     }
 
+    /// Every loop binds its own SO_REUSEPORT socket, and the kernel would let a second
+    /// server on the same port join them and take part of the connections. A group
+    /// refuses a port something listens on; its own loops still share theirs.
+    @Test func aSecondGroupCannotListenOnATakenPort() throws {
+        let first = try EventLoopGroup(count: 2)
+        defer { first.shutdown() }
+        let port = try first.listen(host: "127.0.0.1", port: 0) { _ in fatalError("no connection is made") }
+        let second = try EventLoopGroup(count: 1)
+        defer { second.shutdown() }
+        var refusal: SystemError?
+        do throws(SystemError) {
+            try second.listen(host: "127.0.0.1", port: port) { _ in fatalError("no connection is made") }
+        } catch {
+            refusal = error
+        }
+        #expect(refusal?.errno == EADDRINUSE, "\(String(describing: refusal))")
+    }
+
     /// The oldest frame is held inline and the rest in order behind it; a partial write
     /// leaves the unsent tail of a frame first.
     @Test func writeQueueKeepsOrderAcrossPartialWrites() {
