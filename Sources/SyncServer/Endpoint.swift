@@ -40,7 +40,7 @@ extension WebSocketSession {
     public func received(binary: UnsafeRawBufferPointer, from peer: WebSocketPeer) {}
 }
 
-/// A plain HTTP endpoint (GET only), e.g. `/healthz` or `/metrics`.
+/// A plain HTTP endpoint (GET, and HEAD for its head), e.g. `/healthz` or `/metrics`.
 public protocol HTTPEndpoint: Sendable {
     var path: String { get }
     /// The answer; runs on the connection's event loop and must not block.

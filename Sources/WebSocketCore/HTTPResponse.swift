@@ -4,6 +4,8 @@ public struct HTTPResponse: Sendable, Equatable {
     public var reason: String
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
+    /// The answer to a HEAD request: the head as for GET (Content-Length included), no body.
+    public var omitsBody = false
 
     public init(status: Int, reason: String? = nil, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
@@ -32,7 +34,7 @@ public struct HTTPResponse: Sendable, Equatable {
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         if !isUpgrade { text += "Content-Length: \(body.count)\r\n" }
         text += "\r\n"
-        return Array(text.utf8) + body
+        return Array(text.utf8) + (omitsBody ? [] : body)
     }
 
     static func standardReason(_ status: Int) -> String {

@@ -280,6 +280,28 @@ struct OperationsEndpointTests {
         return samples
     }
 
+    /// HEAD is GET without the body (load balancers probe health that way); other methods
+    /// get 405 with Allow; HTTP/1.1 without Host is a bad request, HTTP/1.0 needs none.
+    @Test func healthAnswersHeadAndRefusesWhatHTTPForbids() throws {
+        let server = try ServerProcess()
+        func ask(_ request: String) throws -> String {
+            let client = try RawClient(port: server.port)
+            client.send(request)
+            return String(decoding: client.receiveUntilClosed(timeout: 5).bytes, as: UTF8.self)
+        }
+        let head = try ask("HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        let get = try ask("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(head.hasPrefix("HTTP/1.1 200 "), "\(head)")
+        let getLength = get.split(separator: "\r\n").first { $0.hasPrefix("Content-Length:") }
+        #expect(getLength != nil && head.contains(getLength!), "HEAD gives GET's length: \(head)")
+        #expect(head.hasSuffix("\r\n\r\n"), "and no body: \(head)")
+        let post = try ask("POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        #expect(post.hasPrefix("HTTP/1.1 405 ") && post.contains("Allow: GET, HEAD"), "\(post)")
+        let hostless = try ask("GET /healthz HTTP/1.1\r\n\r\n")
+        #expect(hostless.hasPrefix("HTTP/1.1 400 ") && hostless.contains("missing Host header"), "\(hostless)")
+        #expect(try ask("GET /healthz HTTP/1.0\r\n\r\n").hasPrefix("HTTP/1.1 200 "))
+    }
+
     @Test func metricsParseAndMoveWithTraffic() throws {
         let server = try ServerProcess()
         let before = try parsePrometheus(String(try httpGet("/metrics", port: server.port).split(separator: "\r\n\r\n", maxSplits: 1)[1]))
