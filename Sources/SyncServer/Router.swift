@@ -38,14 +38,12 @@ final class Router: Sendable {
     func sharedDeflater(for loop: EventLoop) -> Deflater { sharedDeflaters[loop.index].deflater }
 
     /// The answer to a plain HTTP request for one of the HTTP endpoints, or nil when the
-    /// request is for something else. HEAD gets GET's head without the body (RFC 9110 §9.3.2);
-    /// an HTTP/1.1 request without Host gets 400 (RFC 9112 §3.2).
+    /// request is for something else. HEAD gets GET's head without the body (RFC 9110 §9.3.2).
     func respond(to request: HTTPRequest) -> HTTPResponse? {
         guard let endpoint = httpEndpoints.first(where: { $0.path == request.path }) else { return nil }
         guard request.method == "GET" || request.method == "HEAD" else {
             return .error(405, "\(request.path) answers GET and HEAD only", headers: [("Allow", "GET, HEAD")])
         }
-        guard request.minorVersion == 0 || request.value("Host") != nil else { return .error(400, "missing Host header") }
         var response = endpoint.respond(to: request)
         response.headers.append(("Connection", "close"))
         response.omitsBody = request.method == "HEAD"

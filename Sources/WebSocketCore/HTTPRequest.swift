@@ -15,8 +15,17 @@ public struct HTTPRequest: Sendable, Equatable {
         self.headers = headers
     }
 
-    /// The path part of the target, without the query.
-    public var path: Substring { target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0] }
+    /// The path part of the target, without the query. An absolute-form target
+    /// (`http://host:port/path`, RFC 9112 §3.2.2; RFC 6455 §4.2.1) gives the path in it.
+    public var path: Substring {
+        var rest = Substring(target)
+        if !rest.hasPrefix("/"), let scheme = rest.firstRange(of: "://") {
+            rest = rest[scheme.upperBound...]
+            rest = rest.firstIndex(where: { $0 == "/" || $0 == "?" }).map { rest[$0...] } ?? ""
+            if !rest.hasPrefix("/") { return "/" }
+        }
+        return rest.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+    }
 
     /// The query part of the target, without `?`; empty when there is none.
     public var query: Substring {

@@ -18,6 +18,8 @@ public struct HTTPRequestParser: Sendable {
 
     private var buffer: [UInt8] = []
     private var scanned = 0
+    /// Bytes of the head already checked for a bare LF.
+    private var checkedForBareLF = 0
     private var requestLineChecked = false
 
     public init(maxHeadBytes: Int = 8192, maxHeaderCount: Int = 100) {
@@ -27,11 +29,19 @@ public struct HTTPRequestParser: Sendable {
 
     public mutating func parse(_ bytes: UnsafeRawBufferPointer) -> Result {
         buffer.append(contentsOf: bytes)
+        let headEnd = find(Self.crlfcrlf, from: max(0, scanned - 3))
+        // A head whose lines end in a bare LF would never show its CRLF CRLF: refused now,
+        // not when the handshake times out. (Bytes after the head may hold any value.)
+        let checkLimit = headEnd.map { $0 + 4 } ?? buffer.count
+        for index in checkedForBareLF..<checkLimit where buffer[index] == 10 && (index == 0 || buffer[index - 1] != 13) {
+            return .failed(.error(400, "bare LF in request head; lines end in CRLF"))
+        }
+        checkedForBareLF = checkLimit
         if !requestLineChecked, let lineEnd = find(Self.crlf, from: 0) {
             if case .failure(let response) = Self.parseRequestLine(buffer[0..<lineEnd]) { return .failed(response) }
             requestLineChecked = true
         }
-        guard let end = find(Self.crlfcrlf, from: max(0, scanned - 3)) else {
+        guard let end = headEnd else {
             scanned = buffer.count
             if buffer.count > maxHeadBytes {
                 return .failed(.error(431, "request head larger than \(maxHeadBytes) bytes"))
@@ -117,6 +127,10 @@ public struct HTTPRequestParser: Sendable {
             }
             headers.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self).trimmingOWS()))
         }
+        // RFC 9112 §3.2: exactly one Host in HTTP/1.1, at most one in HTTP/1.0.
+        let hosts = HeaderFields.values(headers, "Host").count
+        if hosts > 1 { return .failure(.error(400, "more than one Host header")) }
+        if hosts == 0 && minor >= 1 { return .failure(.error(400, "missing Host header")) }
         return .success(HTTPRequest(method: method, target: target, minorVersion: minor, headers: headers))
     }
 

@@ -73,11 +73,36 @@ struct HTTPParserTests {
         ("GET / HTTP/1.1\r\nNo colon here\r\n\r\n", 400), ("GET / HTTP/1.1\r\nBad Name: x\r\n\r\n", 400),
         ("GET / HTTP/1.1\r\n folded: x\r\n\r\n", 400), ("GET / HTTP/1.1\r\nX: a\rb\r\n\r\n", 400),
         ("\u{1}\u{2}\u{3} / HTTP/1.1\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nX: y\r\n\r\n", 400), ("GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n", 400),
+        ("GET / HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n", 400),
+        ("GET / HTTP/1.1\nHost: a\n\n", 400), ("GET / HTTP/1.1\r\nHost: a\nX: b\r\n", 400),
     ])
     func badRequestsAreRefused(_ text: String, _ status: Int) {
         guard case .failed(let response) = parse(Array(text.utf8)) else { Issue.record("accepted \(text)"); return }
         #expect(response.status == status, "\(text)")
         #expect(!response.body.isEmpty, "the answer says what was wrong")
+    }
+
+    /// RFC 9112 §3.2 (Host), §3.2.2 (absolute-form), §2.2 (bare LF): the messages say which.
+    @Test func hostAbsoluteFormAndLineEnds() throws {
+        func failure(_ text: String) -> String? {
+            guard case .failed(let response) = parse(Array(text.utf8)) else { return nil }
+            return String(decoding: response.body, as: UTF8.self)
+        }
+        #expect(failure("GET / HTTP/1.1\r\n\r\n") == "missing Host header\n")
+        #expect(failure("GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n") == "more than one Host header\n")
+        #expect(failure("GET / HTTP/1.1\nHost: a\n") == "bare LF in request head; lines end in CRLF\n", "refused before a blank line")
+        guard case .complete(let old, _) = parse(Array("GET /healthz HTTP/1.0\r\n\r\n".utf8)) else { Issue.record("HTTP/1.0 needs no Host"); return }
+        #expect(old.path == "/healthz")
+        guard case .complete(let absolute, let rest) = parse(Array("GET http://h:80/rooms/a?role=presenter HTTP/1.1\r\nHost: h\r\n\r\n\n\n".utf8)) else {
+            Issue.record("absolute-form refused")
+            return
+        }
+        #expect(absolute.path == "/rooms/a")
+        #expect(absolute.query == "role=presenter")
+        #expect(rest == [10, 10], "bytes after the head may be anything, LF included")
+        #expect(HTTPRequest(method: "GET", target: "wss://h", headers: []).path == "/")
+        #expect(HTTPRequest(method: "GET", target: "http://h?x=1", headers: []).path == "/")
     }
 
     @Test func badRequestLineIsRefusedBeforeTheHeadEnds() {
