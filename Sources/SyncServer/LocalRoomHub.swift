@@ -168,21 +168,19 @@ public final class LocalRoomHub: RoomHub {
                     engine.attach(room: name) { [self] snapshot in attached(room, snapshot: snapshot) }
                 }
             }
-            switch join(member, room: room, name: name, role: role, key: digest) {
+            let loop = member.peer.channel.loop
+            let waiting = Unchecked(member)
+            let answer = Unchecked(completion)
+            let retry: @Sendable () -> Void = { [self] in
+                loop.execute { [self] in
+                    guard !waiting.value.left else { return }
+                    join(waiting.value, room: name, role: role, key: key, completion: answer.value)
+                }
+            }
+            switch join(member, room: room, name: name, role: role, key: digest, whenAttached: retry) {
             case .removed:
                 continue
             case .waiting:
-                let loop = member.peer.channel.loop
-                let waiting = Unchecked(member)
-                let answer = Unchecked(completion)
-                room.guarded.withLock { guarded in
-                    guarded.waiting.append { [self] in
-                        loop.execute { [self] in
-                            guard !waiting.value.left else { return }
-                            join(waiting.value, room: name, role: role, key: key, completion: answer.value)
-                        }
-                    }
-                }
                 return
             case .done(let result):
                 completion(result)
@@ -193,18 +191,24 @@ public final class LocalRoomHub: RoomHub {
 
     private enum JoinOutcome {
         case done(Result<RoomCore.Welcome, ProtocolError>)
-        /// The room is being fetched from the engine.
+        /// The room is being fetched from the engine; the join is retried once it is.
         case waiting
         /// The room was forgotten meanwhile.
         case removed
     }
 
-    private func join(_ member: RoomMember, room: Room, name: String, role: Role, key: String?) -> JoinOutcome {
+    /// `whenAttached` is queued in the same critical section that finds the room still
+    /// being fetched: queued after it, a fetch finishing in between would never run it.
+    private func join(_ member: RoomMember, room: Room, name: String, role: Role, key: String?,
+                      whenAttached: @escaping @Sendable () -> Void) -> JoinOutcome {
         let loop = member.peer.channel.loop
         let shared = engine?.isAvailable == true
         return room.guarded.withLock { guarded in
             guard !guarded.removed else { return .removed }
-            guard guarded.attached else { return .waiting }
+            guard guarded.attached else {
+                guarded.waiting.append(whenAttached)
+                return .waiting
+            }
             let hadKey = guarded.core.hasPresenterKey
             switch guarded.core.join(member.id, role: role, name: member.name, key: key, keyRequired: options.requirePresenterKey,
                                      claimsControl: !shared) {
