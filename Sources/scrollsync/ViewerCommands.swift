@@ -69,6 +69,8 @@ func readDocument(_ path: String) throws -> (name: String, format: SharedDocumen
         if count <= 0 { break }
         bytes += chunk[0..<count]
     }
+    // fopen opens a directory for reading; the read then fails (EISDIR).
+    if ferror(file) != 0 { throw ValidationError("cannot read \(path): \(String(cString: strerror(errno)))") }
     guard let text = String(validating: bytes, as: UTF8.self) else { throw ValidationError("\(path) is not UTF-8 text") }
     let name = String(path.split(separator: "/").last ?? Substring(path))
     let lower = name.lowercased()

@@ -108,12 +108,17 @@ struct ResilienceTests {
         _ = presenter.receive(atLeast: 400, timeout: 1)
     }
 
-    /// A local copy that cannot be read is an error at once, with or without a terminal;
-    /// it must not be skipped in `--json` mode and leave the user wondering.
-    @Test func followWithAnUnreadableDocFailsAtOnce() throws {
+    /// A document that cannot be read is an error at once, with or without a terminal: a
+    /// follower's `--doc` is not skipped in `--json` mode, and a directory (which opens but
+    /// cannot be read) is not taken for an empty document.
+    @Test func unreadableDocumentsFailAtOnce() throws {
         let result = try run(ServerProcess.binary.path, ["follow", "ws://127.0.0.1:9/rooms/x", "--doc", "/nonexistent/notes.md", "--json"], timeout: 20)
         #expect(result.status != 0)
         #expect(result.output.contains("cannot read /nonexistent/notes.md"), "\(result.output)")
+        let directory = FileManager.default.temporaryDirectory.path  // opens, but cannot be read
+        let present = try run(ServerProcess.binary.path, ["present", "ws://127.0.0.1:9/rooms/x", directory], timeout: 20)
+        #expect(present.status != 0)
+        #expect(present.output.contains("cannot read \(directory): Is a directory"), "\(present.output)")
     }
 
     @Test func followReconnectsAfterTheServerRestartsAndResyncs() throws {
