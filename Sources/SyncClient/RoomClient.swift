@@ -11,6 +11,9 @@ public final class RoomClient: @unchecked Sendable {
         case connected(String)
         /// Disconnected; the next attempt starts in `retryIn` seconds.
         case waiting(retryIn: Double, reason: String)
+        /// The server refuses this request for good (a 4xx other than 408 and 429, e.g. a bad
+        /// room name): retrying cannot help, so the client has stopped.
+        case refused(reason: String)
         case stopped
     }
 
@@ -100,6 +103,9 @@ public final class RoomClient: @unchecked Sendable {
                 self.client = nil
                 if stopped {
                     onEvent(.status(.stopped))
+                } else if let refusal = client.refusal, (400..<500).contains(refusal.status), refusal.status != 408, refusal.status != 429 {
+                    stopped = true
+                    onEvent(.status(.refused(reason: error ?? "HTTP \(refusal.status)")))
                 } else {
                     retry(reason: error ?? "closed (\(code.rawValue)\(reason.isEmpty ? "" : ": \(reason)"))")
                 }

@@ -30,6 +30,8 @@ public final class WebSocketClient: ChannelHandler {
     private var phase = Phase.connecting
     private var deadline: UInt64 = 0
     private var failure: String?
+    /// The server's answer when it refused the upgrade: its status and what its body said.
+    public private(set) var refusal: (status: Int, message: String)?
     private var closeCode: CloseCode = .abnormal
     private var closeReason = ""
 
@@ -105,6 +107,15 @@ public final class WebSocketClient: ChannelHandler {
             guard let response = HTTPResponseHead.parse(Array(head[..<end])) else { return fail("malformed HTTP response") }
             switch handshake.validate(response) {
             case .failure(let error):
+                if case .refused(let status, _) = error {
+                    // The body (a line saying what was wrong) usually came in the same read.
+                    let length = response.value("Content-Length").flatMap { Int($0) } ?? 0
+                    let body = head[(end + 4)...].prefix(min(length, 1024))
+                    var message = String(decoding: body, as: UTF8.self)
+                    while let last = message.last, last.isWhitespace { message.removeLast() }
+                    refusal = (status, message)
+                    return fail("handshake refused: \(error)" + (message.isEmpty ? "" : ": \(message)"))
+                }
                 fail("handshake refused: \(error)")
             case .success(let agreement):
                 let connection = WebSocketConnection(role: .client, limits: limits, deflate: agreement.deflate)

@@ -64,6 +64,7 @@ func status(_ model: ViewerModel) -> String {
     case .connecting: parts.append("connecting…")
     case .connected: parts.append("● live")
     case .waiting(let delay, let reason): parts.append("○ offline, retry in \(formatSeconds(delay)) (\(reason))")
+    case .refused(let reason): parts.append("✕ \(reason) – press q")
     case .stopped: parts.append("○ closed")
     }
     let arrow = switch model.direction {

@@ -12,6 +12,8 @@ public enum ConnectionStatus: Sendable, Equatable {
     case connecting
     case connected
     case waiting(retryIn: Double, reason: String)
+    /// The server refuses this viewer for good (it no longer retries).
+    case refused(reason: String)
     case stopped
 }
 

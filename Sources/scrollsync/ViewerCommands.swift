@@ -84,6 +84,7 @@ extension ConnectionStatus {
         case .connecting: self = .connecting
         case .connected: self = .connected
         case .waiting(let delay, let reason): self = .waiting(retryIn: delay, reason: reason)
+        case .refused(let reason): self = .refused(reason: reason)
         case .stopped: self = .stopped
         }
     }
@@ -190,6 +191,7 @@ struct Follow: ParsableCommand {
             case .message(.welcome(let welcome)): state = welcome.state
             case .message(.state(let next)): state = next
             case .status(.waiting(_, let reason)): log("disconnected (\(reason)); reconnecting", to: STDERR_FILENO)
+            case .status(.refused(let reason)): fail(reason)  // retrying cannot help
             default: break
             }
             if let state { writeLine(ServerMessage.state(state)) }

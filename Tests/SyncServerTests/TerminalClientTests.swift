@@ -121,6 +121,22 @@ struct ResilienceTests {
         #expect(present.output.contains("cannot read \(directory): Is a directory"), "\(present.output)")
     }
 
+    /// A refusal that retrying cannot change (400 for a bad room name) ends the follower at
+    /// once with the server's own words; a full server (503) is retried.
+    @Test func aPermanentRefusalStopsTheFollowerWithTheServersReason() throws {
+        let server = try ServerProcess(["--max-connections", "1"])
+        let refused = try run(ServerProcess.binary.path, ["follow", "ws://127.0.0.1:\(server.port)/rooms/bad%20name", "--json"], timeout: 20)
+        #expect(refused.status == 1, "\(refused.output)")
+        #expect(refused.output.contains("HTTP 400 Bad Request: room names are 1 to 64 characters"), "\(refused.output)")
+        let first = try followJSON("ws://127.0.0.1:\(server.port)/rooms/full")
+        defer { first.stop() }
+        usleep(500_000)
+        let second = try Child(ServerProcess.binary.path, ["follow", "ws://127.0.0.1:\(server.port)/rooms/full", "--json"])
+        defer { second.stop() }
+        #expect(second.waitForOutput { $0.contains { $0.contains("HTTP 503 Service Unavailable") && $0.contains("reconnecting") } }, "\(second.lines)")
+        #expect(second.isRunning, "a full server is retried")
+    }
+
     @Test func followReconnectsAfterTheServerRestartsAndResyncs() throws {
         let first = try ServerProcess()
         let port = first.port
