@@ -168,16 +168,19 @@ public final class LocalRoomHub: RoomHub {
                     engine.attach(room: name) { [self] snapshot in attached(room, snapshot: snapshot) }
                 }
             }
-            let loop = member.peer.channel.loop
-            let waiting = Unchecked(member)
-            let answer = Unchecked(completion)
-            let retry: @Sendable () -> Void = { [self] in
-                loop.execute { [self] in
-                    guard !waiting.value.left else { return }
-                    join(waiting.value, room: name, role: role, key: key, completion: answer.value)
+            // The retry is made only when the join has to wait (most joins do not).
+            let outcome = join(member, room: room, name: name, role: role, key: digest) { [self] in
+                let loop = member.peer.channel.loop
+                let waiting = Unchecked(member)
+                let answer = Unchecked(completion)
+                return { [self] in
+                    loop.execute { [self] in
+                        guard !waiting.value.left else { return }
+                        join(waiting.value, room: name, role: role, key: key, completion: answer.value)
+                    }
                 }
             }
-            switch join(member, room: room, name: name, role: role, key: digest, whenAttached: retry) {
+            switch outcome {
             case .removed:
                 continue
             case .waiting:
@@ -197,16 +200,16 @@ public final class LocalRoomHub: RoomHub {
         case removed
     }
 
-    /// `whenAttached` is queued in the same critical section that finds the room still
-    /// being fetched: queued after it, a fetch finishing in between would never run it.
+    /// The retry is queued in the same critical section that finds the room still being
+    /// fetched: queued after it, a fetch finishing in between would never run it.
     private func join(_ member: RoomMember, room: Room, name: String, role: Role, key: String?,
-                      whenAttached: @escaping @Sendable () -> Void) -> JoinOutcome {
+                      retryWhenAttached makeRetry: () -> @Sendable () -> Void) -> JoinOutcome {
         let loop = member.peer.channel.loop
         let shared = engine?.isAvailable == true
         return room.guarded.withLock { guarded in
             guard !guarded.removed else { return .removed }
             guard guarded.attached else {
-                guarded.waiting.append(whenAttached)
+                guarded.waiting.append(makeRetry())
                 return .waiting
             }
             let hadKey = guarded.core.hasPresenterKey

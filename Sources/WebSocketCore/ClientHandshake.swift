@@ -121,10 +121,7 @@ public struct HTTPResponseHead: Sendable, Equatable {
         headers.reserveCapacity(lines.count)
         for line in lines {
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-            var value = line[(colon + 1)...]
-            while let first = value.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { value.removeFirst() }
-            while let last = value.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { value.removeLast() }
-            headers.append((String(decoding: line[..<colon], as: UTF8.self), String(decoding: value, as: UTF8.self)))
+            headers.append((String(decoding: line[..<colon], as: UTF8.self), String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingOWS()))
         }
         return HTTPResponseHead(status: code, reason: reason, headers: headers)
     }

@@ -75,9 +75,9 @@ struct Load: ParsableCommand {
         load.connect { progress in
             log("[\(Int(progress.elapsed))s] connecting \(progress.connected)/\(progress.total), \(progress.errors) failed", to: STDERR_FILENO)
         }
-        if load.connectionsOpened == 0 {
-            let reasons = load.connectFailures.sorted { $0.value > $1.value }.map { "\($0.value)× \($0.key)" }
-            fail("no connection opened" + (reasons.isEmpty ? " within the timeout" : ": " + reasons.joined(separator: "; ")))
+        if load.connectStats.connectionsOpened == 0 {
+            let reasons = load.connectStats.failureSummary
+            fail("no connection opened" + (reasons.isEmpty ? " within the timeout" : ": " + reasons))
         }
         let printProgress: (LoadProgress) -> Void = { p in
             log("[\(Int(p.elapsed.rounded()))s] connected \(p.connected)/\(p.total)  updates/s \(Int(p.updatesPerSecond))  "

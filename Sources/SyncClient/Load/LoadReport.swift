@@ -69,7 +69,7 @@ public struct LoadReport: Sendable {
     }
 
     private var failureText: String {
-        stats.failures.isEmpty ? "" : " (" + stats.failures.sorted { $0.value > $1.value }.map { "\($0.value)× \($0.key)" }.joined(separator: "; ") + ")"
+        stats.failures.isEmpty ? "" : " (" + stats.failureSummary + ")"
     }
 
     /// The report as JSON.

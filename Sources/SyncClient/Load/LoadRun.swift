@@ -67,9 +67,8 @@ public final class LoadRun: @unchecked Sendable {
     private let rooms: [RoomTrack]
     /// Seconds from the first connect to the last connection opened or failed.
     public private(set) var connectSeconds = 0.0
-    /// Connections that opened, and why the others failed (by reason), once `connect` returns.
-    public private(set) var connectionsOpened = 0
-    public private(set) var connectFailures: [String: Int] = [:]
+    /// What `connect` saw: connections opened, and why the others failed.
+    public private(set) var connectStats = LoadStats()
 
     public init(_ configuration: LoadConfiguration, loops: Int = EventLoopGroup.coreCount) throws {
         self.configuration = configuration
@@ -141,8 +140,7 @@ public final class LoadRun: @unchecked Sendable {
             if settled >= total || elapsed > max(timeout, config.rampUp + 30) {
                 let settledAt = probes.map { probe in onLoop(probe) { probe.lastSettledAt } }.max() ?? 0
                 connectSeconds = settledAt > start ? Double(settledAt - start) / 1e6 : elapsed
-                connectionsOpened = stats.connectionsOpened
-                connectFailures = stats.failures
+                connectStats = stats
                 break
             }
         }

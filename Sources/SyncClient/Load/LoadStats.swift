@@ -22,6 +22,11 @@ public struct LoadStats: Sendable {
 
     public init() {}
 
+    /// Why connections failed, most frequent first: `"6× handshake refused: …; 1× …"`.
+    public var failureSummary: String {
+        failures.sorted { $0.value > $1.value }.map { "\($0.value)× \($0.key)" }.joined(separator: "; ")
+    }
+
     public mutating func merge(_ other: LoadStats) {
         latency.add(other.latency)
         slowStaleness.add(other.slowStaleness)
