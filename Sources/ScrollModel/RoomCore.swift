@@ -1,7 +1,7 @@
 /// What a room tells its members after a change.
 public enum Broadcast: Sendable, Equatable {
     case state(ScrollState)
-    case driver(String?, name: String?)
+    case driver(SessionID?, name: String?)
     case document(SharedDocument)
     case presence(Presence)
 }
@@ -24,18 +24,18 @@ public struct RoomCore: Sendable {
     /// What a joining session needs to be in sync at once.
     public struct Welcome: Sendable, Equatable {
         public var state: ScrollState?
-        public var driver: String?
+        public var driver: SessionID?
         public var presence: Presence
         public var document: SharedDocument?
     }
 
     public let name: String
     public private(set) var state: ScrollState?
-    public private(set) var driver: String?
+    public private(set) var driver: SessionID?
     public private(set) var document: SharedDocument?
-    public private(set) var members: [String: Member] = [:]
+    public private(set) var members: [SessionID: Member] = [:]
     /// Display names of the members that gave one (load-test followers and many others do not).
-    public private(set) var names: [String: String] = [:]
+    public private(set) var names: [SessionID: String] = [:]
     private var presenterKey: [UInt8]?
 
     public init(name: String) { self.name = name }
@@ -69,7 +69,7 @@ public struct RoomCore: Sendable {
     /// presenter of a keyless room with no other presenter binds the key it gives.
     /// A presenter that joins while nobody drives takes control.
     /// With `claimsControl` false the caller decides control (a shared hub asks its lease).
-    public mutating func join(_ id: String, role: Role, name: String?, key: String?, keyRequired: Bool = false,
+    public mutating func join(_ id: SessionID, role: Role, name: String?, key: String?, keyRequired: Bool = false,
                               claimsControl: Bool = true) -> Result<(Welcome, [Broadcast]), ProtocolError> {
         var broadcasts = [Broadcast]()
         if role == .presenter {
@@ -98,7 +98,7 @@ public struct RoomCore: Sendable {
     }
 
     /// Removes a session; frees control if it drove.
-    public mutating func leave(_ id: String) -> [Broadcast] {
+    public mutating func leave(_ id: SessionID) -> [Broadcast] {
         guard let member = members.removeValue(forKey: id) else { return [] }
         names.removeValue(forKey: id)
         count(member, -1)
@@ -112,7 +112,7 @@ public struct RoomCore: Sendable {
     }
 
     /// Applies a message from a member.
-    public mutating func receive(_ message: ClientMessage, from id: String) -> Result<[Broadcast], ProtocolError> {
+    public mutating func receive(_ message: ClientMessage, from id: SessionID) -> Result<[Broadcast], ProtocolError> {
         guard let member = members[id] else { return .failure(ProtocolError(.badMessage, "not a member of \(name)")) }
         switch message {
         case .scroll(let update):
@@ -134,7 +134,7 @@ public struct RoomCore: Sendable {
             return .success([.driver(nil, name: nil)])
         case .document(let documentName, let format, let text):
             guard member.role == .presenter else { return .failure(ProtocolError(.unauthorized, "only presenters may share a document")) }
-            let shared = SharedDocument(name: documentName, format: format, text: text, by: id)
+            let shared = SharedDocument(name: documentName, format: format, text: text, by: id.description)
             document = shared
             return .success([.document(shared)])
         case .follow(let following):
@@ -147,14 +147,14 @@ public struct RoomCore: Sendable {
 
     /// The state a scroll from `id` would make (after `previous`, by default the room's),
     /// or why it is refused; changes nothing.
-    public func proposeScroll(_ update: ScrollUpdate, from id: String, after previous: ScrollState?? = nil) -> Result<ScrollState, ProtocolError> {
+    public func proposeScroll(_ update: ScrollUpdate, from id: SessionID, after previous: ScrollState?? = nil) -> Result<ScrollState, ProtocolError> {
         guard let member = members[id] else { return .failure(ProtocolError(.badMessage, "not a member of \(name)")) }
         guard driver == id else {
             return .failure(ProtocolError(.notDriver, member.role == .presenter
                 ? "you do not drive this room; send {\"type\":\"control\",\"action\":\"take\"} first"
                 : "followers cannot scroll the room"))
         }
-        return .success(ScrollState.next(after: previous ?? state, applying: update, by: id, doc: document?.fingerprint))
+        return .success(ScrollState.next(after: previous ?? state, applying: update, by: id.description, doc: document?.fingerprint))
     }
 
     // MARK: Changes made elsewhere (another node of a shared hub)
@@ -167,7 +167,7 @@ public struct RoomCore: Sendable {
     }
 
     /// Takes a driver decided elsewhere (it may be a session of another node).
-    public mutating func adopt(driver newDriver: String?) { driver = newDriver }
+    public mutating func adopt(driver newDriver: SessionID?) { driver = newDriver }
 
     public mutating func adopt(document newDocument: SharedDocument) { document = newDocument }
 

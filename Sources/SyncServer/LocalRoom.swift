@@ -55,17 +55,17 @@ final class LocalRoom: @unchecked Sendable {
     // MARK: Loop thread
 
     func add(_ member: RoomMember) {
-        member.slot = members.count
+        member.slot = Int32(members.count)
         members.append(member)
     }
 
     func remove(_ member: RoomMember) {
-        let slot = member.slot
+        let slot = Int(member.slot)
         guard slot >= 0, slot < members.count, members[slot] === member else { return }
         let last = members.removeLast()
         if slot < members.count {
             members[slot] = last
-            last.slot = slot
+            last.slot = Int32(slot)
         }
         member.slot = -1
         // The member moved into the slot may be one the pass already went by: go round again.

@@ -228,7 +228,7 @@ public final class LocalRoomHub: RoomHub {
                     }
                 }
                 if shared, role == .presenter, guarded.core.driver == nil, let engine {
-                    engine.control(room: name, .claim(session: member.id, name: member.name)) { _ in }
+                    engine.control(room: name, .claim(session: member.id.description, name: member.name)) { _ in }
                 }
                 let local = guarded.locals[loop.index] ?? LocalRoom(loop: loop, conflation: options.conflation, counters: counters)
                 guarded.locals[loop.index] = local
@@ -289,25 +289,25 @@ public final class LocalRoomHub: RoomHub {
             let role = guarded.core.members[sender.id]?.role
             switch message {
             case .scroll(let update):
-                let previous = guarded.proposed?.by == sender.id ? guarded.proposed : guarded.core.state
+                let previous = guarded.proposed.flatMap { SessionID($0.by) } == sender.id ? guarded.proposed : guarded.core.state
                 switch guarded.core.proposeScroll(update, from: sender.id, after: .some(previous)) {
                 case .failure(let error): return .refused(error)
                 case .success(let state):
                     guarded.proposed = state
-                    engine.scroll(room: name, session: sender.id, suffix: stateSuffix(state), done: done)
+                    engine.scroll(room: name, session: sender.id.description, suffix: stateSuffix(state), done: done)
                 }
             case .control(let take):
                 guard role == .presenter else { return .refused(ProtocolError(.unauthorized, "only presenters may take control")) }
                 if take {
                     guard guarded.core.driver != sender.id else { return .sent }
-                    engine.control(room: name, .take(session: sender.id, name: sender.name), done: done)
+                    engine.control(room: name, .take(session: sender.id.description, name: guarded.core.names[sender.id]), done: done)
                 } else {
                     guard guarded.core.driver == sender.id else { return .refused(ProtocolError(.notDriver, "you do not drive this room")) }
-                    engine.control(room: name, .release(session: sender.id), done: done)
+                    engine.control(room: name, .release(session: sender.id.description), done: done)
                 }
             case .document(let documentName, let format, let text):
                 guard role == .presenter else { return .refused(ProtocolError(.unauthorized, "only presenters may share a document")) }
-                let document = SharedDocument(name: documentName, format: format, text: text, by: sender.id)
+                let document = SharedDocument(name: documentName, format: format, text: text, by: sender.id.description)
                 engine.share(document: ServerMessage.document(document), room: name, done: done)
             case .follow:
                 return .local
@@ -343,7 +343,7 @@ public final class LocalRoomHub: RoomHub {
             if drove, let engine, engine.isAvailable {
                 // The release comes back from the engine as a driver change for every node.
                 broadcasts.removeAll { if case .driver = $0 { true } else { false } }
-                engine.control(room: name, .release(session: member.id)) { _ in }
+                engine.control(room: name, .release(session: member.id.description)) { _ in }
             }
             publish(broadcasts, in: &guarded, room: room, loop: loop)
         }
@@ -363,7 +363,7 @@ public final class LocalRoomHub: RoomHub {
             case .state(let state):
                 item = .state(seq: state.seq, BroadcastFrame(text: ServerMessage.state(state), deflater: deflater))
             case .driver(let id, let name):
-                item = .reliable(BroadcastFrame(text: ServerMessage.driver(id, name: name), deflater: deflater))
+                item = .reliable(BroadcastFrame(text: ServerMessage.driver(id?.description, name: name), deflater: deflater))
             case .document(let document):
                 item = .document(fingerprint: document.fingerprint, BroadcastFrame(text: ServerMessage.document(document), deflater: deflater))
             }
@@ -455,9 +455,10 @@ extension LocalRoomHub: SharedRoomsDelegate {
             broadcasts.append(.document(document))
         }
         if let state = snapshot.state, guarded.core.adopt(state: state) { broadcasts.append(.state(state)) }
-        if snapshot.driver != guarded.core.driver {
-            guarded.core.adopt(driver: snapshot.driver)
-            broadcasts.append(.driver(snapshot.driver, name: snapshot.driverName))
+        let driver = snapshot.driver.flatMap(SessionID.init)
+        if driver != guarded.core.driver {
+            guarded.core.adopt(driver: driver)
+            broadcasts.append(.driver(driver, name: snapshot.driverName))
         }
         publish(broadcasts, in: &guarded, room: room, loop: loop)
         let now = loop.now
@@ -481,7 +482,8 @@ extension LocalRoomHub: SharedRoomsDelegate {
                 guard guarded.core.adopt(state: state) else { return }
                 if guarded.proposed?.by != state.by { guarded.proposed = nil }
                 item = .state(seq: state.seq, BroadcastFrame(text: Array(message), deflater: deflater))
-            case .driver(let driver, _):
+            case .driver(let text, _):
+                let driver = text.flatMap(SessionID.init)
                 guard driver != guarded.core.driver else { return }
                 guarded.core.adopt(driver: driver)
                 item = .reliable(BroadcastFrame(text: Array(message), deflater: deflater))
@@ -523,7 +525,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
                 local.document = guarded.core.document
                 local.keyDigest = guarded.core.presenterKeyText
                 if let driver = guarded.core.driver, guarded.core.members[driver] != nil {
-                    local.driver = driver
+                    local.driver = driver.description
                     local.driverName = guarded.core.names[driver]
                 }
                 return local
@@ -553,9 +555,9 @@ extension LocalRoomHub: SharedRoomsDelegate {
                 let core = guarded.core
                 if let driver = core.driver {
                     if core.members[driver] != nil {
-                        engine.control(room: name, .renew(session: driver)) { _ in }
+                        engine.control(room: name, .renew(session: driver.description)) { _ in }
                     } else if let id = core.members.first(where: { $0.value.role == .presenter })?.key {
-                        engine.control(room: name, .inherit(session: id, name: core.names[id], stale: driver)) { _ in }
+                        engine.control(room: name, .inherit(session: id.description, name: core.names[id], stale: driver.description)) { _ in }
                     }
                 }
                 if heartbeat && !core.isEmpty { engine.presence(room: name, counts: core.presence) }

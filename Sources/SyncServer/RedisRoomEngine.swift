@@ -49,7 +49,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         self.loop = loop
         self.logger = logger
         roomIdleMilliseconds = max(60, roomIdleSeconds) * 1000
-        node = SessionID.make()
+        node = SessionID.make().description
         commands = RedisConnection(endpoint: endpoint, loop: loop)
         var onMessage: ((ArraySlice<UInt8>, [UInt8]) -> Void)?
         subscriber = RedisConnection(endpoint: endpoint, loop: loop, role: .subscriber(patterns: [Self.channelPrefix + "*}"]) { channel, payload in

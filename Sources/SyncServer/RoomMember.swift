@@ -26,9 +26,9 @@ public final class RoomMember: WebSocketSession {
         var scrollRateText: String { scrollRate.rounded() == scrollRate ? String(Int(scrollRate)) : String(scrollRate) }
     }
 
-    private enum Stage {
-        /// Not yet opened; holds the presenter key it gave until its join uses it.
-        case new(key: String?)
+    private enum Stage: UInt8 {
+        /// Not yet opened.
+        case new
         /// Opened; its join waits (the room is fetched from another node's store).
         case joining
         /// In its room.
@@ -37,25 +37,44 @@ public final class RoomMember: WebSocketSession {
         case ended
     }
 
+    /// What a member needs only until it is in its room: held apart, so a member that has
+    /// joined carries none of it.
+    private final class Joining {
+        /// The presenter key it gave, until its join uses it.
+        var key: String?
+        let name: String?
+        /// What it sent before its welcome, kept for after it.
+        var waiting: [[UInt8]] = []
+
+        init(key: String?, name: String?) {
+            self.key = key
+            self.name = name
+        }
+    }
+
+    /// Scrolls a presenter may still send (presenters only, with a rate limit).
+    private final class ScrollAllowance {
+        var bucket: TokenBucket
+        init(_ bucket: TokenBucket) { self.bucket = bucket }
+    }
+
     // Stored large to small, as there is one member per connection.
-    /// The session id (16 hex digits), given when the connection opens.
-    public private(set) var id = ""
-    public let name: String?
     /// The room it asked for.
     let requestedRoom: String
     /// Fingerprint of the last document delivered.
     var lastDocument: String?
-    private var stage: Stage
+    /// The session id, given when the connection opens.
+    public private(set) var id = SessionID(0)
     /// The connection; set when it opens, before the member joins its room.
     public private(set) var peer: WebSocketPeer!
     private let shared: Shared
-    /// What it sent before its welcome, kept for after it.
-    private var waiting: [[UInt8]] = []
+    private var joining: Joining?
+    private let scrollAllowance: ScrollAllowance?
     /// Highest `seq` delivered, so a member never sees a state twice or out of order.
     var lastSeq = 0
     /// Position in its local room's member list (for O(1) removal).
-    var slot = -1
-    private var scrollBucket: TokenBucket?
+    var slot: Int32 = -1
+    private var stage = Stage.new
     let role: Role
     /// The compressor window this receiver accepts (nil: send uncompressed).
     var windowBits: Int? { window.map(Int.init) }
@@ -69,10 +88,12 @@ public final class RoomMember: WebSocketSession {
         self.shared = shared
         requestedRoom = room
         self.role = role
-        self.name = name
-        stage = .new(key: key)
-        self.scrollBucket = scrollBucket
+        joining = Joining(key: key, name: name)
+        scrollAllowance = scrollBucket.map(ScrollAllowance.init)
     }
+
+    /// The display name it gave, while it joins (its room keeps it after that).
+    var name: String? { joining?.name }
 
     /// The room it joined, once it has.
     var room: String? { isInRoom ? requestedRoom : nil }
@@ -80,16 +101,20 @@ public final class RoomMember: WebSocketSession {
     // MARK: WebSocketSession
 
     public func opened(_ peer: WebSocketPeer) {
-        guard case .new(let key) = stage else { return }
+        guard stage == .new, let joining else { return }
         self.peer = peer
         id = SessionID.make()
         if let deflate = peer.deflate {
             let bits = deflate.serverMaxWindowBits ?? 15
             window = bits >= 9 ? Int8(bits) : nil
         }
-        stage = .joining  // the key is not kept longer than needed
+        stage = .joining
+        let key = joining.key
+        joining.key = nil  // the key is not kept longer than needed
         shared.hub.join(self, room: requestedRoom, role: role, key: key) { [self] result in
-            guard case .joining = stage else { return }
+            guard stage == .joining else { return }
+            let early = self.joining?.waiting ?? []
+            self.joining = nil
             switch result {
             case .failure(let error):
                 stage = .ended
@@ -98,11 +123,9 @@ public final class RoomMember: WebSocketSession {
             case .success(let welcome):
                 stage = .joined
                 peer.send(text: ServerMessage.welcome(
-                    room: requestedRoom, you: id, role: role, state: welcome.state, driver: welcome.driver,
+                    room: requestedRoom, you: id.description, role: role, state: welcome.state, driver: welcome.driver?.description,
                     presence: welcome.presence, document: welcome.document))
                 if let document = welcome.document { peer.send(text: ServerMessage.document(document)) }
-                let early = waiting
-                waiting = []
                 for text in early { text.withUnsafeBytes { received(text: $0, from: peer) } }
             }
         }
@@ -114,8 +137,8 @@ public final class RoomMember: WebSocketSession {
         case .joining:
             // Sent before the welcome, while the room is fetched from another node's store:
             // kept for after it (up to 16 messages, 64 KiB).
-            if waiting.count < 16 && waiting.reduce(text.count, { $0 + $1.count }) <= 64 << 10 {
-                waiting.append(Array(text))
+            if let joining, joining.waiting.count < 16 && joining.waiting.reduce(text.count, { $0 + $1.count }) <= 64 << 10 {
+                joining.waiting.append(Array(text))
             } else {
                 peer.send(text: ServerMessage.error(ProtocolError(.badMessage, "wait for welcome: more than 16 messages or 64 KiB came before it; this one was dropped")))
             }
@@ -126,7 +149,7 @@ public final class RoomMember: WebSocketSession {
         do {
             let message = try ClientMessage.decode(text, limits: shared.limits)
             if case .scroll = message,
-               scrollBucket?.take(now: peer.channel.loop.now, rate: shared.scrollRate, burst: shared.scrollBurst) == false {
+               scrollAllowance?.bucket.take(now: peer.channel.loop.now, rate: shared.scrollRate, burst: shared.scrollBurst) == false {
                 shared.counters?.rateLimited.add(1, ordering: .relaxed)
                 refusal = ProtocolError(.rateLimited, "more than \(shared.scrollRateText) scrolls per second; this one was dropped")
             } else {
@@ -145,7 +168,7 @@ public final class RoomMember: WebSocketSession {
     public func closed(_ peer: WebSocketPeer, code: CloseCode) {
         let stage = self.stage
         self.stage = .ended
-        waiting = []
+        joining = nil
         switch stage {
         case .joining: left = true
         case .joined: shared.hub.leave(self)

@@ -21,6 +21,31 @@ extension JSON {
     }
 }
 
+/// The vectors name their sessions ("A", "B"); a server assigns ids. Each name gets the
+/// next id, and ids in encoded messages are turned back into names for comparison.
+struct SessionNames {
+    private var ids: [String: SessionID] = [:]
+
+    mutating func id(_ name: String) -> SessionID {
+        if let id = ids[name] { return id }
+        let id = SessionID(UInt64(ids.count + 1) << 32 | 0xA5)
+        ids[name] = id
+        return id
+    }
+
+    /// `json` with every string that is an assigned id replaced by its session's name.
+    func named(_ json: JSON) -> JSON {
+        switch json {
+        case .string(let text):
+            if let id = SessionID(text), let name = ids.first(where: { $0.value == id })?.key { return .string(name) }
+            return json
+        case .array(let elements): return .array(elements.map(named))
+        case .object(let members): return .object(members.map { ($0, named($1)) })
+        default: return json
+        }
+    }
+}
+
 /// Every member of `expected` is in `actual` with an equal value (objects compared the same way).
 func matches(_ actual: JSON?, _ expected: JSON) -> Bool {
     guard let actual else { return false }
@@ -37,14 +62,15 @@ struct ScrollSequenceVectorTests {
     @Test func everyStepYieldsTheExpectedState() throws {
         for testCase in try vectors("scroll-sequences")["cases"]!.elements {
             var room = RoomCore(name: "v")
-            _ = room.join("D", role: .presenter, name: nil, key: nil)
+            var sessions = SessionNames()
+            _ = room.join(sessions.id("D"), role: .presenter, name: nil, key: nil)
             for step in testCase["steps"]!.elements {
                 let message = try ClientMessage.decode(step["scroll"]!.text)
-                guard case .success(let broadcasts) = room.receive(message, from: "D"), case .state(let state)? = broadcasts.first else {
+                guard case .success(let broadcasts) = room.receive(message, from: sessions.id("D")), case .state(let state)? = broadcasts.first else {
                     Issue.record("\(testCase["name"]!.string!): scroll refused")
                     continue
                 }
-                let encoded = try JSON.parse(String(decoding: ServerMessage.state(state), as: UTF8.self))
+                let encoded = sessions.named(try JSON.parse(String(decoding: ServerMessage.state(state), as: UTF8.self)))
                 #expect(matches(encoded, step["expect"]!), "\(testCase["name"]!.string!): \(encoded.text) vs \(step["expect"]!.text)")
                 for absent in step["absent"]?.elements ?? [] {
                     #expect(encoded[absent.string!] == nil, "\(absent.string!) should be absent in \(encoded.text)")
@@ -78,8 +104,9 @@ struct RoomVectorTests {
         for testCase in try vectors("rooms")["cases"]!.elements {
             let name = testCase["name"]!.string!
             var room = RoomCore(name: "v")
+            var sessions = SessionNames()
             for (index, step) in testCase["steps"]!.elements.enumerated() {
-                let session = step["session"]!.string!
+                let session = sessions.id(step["session"]!.string!)
                 let label = "\(name), step \(index + 1)"
                 var broadcasts: [Broadcast] = []
                 if let join = step["join"] {
@@ -91,9 +118,9 @@ struct RoomVectorTests {
                     case .success(let (welcome, made)):
                         #expect(step["error"] == nil, "\(label): expected \(step["error"]!.text)")
                         broadcasts = made
-                        let encoded = try JSON.parse(String(decoding: ServerMessage.welcome(
-                            room: "v", you: session, role: role, state: welcome.state, driver: welcome.driver,
-                            presence: welcome.presence, document: welcome.document), as: UTF8.self))
+                        let encoded = sessions.named(try JSON.parse(String(decoding: ServerMessage.welcome(
+                            room: "v", you: session.description, role: role, state: welcome.state, driver: welcome.driver?.description,
+                            presence: welcome.presence, document: welcome.document), as: UTF8.self)))
                         if let expected = step["welcome"] { #expect(matches(encoded, expected), "\(label): \(encoded.text)") }
                         #expect((welcome.document != nil) == (step["document"]?.bool ?? false), "\(label): document")
                     }
@@ -114,7 +141,7 @@ struct RoomVectorTests {
                     Issue.record("\(label): a step that is not refused must list its broadcasts")
                     continue
                 }
-                let encoded = try broadcasts.map { try JSON.parse(String(decoding: Self.encode($0), as: UTF8.self)) }
+                let encoded = try broadcasts.map { sessions.named(try JSON.parse(String(decoding: Self.encode($0), as: UTF8.self))) }
                 #expect(encoded.count == expected.count, "\(label): \(encoded.map(\.text))")
                 for (actual, wanted) in zip(encoded, expected) {
                     #expect(matches(actual, wanted), "\(label): \(actual.text) vs \(wanted.text)")
@@ -126,7 +153,7 @@ struct RoomVectorTests {
     static func encode(_ broadcast: Broadcast) -> [UInt8] {
         switch broadcast {
         case .state(let state): ServerMessage.state(state)
-        case .driver(let id, let name): ServerMessage.driver(id, name: name)
+        case .driver(let id, let name): ServerMessage.driver(id?.description, name: name)
         case .document(let document): ServerMessage.document(document)
         case .presence(let presence): ServerMessage.presence(presence)
         }
