@@ -15,7 +15,7 @@ final class LocalRoom: @unchecked Sendable {
         /// Presence counts: conflatable, delivered reliably.
         case presence(BroadcastFrame)
         /// A document: never dropped; skipped by a member that already has it.
-        case document(fingerprint: String, BroadcastFrame)
+        case document(version: UInt32, BroadcastFrame)
         /// Anything else that must not be dropped (driver changes).
         case reliable(BroadcastFrame)
     }
@@ -132,10 +132,10 @@ final class LocalRoom: @unchecked Sendable {
                     frames += 1
                     member.peer.send(frame: bytes)
                 }
-            case .document(let fingerprint, let frame):
+            case .document(let version, let frame):
                 finishPass()
-                for member in members where member.lastDocument != fingerprint {
-                    member.lastDocument = fingerprint
+                for member in members where member.lastDocument != version {
+                    member.lastDocument = version
                     let bytes = frame.frame(forWindowBits: member.windowBits)
                     bytesOut += bytes.count
                     frames += 1

@@ -42,6 +42,8 @@ public final class LocalRoomHub: RoomHub {
             var locals: [LocalRoom?]
             var emptySince: UInt64?
             var compressingMembers = 0
+            /// One more per document published here, so members get each document once.
+            var documentVersion: UInt32 = 0
             /// Forgotten by the idle sweep; a join that finds it so starts over.
             var removed = false
             /// When presence was last sent, and whether a coalesced send is scheduled.
@@ -235,7 +237,7 @@ public final class LocalRoomHub: RoomHub {
                 local.add(member)
                 member.isInRoom = true
                 member.lastSeq = welcome.state?.seq ?? 0
-                member.lastDocument = welcome.document?.fingerprint
+                member.lastDocument = guarded.documentVersion  // the welcome carries the current document
                 if member.windowBits != nil { guarded.compressingMembers += 1 }
                 guarded.emptySince = nil
                 welcome.presence = guarded.presence
@@ -365,7 +367,8 @@ public final class LocalRoomHub: RoomHub {
             case .driver(let id, let name):
                 item = .reliable(BroadcastFrame(text: ServerMessage.driver(id?.description, name: name), deflater: deflater))
             case .document(let document):
-                item = .document(fingerprint: document.fingerprint, BroadcastFrame(text: ServerMessage.document(document), deflater: deflater))
+                guarded.documentVersion &+= 1
+                item = .document(version: guarded.documentVersion, BroadcastFrame(text: ServerMessage.document(document), deflater: deflater))
             }
             for case let local? in guarded.locals { local.post(item) }
         }
@@ -489,7 +492,8 @@ extension LocalRoomHub: SharedRoomsDelegate {
                 item = .reliable(BroadcastFrame(text: Array(message), deflater: deflater))
             case .document(let document):
                 guarded.core.adopt(document: document)
-                item = .document(fingerprint: document.fingerprint, BroadcastFrame(text: Array(message), deflater: deflater))
+                guarded.documentVersion &+= 1
+                item = .document(version: guarded.documentVersion, BroadcastFrame(text: Array(message), deflater: deflater))
             default:
                 return
             }

@@ -61,8 +61,6 @@ public final class RoomMember: WebSocketSession {
     // Stored large to small, as there is one member per connection.
     /// The room it asked for.
     let requestedRoom: String
-    /// Fingerprint of the last document delivered.
-    var lastDocument: String?
     /// The session id, given when the connection opens.
     public private(set) var id = SessionID(0)
     /// The connection; set when it opens, before the member joins its room.
@@ -74,6 +72,8 @@ public final class RoomMember: WebSocketSession {
     var lastSeq = 0
     /// Position in its local room's member list (for O(1) removal).
     var slot: Int32 = -1
+    /// The room's version of the last document delivered (its welcome counts).
+    var lastDocument: UInt32 = 0
     private var stage = Stage.new
     let role: Role
     /// The compressor window this receiver accepts (nil: send uncompressed).

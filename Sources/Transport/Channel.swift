@@ -23,46 +23,54 @@ public final class Channel {
         }
     }
 
-    enum State {
+    enum State: UInt8 {
         /// A client socket whose non-blocking connect has not finished.
         case connecting
         case open
         /// Flushing what is queued, then shutting down the sending side.
-        case flushing(deadline: UInt64)
+        case flushing
         /// Sent everything and shut down; reading until the peer closes too.
-        case lingering(deadline: UInt64)
+        case lingering
         case closed
     }
 
+    /// Yes-or-no state, one bit each (there is one channel per connection).
+    private struct Flags: OptionSet {
+        let rawValue: UInt8
+        static let watchingWritable = Flags(rawValue: 1 << 0)
+        static let readingPaused = Flags(rawValue: 1 << 1)
+        static let readingHeld = Flags(rawValue: 1 << 2)
+        static let tlsReadNeedsWritable = Flags(rawValue: 1 << 3)
+        static let tlsWriteNeedsReadable = Flags(rawValue: 1 << 4)
+        /// Something was queued since the last tick; a queue quiet for a whole tick gives its
+        /// storage back, so idle connections hold none and busy ones never reallocate.
+        static let queuedSinceTick = Flags(rawValue: 1 << 5)
+        static let dirty = Flags(rawValue: 1 << 6)
+    }
+
+    // Stored large to small: one channel per connection, so its size is per-connection memory.
     public let id: UInt64
     /// The peer's address (without port), for logs and per-address limits.
     public let peerAddress: String
     public unowned let loop: EventLoop
     public var handler: (any ChannelHandler)?
-    public var watermarks: Watermarks
-    public var isTLS: Bool { tls != nil }
-
     private var tls: TLSSession?
     private var queue = WriteQueue()
     /// The newest replaceable message, waiting until the socket has taken everything before it.
     private var latest: SharedBytes?
-    private(set) var state: State = .open
-    // Small fields together (one channel per connection: its size is per-connection memory).
+    private var highMark: UInt32
+    private var lowMark: UInt32
     let fd: Int32
-    /// The errno of a failed connect, if that is how the channel ended.
-    public private(set) var connectError: Int32?
-    private var watchingWritable = false
-    private var readingPaused = false
-    private var readingHeld = false
-    private var tlsReadNeedsWritable = false
-    private var tlsWriteNeedsReadable = false
-    /// Something was queued since the last tick; a queue quiet for a whole tick gives its
-    /// storage back, so idle connections hold none and busy ones never reallocate.
-    private var queuedSinceTick = false
-    var isDirty = false
+    /// The errno of a failed connect, or 0.
+    private var connectErrno: Int32 = 0
+    private(set) var state: State = .open
+    /// Ticks since a graceful close began (see `lingerTicks`).
+    private var closingTicks: UInt8 = 0
+    private var flags: Flags = []
 
-    /// How long a graceful close may take to flush and hear the peer close: 2 s.
-    static let lingerNanoseconds: UInt64 = 2_000_000_000
+    /// How long a graceful close may take to flush and hear the peer close: 2 ticks of the
+    /// loop's coarse timer, so 2 to 3 s (no deadline is stored per connection).
+    static let lingerTicks: UInt8 = 2
 
     init(id: UInt64, fd: Int32, tls: TLSSession?, peerAddress: String, loop: EventLoop, watermarks: Watermarks) {
         self.id = id
@@ -70,10 +78,52 @@ public final class Channel {
         self.tls = tls
         self.peerAddress = peerAddress
         self.loop = loop
-        self.watermarks = watermarks
+        highMark = UInt32(clamping: watermarks.high)
+        lowMark = UInt32(clamping: watermarks.low)
     }
 
-    public var isOpen: Bool { if case .open = state { true } else { false } }
+    /// Backpressure marks, in bytes of queued output (kept to 4 GiB each).
+    public var watermarks: Watermarks {
+        get { Watermarks(high: Int(highMark), low: Int(lowMark)) }
+        set {
+            highMark = UInt32(clamping: newValue.high)
+            lowMark = UInt32(clamping: newValue.low)
+        }
+    }
+    public var isTLS: Bool { tls != nil }
+    /// The errno of a failed connect, if that is how the channel ended.
+    public var connectError: Int32? { connectErrno == 0 ? nil : connectErrno }
+
+    var isDirty: Bool {
+        get { flags.contains(.dirty) }
+        set { flags.set(.dirty, newValue) }
+    }
+    private var watchingWritable: Bool {
+        get { flags.contains(.watchingWritable) }
+        set { flags.set(.watchingWritable, newValue) }
+    }
+    private var readingPaused: Bool {
+        get { flags.contains(.readingPaused) }
+        set { flags.set(.readingPaused, newValue) }
+    }
+    private var readingHeld: Bool {
+        get { flags.contains(.readingHeld) }
+        set { flags.set(.readingHeld, newValue) }
+    }
+    private var tlsReadNeedsWritable: Bool {
+        get { flags.contains(.tlsReadNeedsWritable) }
+        set { flags.set(.tlsReadNeedsWritable, newValue) }
+    }
+    private var tlsWriteNeedsReadable: Bool {
+        get { flags.contains(.tlsWriteNeedsReadable) }
+        set { flags.set(.tlsWriteNeedsReadable, newValue) }
+    }
+    private var queuedSinceTick: Bool {
+        get { flags.contains(.queuedSinceTick) }
+        set { flags.set(.queuedSinceTick, newValue) }
+    }
+
+    public var isOpen: Bool { state == .open }
 
     /// Bytes queued and not yet written (the conflation slot included).
     public var queuedBytes: Int { queue.byteCount + (latest?.count ?? 0) }
@@ -94,7 +144,7 @@ public final class Channel {
         queue.append(bytes)
         queuedSinceTick = true
         loop.markDirty(self)
-        if queue.byteCount > watermarks.high {
+        if queue.byteCount > Int(highMark) {
             pauseReading()
             return .overLimit
         }
@@ -107,7 +157,7 @@ public final class Channel {
     /// always ends with the newest. Returns true when an older message was replaced.
     @discardableResult
     public func enqueueLatest(_ bytes: SharedBytes) -> Bool {
-        guard case .open = state else { return false }
+        guard state == .open else { return false }
         let replaced = latest != nil
         latest = bytes
         queuedSinceTick = true
@@ -124,11 +174,12 @@ public final class Channel {
 
     /// Closes gracefully: flush the queue, shut down the sending side (after TLS
     /// close_notify), read until the peer closes, then release the socket. Gives up
-    /// after `lingerNanoseconds`.
+    /// after `lingerTicks`.
     public func close() {
-        if case .connecting = state { closeNow(); return }
-        guard case .open = state else { return }
-        state = .flushing(deadline: loop.now + Self.lingerNanoseconds)
+        if state == .connecting { closeNow(); return }
+        guard state == .open else { return }
+        state = .flushing
+        closingTicks = 0
         resumeReading()
         if queue.isEmpty { finishFlushing() } else { loop.markDirty(self) }
     }
@@ -154,17 +205,17 @@ public final class Channel {
         } while queue.isEmpty && latest != nil
         if queue.isEmpty {
             setWatchingWritable(tlsReadNeedsWritable)
-            if case .flushing = state { finishFlushing(); return }
+            if state == .flushing { finishFlushing(); return }
         } else {
             setWatchingWritable(true)
         }
-        if readingPaused && queue.byteCount <= watermarks.low, case .open = state {
+        if readingPaused && queue.byteCount <= Int(lowMark), state == .open {
             resumeReading()
             handler?.channelWritable(self)
         }
     }
 
-    private var isClosed: Bool { if case .closed = state { true } else { false } }
+    private var isClosed: Bool { state == .closed }
 
     private func flushPlain() {
         while !queue.isEmpty {
@@ -209,7 +260,7 @@ public final class Channel {
     private func finishFlushing() {
         tls?.shutdown()
         Glibc.shutdown(fd, Int32(SHUT_WR))
-        state = .lingering(deadline: loop.now + Self.lingerNanoseconds)
+        state = .lingering
         setWatchingWritable(false)
     }
 
@@ -217,7 +268,7 @@ public final class Channel {
 
     /// Reads once (TLS: until OpenSSL holds nothing more) and hands the bytes on.
     func readable() {
-        if case .connecting = state { return }
+        if state == .connecting { return }
         defer {
             if tlsWriteNeedsReadable, !isClosed {
                 tlsWriteNeedsReadable = false
@@ -259,12 +310,12 @@ public final class Channel {
 
     /// The socket became writable.
     func writable() {
-        if case .connecting = state {
+        if state == .connecting {
             var error: Int32 = 0
             var length = socklen_t(4)
             getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
             guard error == 0 else {
-                connectError = error
+                connectErrno = error
                 closeNow()
                 return
             }
@@ -325,8 +376,9 @@ public final class Channel {
             if queue.isEmpty && !queuedSinceTick { queue.removeAll() }
             queuedSinceTick = false
             handler?.channelTick(self, now: now)
-        case .flushing(let deadline), .lingering(let deadline):
-            if now >= deadline { closeNow() }
+        case .flushing, .lingering:
+            closingTicks += 1
+            if closingTicks > Self.lingerTicks { closeNow() }
         case .closed:
             break
         }
@@ -346,5 +398,13 @@ public final class Channel {
         let handler = self.handler
         self.handler = nil
         handler?.channelClosed(self)
+    }
+}
+
+extension OptionSet {
+    /// Inserts or removes `member`.
+    @inline(__always)
+    mutating func set(_ member: Element, _ on: Bool) {
+        if on { insert(member) } else { remove(member) }
     }
 }

@@ -349,18 +349,35 @@ public final class EventLoop: @unchecked Sendable {
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let result = withUnsafeMutablePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sockaddrPointer in
-                    try? syscall("accept4") {
-                        accept4(listener.fd, sockaddrPointer, &length, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+                    Result { () throws(SystemError) in
+                        try syscall("accept4") {
+                            accept4(listener.fd, sockaddrPointer, &length, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+                        }
                     }
                 }
             }
-            guard let result else {
-                // Out of descriptors (EMFILE) or similar: stop accepting until the next tick.
+            switch result {
+            case .success(.done(let fd)):
+                listener.adopt(fd: fd, peer: Sockets.describe(address), on: self)
+            case .success(.wouldBlock):
+                return
+            case .failure(let error) where Self.isConnectionOwnError(error.errno):
+                continue  // that connection is gone; the next one may be fine
+            case .failure:
+                // Out of descriptors (EMFILE) or memory: stop accepting until the next tick.
                 pauseListeners()
                 return
             }
-            guard case .done(let fd) = result else { return }
-            listener.adopt(fd: fd, peer: Sockets.describe(address), on: self)
+        }
+    }
+
+    /// Errors `accept4` reports for one pending connection rather than for the listener:
+    /// the peer aborted it, or a network error already pending on it (accept(2): Linux
+    /// passes those on, and the caller should treat them like EAGAIN and accept again).
+    static func isConnectionOwnError(_ code: Int32) -> Bool {
+        switch code {
+        case ECONNABORTED, EPROTO, EPERM, ENETDOWN, ENOPROTOOPT, EHOSTDOWN, ENONET, EHOSTUNREACH, EOPNOTSUPP, ENETUNREACH: true
+        default: false
         }
     }
 
@@ -378,8 +395,7 @@ public final class EventLoop: @unchecked Sendable {
 }
 
 extension Channel {
-    var isRegistered: Bool { isOpenOrClosing }
-    private var isOpenOrClosing: Bool { if case .closed = state { false } else { true } }
+    var isRegistered: Bool { state != .closed }
 }
 
 /// A descriptor watched for another library (see `EventLoop.watch`). Loop thread only.

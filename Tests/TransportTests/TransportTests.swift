@@ -103,3 +103,19 @@ struct TimerTests {
         #expect(fired.withLock { $0 } == Array(0..<1000))
     }
 }
+
+@Suite("Accepting connections")
+struct AcceptErrorTests {
+    /// accept(2): errors of one pending connection (it was aborted, or a network error was
+    /// pending on it) are skipped and the next one is accepted; only a shortage of
+    /// descriptors or memory stops accepting until the next tick.
+    @Test(arguments: [ECONNABORTED, EPROTO, EPERM, ENETDOWN, ENOPROTOOPT, EHOSTDOWN, ENONET, EHOSTUNREACH, EOPNOTSUPP, ENETUNREACH])
+    func errorsOfOneConnectionDoNotStopTheListener(_ code: Int32) {
+        #expect(EventLoop.isConnectionOwnError(code))
+    }
+
+    @Test(arguments: [EMFILE, ENFILE, ENOBUFS, ENOMEM, EINVAL])
+    func aShortageOfDescriptorsOrMemoryPausesIt(_ code: Int32) {
+        #expect(!EventLoop.isConnectionOwnError(code))
+    }
+}
