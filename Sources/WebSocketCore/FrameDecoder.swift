@@ -16,18 +16,22 @@ public struct FrameDecoder: Sendable {
     // Stored large to small: one decoder per connection, so its size is per-connection memory.
     private var spill: (UInt64, UInt64) = (0, 0)
     private var remaining: UInt64 = 0
-    /// Largest frame payload accepted; larger frames fail with `tooLarge` at the header.
-    public let maxFrameSize: Int
     /// The frame whose payload is being decoded.
     public private(set) var header: FrameHeader?
+    private let frameLimit: UInt32
     /// Whether frames must be masked (a server's view) or must not be (a client's).
     public let expectMasked: Bool
     private var spillCount: UInt8 = 0
     private var maskPhase: UInt8 = 0
     private var pendingEnd = false
 
+    /// Largest frame payload accepted.
+    public var maxFrameSize: Int { Int(frameLimit) }
+
+    /// - Parameter maxFrameSize: largest frame payload accepted (at most 4 GiB); larger
+    ///   frames fail with `tooLarge` at the header.
     public init(maxFrameSize: Int, expectMasked: Bool) {
-        self.maxFrameSize = maxFrameSize
+        frameLimit = UInt32(clamping: maxFrameSize)
         self.expectMasked = expectMasked
     }
 

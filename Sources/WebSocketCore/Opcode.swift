@@ -13,14 +13,15 @@ public enum Opcode: UInt8, Sendable {
 
 /// The fixed part of a frame (RFC 6455 §5.2), as decoded.
 public struct FrameHeader: Sendable, Equatable {
+    // Stored large to small: a connection keeps the header of the frame it is decoding.
+    public var payloadLength: UInt64
+    public var maskKey: UInt32?
     public var fin: Bool
     /// RSV1; permessage-deflate uses it to mark a compressed message (RFC 7692 §6).
     public var rsv1: Bool
     public var rsv2: Bool
     public var rsv3: Bool
     public var opcode: Opcode
-    public var maskKey: UInt32?
-    public var payloadLength: UInt64
 
     public init(fin: Bool, rsv1: Bool = false, rsv2: Bool = false, rsv3: Bool = false, opcode: Opcode, maskKey: UInt32? = nil, payloadLength: UInt64) {
         self.fin = fin

@@ -66,11 +66,11 @@ public final class WebSocketConnection {
 
     // Stored large to small, as one of these exists per connection.
     private var decoder: FrameDecoder
-    public let limits: Limits
     private let compression: Compression?
     private var outbound: [SharedBytes] = []
     private var control: [UInt8] = []
     private var message: [UInt8] = []
+    private let messageLimit: UInt32
     public let role: Role
     public private(set) var state: State = .open
     private var messageOpcode: Opcode?
@@ -78,6 +78,8 @@ public final class WebSocketConnection {
     private var deliveredInPlace = false
     private var utf8 = UTF8Validator()
 
+    /// What the peer may send (each limit at most 4 GiB).
+    public var limits: Limits { Limits(maxFrameSize: decoder.maxFrameSize, maxMessageSize: Int(messageLimit)) }
     /// The agreed permessage-deflate parameters, if any.
     public var deflate: PerMessageDeflate? { compression?.parameters }
     /// Messages at least this long are compressed when permessage-deflate is on.
@@ -95,7 +97,7 @@ public final class WebSocketConnection {
     public init(role: Role, limits: Limits = .init(), deflate: PerMessageDeflate? = nil, compressionThreshold: Int = 64,
                 sharedDeflater: Deflater? = nil) {
         self.role = role
-        self.limits = limits
+        messageLimit = UInt32(clamping: limits.maxMessageSize)
         decoder = FrameDecoder(maxFrameSize: limits.maxFrameSize, expectMasked: role == .server)
         if let deflate {
             let shared = sharedDeflater.flatMap {
@@ -147,8 +149,8 @@ public final class WebSocketConnection {
             if message.capacity > 64 << 10 { message = [] } else { message.removeAll(keepingCapacity: true) }
             utf8 = UTF8Validator()
         }
-        if !messageCompressed && UInt64(message.count) + header.payloadLength > UInt64(limits.maxMessageSize) {
-            throw .tooLarge(limit: limits.maxMessageSize)
+        if !messageCompressed && UInt64(message.count) + header.payloadLength > UInt64(messageLimit) {
+            throw .tooLarge(limit: Int(messageLimit))
         }
     }
 
@@ -163,7 +165,7 @@ public final class WebSocketConnection {
         if messageCompressed {
             let before = message.count
             do {
-                try inflater!.inflate(chunk, final: false, into: &message, limit: limits.maxMessageSize)
+                try inflater!.inflate(chunk, final: false, into: &message, limit: Int(messageLimit))
             } catch {
                 throw Self.map(error)
             }
@@ -193,7 +195,7 @@ public final class WebSocketConnection {
         if messageCompressed {
             let before = message.count
             do {
-                try [UInt8]().withUnsafeBytes { try inflater!.inflate($0, final: true, into: &message, limit: limits.maxMessageSize) }
+                try [UInt8]().withUnsafeBytes { try inflater!.inflate($0, final: true, into: &message, limit: Int(messageLimit)) }
             } catch let error as InflateError {
                 throw Self.map(error)
             } catch {
