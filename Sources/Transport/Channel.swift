@@ -46,6 +46,8 @@ public final class Channel {
         /// storage back, so idle connections hold none and busy ones never reallocate.
         static let queuedSinceTick = Flags(rawValue: 1 << 5)
         static let dirty = Flags(rawValue: 1 << 6)
+        /// The handler has heard `channelActive` (a client channel says it once).
+        static let announcedActive = Flags(rawValue: 1 << 7)
     }
 
     // Stored large to small: one channel per connection, so its size is per-connection memory.
@@ -321,7 +323,10 @@ public final class Channel {
             }
             state = .open
             setWatchingWritable(false)
-            handler?.channelActive(self)
+            if !flags.contains(.announcedActive) {
+                flags.insert(.announcedActive)
+                handler?.channelActive(self)
+            }
             guard !isClosed else { return }
         }
         if tlsReadNeedsWritable {
@@ -366,6 +371,43 @@ public final class Channel {
     func startConnecting() {
         state = .connecting
         watchingWritable = true
+    }
+
+    /// A plain client socket whose connect may have finished already (on loopback it has
+    /// by the time `connect` returns): the handler hears `channelActive` now and what it
+    /// queues is sent at once. Sent: the socket is open and watched for reading only.
+    /// EAGAIN: still connecting, so it is watched for writable as usual. Any other error
+    /// is the connect's, reported on the loop's next turn. This saves a loop iteration,
+    /// a `getsockopt` and an `epoll_ctl` per connection.
+    func connectOptimistically() {
+        flags.insert(.announcedActive)
+        handler?.channelActive(self)
+        guard state == .connecting else { return }  // the handler gave up on it
+        var failure: Int32 = 0
+        if !queue.isEmpty {
+            let count = queue.gather(into: loop.iovecs)
+            var message = msghdr()
+            message.msg_iov = loop.iovecs.baseAddress
+            message.msg_iovlen = count
+            do {
+                if case .done(let written) = try syscall("sendmsg", { sendmsg(fd, &message, Int32(MSG_NOSIGNAL)) }) {
+                    queue.consume(written)
+                    state = .open
+                }
+            } catch {
+                failure = error.errno
+            }
+        }
+        if state == .open { watchingWritable = !queue.isEmpty }
+        do {
+            try loop.watch(self, writable: watchingWritable)
+        } catch {
+            failure = error.errno
+        }
+        if failure != 0 {
+            connectErrno = failure
+            loop.schedule(after: 0) { [self] in closeNow() }
+        }
     }
 
     // MARK: Time and teardown

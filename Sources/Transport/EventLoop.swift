@@ -114,9 +114,10 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Adopts an accepted socket, or a connecting one (`connecting`: watched for writable,
-    /// which says the connect finished).
+    /// which says the connect finished). With `watch` false the caller adds it to epoll
+    /// later (`watch(_:writable:)`).
     func register(fd: Int32, tls: TLSSession?, peerAddress: String, watermarks: Channel.Watermarks,
-                  connecting: Bool = false) throws(SystemError) -> Channel {
+                  connecting: Bool = false, watch: Bool = true) throws(SystemError) -> Channel {
         let slot: Int
         if let free = freeSlots.popLast() {
             slot = free
@@ -130,9 +131,9 @@ public final class EventLoop: @unchecked Sendable {
         let channel = Channel(id: id, fd: fd, tls: tls, peerAddress: peerAddress, loop: self, watermarks: watermarks)
         if connecting { channel.startConnecting() }
         slots[slot] = channel
+        guard watch else { return channel }
         do {
-            let events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (connecting ? EPOLLOUT.rawValue : 0)
-            try control(EPOLL_CTL_ADD, fd: fd, events: events, id: id)
+            try self.watch(channel, writable: connecting)
         } catch {
             slots[slot] = nil
             freeSlots.append(slot)
@@ -141,10 +142,19 @@ public final class EventLoop: @unchecked Sendable {
         return channel
     }
 
+    /// Adds a registered channel's socket to epoll: readable always, writable on request.
+    func watch(_ channel: Channel, writable: Bool) throws(SystemError) {
+        let events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (writable ? EPOLLOUT.rawValue : 0)
+        try control(EPOLL_CTL_ADD, fd: channel.fd, events: events, id: channel.id)
+    }
+
     /// Starts a non-blocking connect to `address` and returns its channel at once
     /// (`receiveBuffer` caps the kernel's receive buffer, e.g. to play a slow reader);
-    /// the handler hears `channelActive` when it is up, or `channelClosed` (with
-    /// `connectError` set) when it fails. Call on this loop's thread.
+    /// the handler hears `channelActive` when it may write, or `channelClosed` (with
+    /// `connectError` set) when the connect fails, never before this returns.
+    /// Plain TCP writes optimistically: `channelActive` comes at once, and what it queues
+    /// is sent right away if the connect has already finished (on loopback it has), or
+    /// when it does. Call on this loop's thread.
     public func connect(
         to address: SocketAddress, tls: TLSContext? = nil, serverName: String? = nil, verifyHostName: Bool = false, receiveBuffer: Int? = nil,
         watermarks: Channel.Watermarks = .init(), makeHandler: (Channel) -> any ChannelHandler
@@ -162,8 +172,10 @@ public final class EventLoop: @unchecked Sendable {
             let session = try tls.map { context throws in
                 try context.makeSession(fd: fd, isServer: false, serverName: serverName, verifyHostName: verifyHostName)
             }
-            let channel = try register(fd: fd, tls: session, peerAddress: address.description, watermarks: watermarks, connecting: true)
+            let channel = try register(fd: fd, tls: session, peerAddress: address.description, watermarks: watermarks, connecting: true,
+                                       watch: session != nil)
             channel.handler = makeHandler(channel)
+            if session == nil { channel.connectOptimistically() }
             return channel
         } catch {
             Glibc.close(fd)

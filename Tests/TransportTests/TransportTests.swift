@@ -119,3 +119,98 @@ struct AcceptErrorTests {
         #expect(!EventLoop.isConnectionOwnError(code))
     }
 }
+
+@Suite("Client channels")
+struct ClientChannelTests {
+    /// Records what a client channel's handler hears, on the loop's thread.
+    final class Recorder: ChannelHandler, @unchecked Sendable {
+        let first: [UInt8]
+        var events: [String] = []
+        var received: [UInt8] = []
+        var connectReturned = false
+        var closedBeforeConnectReturned = false
+
+        init(first: [UInt8]) { self.first = first }
+
+        func channelActive(_ channel: Channel) {
+            events.append("active")
+            if !first.isEmpty { channel.enqueue(SharedBytes(first)) }
+        }
+        func channelRead(_ channel: Channel, _ bytes: UnsafeMutableRawBufferPointer) { received += bytes }
+        func channelClosed(_ channel: Channel) {
+            events.append("closed \(channel.connectError.map(String.init) ?? "-")")
+            if !connectReturned { closedBeforeConnectReturned = true }
+        }
+    }
+
+    private func connect(port: Int, first: [UInt8], on loop: EventLoop) throws -> Recorder {
+        let recorder = Recorder(first: first)
+        let address = try SocketAddress.resolve(host: "127.0.0.1", port: port)
+        loop.execute {
+            _ = try? loop.connect(to: address) { _ in recorder }
+            recorder.connectReturned = true
+        }
+        return recorder
+    }
+
+    private func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> T) -> T {
+        let result = Mutex<T?>(nil)
+        for _ in 0..<400 {
+            loop.execute { result.withLock { $0 = body() } }
+            usleep(5_000)
+            if let value = result.withLock({ $0 }) { return value }
+        }
+        return body()
+    }
+
+    /// Plain TCP writes as soon as it connects: the bytes queued in `channelActive` reach
+    /// the server, the handler hears `channelActive` once, and the answer comes back.
+    @Test func firstBytesArriveAndActiveIsHeardOnce() throws {
+        let (listener, port) = try Sockets.listen(host: "127.0.0.1", port: 0)
+        defer { close(listener) }
+        let group = try EventLoopGroup(count: 1)
+        group.start()
+        defer { group.shutdown() }
+        let loop = group.loops[0]
+        let recorder = try connect(port: port, first: Array("hello".utf8), on: loop)
+        var accepted: Int32 = -1
+        for _ in 0..<400 where accepted < 0 {
+            accepted = accept(listener, nil, nil)
+            if accepted < 0 { usleep(5_000) }
+        }
+        try #require(accepted >= 0)
+        defer { close(accepted) }
+        var buffer = [UInt8](repeating: 0, count: 16)
+        let count = recv(accepted, &buffer, 16, 0)
+        #expect(Array(buffer.prefix(max(0, count))) == Array("hello".utf8))
+        #expect(send(accepted, "back", 4, 0) == 4)
+        var answer: [UInt8] = []
+        for _ in 0..<400 where answer.count < 4 {
+            answer = onLoop(loop) { recorder.received }
+            usleep(5_000)
+        }
+        #expect(answer == Array("back".utf8))
+        #expect(onLoop(loop) { recorder.events } == ["active"])
+    }
+
+    /// A refused connect ends the channel with ECONNREFUSED, heard once and never before
+    /// `connect` has returned (callers may still be setting up).
+    @Test(arguments: [[UInt8](), Array("hello".utf8)])
+    func aRefusedConnectIsReportedAfterConnectReturns(first: [UInt8]) throws {
+        let (listener, port) = try Sockets.listen(host: "127.0.0.1", port: 0)
+        close(listener)  // nobody listens there now
+        let group = try EventLoopGroup(count: 1)
+        group.start()
+        defer { group.shutdown() }
+        let loop = group.loops[0]
+        let recorder = try connect(port: port, first: first, on: loop)
+        var events: [String] = []
+        for _ in 0..<400 where events.count < 2 {
+            events = onLoop(loop) { recorder.events }
+            if events.last?.hasPrefix("closed") == true { break }
+            usleep(5_000)
+        }
+        #expect(events == ["active", "closed \(ECONNREFUSED)"])
+        #expect(onLoop(loop) { recorder.closedBeforeConnectReturned } == false)
+    }
+}
