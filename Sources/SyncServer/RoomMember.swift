@@ -37,25 +37,31 @@ public final class RoomMember: WebSocketSession {
         case ended
     }
 
-    /// What a member needs only until it is in its room: held apart, so a member that has
-    /// joined carries none of it.
-    private final class Joining {
+    /// What only some members need for long, held apart so that most carry none of it: a
+    /// joining member's key, name and early messages (dropped once it is in its room), and a
+    /// rate-limited presenter's token bucket (kept for its life).
+    private final class Extras {
         /// The presenter key it gave, until its join uses it.
         var key: String?
-        let name: String?
+        var name: String?
         /// What it sent before its welcome, kept for after it.
         var waiting: [[UInt8]] = []
+        /// Scrolls a presenter may still send.
+        var scrollBucket: TokenBucket?
 
-        init(key: String?, name: String?) {
+        init(key: String?, name: String?, scrollBucket: TokenBucket?) {
             self.key = key
             self.name = name
+            self.scrollBucket = scrollBucket
         }
-    }
 
-    /// Scrolls a presenter may still send (presenters only, with a rate limit).
-    private final class ScrollAllowance {
-        var bucket: TokenBucket
-        init(_ bucket: TokenBucket) { self.bucket = bucket }
+        /// Forgets what the join needed; true when nothing is left.
+        func joined() -> Bool {
+            key = nil
+            name = nil
+            waiting = []
+            return scrollBucket == nil
+        }
     }
 
     // Stored large to small, as there is one member per connection.
@@ -66,8 +72,7 @@ public final class RoomMember: WebSocketSession {
     /// The connection; set when it opens, before the member joins its room.
     public private(set) var peer: WebSocketPeer!
     private let shared: Shared
-    private var joining: Joining?
-    private let scrollAllowance: ScrollAllowance?
+    private var extras: Extras?
     /// Highest `seq` delivered, so a member never sees a state twice or out of order.
     var lastSeq = 0
     /// Position in its local room's member list (for O(1) removal).
@@ -88,12 +93,11 @@ public final class RoomMember: WebSocketSession {
         self.shared = shared
         requestedRoom = room
         self.role = role
-        joining = Joining(key: key, name: name)
-        scrollAllowance = scrollBucket.map(ScrollAllowance.init)
+        extras = Extras(key: key, name: name, scrollBucket: scrollBucket)
     }
 
     /// The display name it gave, while it joins (its room keeps it after that).
-    var name: String? { joining?.name }
+    var name: String? { extras?.name }
 
     /// The room it joined, once it has.
     var room: String? { isInRoom ? requestedRoom : nil }
@@ -101,7 +105,7 @@ public final class RoomMember: WebSocketSession {
     // MARK: WebSocketSession
 
     public func opened(_ peer: WebSocketPeer) {
-        guard stage == .new, let joining else { return }
+        guard stage == .new, let extras else { return }
         self.peer = peer
         id = SessionID.make()
         if let deflate = peer.deflate {
@@ -109,12 +113,12 @@ public final class RoomMember: WebSocketSession {
             window = bits >= 9 ? Int8(bits) : nil
         }
         stage = .joining
-        let key = joining.key
-        joining.key = nil  // the key is not kept longer than needed
+        let key = extras.key
+        extras.key = nil  // the key is not kept longer than needed
         shared.hub.join(self, room: requestedRoom, role: role, key: key) { [self] result in
             guard stage == .joining else { return }
-            let early = self.joining?.waiting ?? []
-            self.joining = nil
+            let early = self.extras?.waiting ?? []
+            if self.extras?.joined() == true { self.extras = nil }
             switch result {
             case .failure(let error):
                 stage = .ended
@@ -137,8 +141,8 @@ public final class RoomMember: WebSocketSession {
         case .joining:
             // Sent before the welcome, while the room is fetched from another node's store:
             // kept for after it (up to 16 messages, 64 KiB).
-            if let joining, joining.waiting.count < 16 && joining.waiting.reduce(text.count, { $0 + $1.count }) <= 64 << 10 {
-                joining.waiting.append(Array(text))
+            if let extras, extras.waiting.count < 16 && extras.waiting.reduce(text.count, { $0 + $1.count }) <= 64 << 10 {
+                extras.waiting.append(Array(text))
             } else {
                 peer.send(text: ServerMessage.error(ProtocolError(.badMessage, "wait for welcome: more than 16 messages or 64 KiB came before it; this one was dropped")))
             }
@@ -149,7 +153,7 @@ public final class RoomMember: WebSocketSession {
         do {
             let message = try ClientMessage.decode(text, limits: shared.limits)
             if case .scroll = message,
-               scrollAllowance?.bucket.take(now: peer.channel.loop.now, rate: shared.scrollRate, burst: shared.scrollBurst) == false {
+               extras?.scrollBucket?.take(now: peer.channel.loop.now, rate: shared.scrollRate, burst: shared.scrollBurst) == false {
                 shared.counters?.rateLimited.add(1, ordering: .relaxed)
                 refusal = ProtocolError(.rateLimited, "more than \(shared.scrollRateText) scrolls per second; this one was dropped")
             } else {
@@ -168,7 +172,7 @@ public final class RoomMember: WebSocketSession {
     public func closed(_ peer: WebSocketPeer, code: CloseCode) {
         let stage = self.stage
         self.stage = .ended
-        joining = nil
+        extras = nil
         switch stage {
         case .joining: left = true
         case .joined: shared.hub.leave(self)
