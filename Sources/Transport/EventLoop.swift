@@ -23,10 +23,15 @@ public final class EventLoop: @unchecked Sendable {
     private let epoll: Int32
     private let wake: Int32
     private var slots: [Channel?] = []
-    private var generations: [UInt32] = []
+    /// Numbers channels, so an event for a closed channel never reaches one that took its
+    /// slot (29 bits: the id's top bits mark listeners and watches).
+    private var generation: UInt64 = 0
     private var freeSlots: [Int] = []
     private var listeners: [Listener] = []
     private var dirty: [Channel] = []
+    /// The most channels dirty at once since the last tick: a list that grew for one large
+    /// broadcast gives its storage back when a quiet second shows it is not needed.
+    private var dirtyPeak = 0
     private let tasks = Mutex<[@Sendable () -> Void]>([])
     /// Tasks queued from the loop's own thread: no lock, no wake-up needed.
     private var localTasks: [() -> Void] = []
@@ -124,10 +129,9 @@ public final class EventLoop: @unchecked Sendable {
         } else {
             slot = slots.count
             slots.append(nil)
-            generations.append(0)
         }
-        generations[slot] &+= 1
-        let id = UInt64(generations[slot]) << 32 | UInt64(slot)
+        generation = (generation &+ 1) & 0x1FFF_FFFF
+        let id = generation << 32 | UInt64(slot)
         let channel = Channel(id: id, fd: fd, tls: tls, peerAddress: peerAddress, loop: self, watermarks: watermarks)
         if connecting { channel.startConnecting() }
         slots[slot] = channel
@@ -341,6 +345,7 @@ public final class EventLoop: @unchecked Sendable {
             channel.flush()
             i += 1
         }
+        dirtyPeak = max(dirtyPeak, dirty.count)
         dirty.removeAll(keepingCapacity: true)
     }
 
@@ -353,6 +358,11 @@ public final class EventLoop: @unchecked Sendable {
         }
         for case let channel? in slots { channel.tick(now: now) }
         for handler in tickHandlers { handler() }
+        if dirty.capacity > 1024 && dirtyPeak < dirty.capacity / 4 {
+            dirty = []
+            dirty.reserveCapacity(dirtyPeak)
+        }
+        dirtyPeak = 0
     }
 
     private func acceptAll(_ listener: Listener) {
