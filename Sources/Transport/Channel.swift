@@ -202,7 +202,11 @@ public final class Channel {
                 queue.append(waiting)
                 latest = nil
             }
-            if tls != nil { flushTLS() } else { flushPlain() }
+            if tls != nil {
+                flushTLS()
+            } else if writePlain() != 0 {
+                closeNow()
+            }
             guard !isClosed else { return }
         } while queue.isEmpty && latest != nil
         if queue.isEmpty {
@@ -219,7 +223,9 @@ public final class Channel {
 
     private var isClosed: Bool { state == .closed }
 
-    private func flushPlain() {
+    /// Writes queued bytes until the socket takes no more; returns the errno of a failed
+    /// write (the caller closes), or 0.
+    private func writePlain() -> Int32 {
         while !queue.isEmpty {
             let count = queue.gather(into: loop.iovecs)
             let result: IOResult<Int>
@@ -235,14 +241,14 @@ public final class Channel {
                     result = try syscall("sendmsg") { sendmsg(fd, &message, Int32(MSG_NOSIGNAL)) }
                 }
             } catch {
-                closeNow()
-                return
+                return error.errno
             }
-            guard case .done(let written) = result else { return }
+            guard case .done(let written) = result else { return 0 }
             let expected = (0..<count).reduce(0) { $0 + loop.iovecs[$1].iov_len }
             queue.consume(written)
-            if written < expected { return }
+            if written < expected { return 0 }
         }
+        return 0
     }
 
     private func flushTLS() {
@@ -385,18 +391,9 @@ public final class Channel {
         guard state == .connecting else { return }  // the handler gave up on it
         var failure: Int32 = 0
         if !queue.isEmpty {
-            let count = queue.gather(into: loop.iovecs)
-            var message = msghdr()
-            message.msg_iov = loop.iovecs.baseAddress
-            message.msg_iovlen = count
-            do {
-                if case .done(let written) = try syscall("sendmsg", { sendmsg(fd, &message, Int32(MSG_NOSIGNAL)) }) {
-                    queue.consume(written)
-                    state = .open
-                }
-            } catch {
-                failure = error.errno
-            }
+            let before = queue.byteCount
+            failure = writePlain()
+            if failure == 0 && queue.byteCount < before { state = .open }
         }
         if state == .open { watchingWritable = !queue.isEmpty }
         do {

@@ -356,13 +356,14 @@ public final class EventLoop: @unchecked Sendable {
                 try? control(EPOLL_CTL_MOD, fd: listener.fd, events: EPOLLIN.rawValue, id: Self.listenerFlag | UInt64(index))
             }
         }
-        for case let channel? in slots { channel.tick(now: now) }
-        for handler in tickHandlers { handler() }
-        if dirty.capacity > 1024 && dirtyPeak < dirty.capacity / 4 {
+        // Before the channels' ticks, which may dirty some: the list is empty here.
+        if dirty.isEmpty && dirty.capacity > 1024 && dirtyPeak < dirty.capacity / 4 {
             dirty = []
             dirty.reserveCapacity(dirtyPeak)
         }
         dirtyPeak = 0
+        for case let channel? in slots { channel.tick(now: now) }
+        for handler in tickHandlers { handler() }
     }
 
     private func acceptAll(_ listener: Listener) {
