@@ -214,3 +214,58 @@ struct ClientChannelTests {
         #expect(onLoop(loop) { recorder.closedBeforeConnectReturned } == false)
     }
 }
+
+@Suite("Dirty list")
+struct DirtyListTests {
+    /// Writes one byte on each tick when armed; on any channel, counts nothing.
+    final class TickWriter: ChannelHandler, @unchecked Sendable {
+        let armed: Bool
+        init(armed: Bool) { self.armed = armed }
+        func channelRead(_ channel: Channel, _ bytes: UnsafeMutableRawBufferPointer) {}
+        func channelClosed(_ channel: Channel) {}
+        func channelTick(_ channel: Channel, now: UInt64) {
+            if armed { channel.enqueue(SharedBytes([0x74])) }
+        }
+    }
+
+    /// After one broadcast to more than 1,024 channels, a quiet second lets the loop give the
+    /// list's storage back. A channel that a tick dirties at that moment (a ping, say) must
+    /// still be written, on that tick and every later one.
+    @Test func aChannelDirtiedByATickIsStillWrittenWhenTheListShrinks() throws {
+        let group = try EventLoopGroup(count: 1)
+        group.start()
+        defer { group.shutdown() }
+        let loop = group.loops[0]
+        let count = 1100
+        let peers = Mutex<[Int32]>([])
+        let ready = Atomic<Bool>(false)
+        loop.execute {
+            var channels: [Channel] = []
+            var ends: [Int32] = []
+            for index in 0..<count {
+                var pair: [Int32] = [0, 0]
+                guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &pair) == 0,
+                      let channel = try? loop.register(fd: pair[0], tls: nil, peerAddress: "test", watermarks: .init()) else { continue }
+                channel.handler = TickWriter(armed: index == 0)
+                channels.append(channel)
+                ends.append(pair[1])
+            }
+            for channel in channels { channel.enqueue(SharedBytes([0x62])) }  // all dirty at once
+            peers.withLock { $0 = ends }
+            ready.store(true, ordering: .releasing)
+        }
+        for _ in 0..<400 where !ready.load(ordering: .acquiring) { usleep(5_000) }
+        let ends = peers.withLock { $0 }
+        defer { for fd in ends { close(fd) } }
+        try #require(ends.count == count)
+        // The armed channel's peer: its byte from the broadcast, then one per tick.
+        var received = 0
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let deadline = monotonicNanoseconds() + 6_000_000_000
+        while received < 5 && monotonicNanoseconds() < deadline {
+            let n = recv(ends[0], &buffer, 64, Int32(MSG_DONTWAIT))
+            if n > 0 { received += n } else { usleep(20_000) }
+        }
+        #expect(received >= 5, "the armed channel wrote \(received) bytes; ticks stopped reaching the socket")
+    }
+}
