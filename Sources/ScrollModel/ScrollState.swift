@@ -118,7 +118,6 @@ public enum Fingerprint {
             hash ^= UInt64(byte)
             hash &*= 0x0000_0100_0000_01B3
         }
-        let hex = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
+        return hex16(hash)
     }
 }

@@ -27,16 +27,20 @@ public struct SessionID: Hashable, Sendable, Comparable, LosslessStringConvertib
     }
 
     /// The wire form: 16 lowercase hex digits.
-    public var description: String {
-        String(unsafeUninitializedCapacity: 16) { buffer in
-            let digits: StaticString = "0123456789abcdef"
-            for i in 0..<16 {
-                let nibble = Int(truncatingIfNeeded: value >> UInt64(60 - 4 * i)) & 0xF
-                buffer[i] = digits.utf8Start[nibble]
-            }
-            return 16
-        }
-    }
+    public var description: String { hex16(value) }
 
     public static func < (a: SessionID, b: SessionID) -> Bool { a.value < b.value }
+}
+
+/// `value` as 16 lowercase hex digits, zeros in front: how the protocol writes session ids
+/// and document fingerprints.
+func hex16(_ value: UInt64) -> String {
+    String(unsafeUninitializedCapacity: 16) { buffer in
+        let digits: StaticString = "0123456789abcdef"
+        for i in 0..<16 {
+            let nibble = Int(truncatingIfNeeded: value >> UInt64(60 - 4 * i)) & 0xF
+            buffer[i] = digits.utf8Start[nibble]
+        }
+        return 16
+    }
 }

@@ -97,32 +97,8 @@ public final class Channel {
     public var connectError: Int32? { connectErrno == 0 ? nil : connectErrno }
 
     var isDirty: Bool {
-        get { flags.contains(.dirty) }
-        set { flags.set(.dirty, newValue) }
-    }
-    private var watchingWritable: Bool {
-        get { flags.contains(.watchingWritable) }
-        set { flags.set(.watchingWritable, newValue) }
-    }
-    private var readingPaused: Bool {
-        get { flags.contains(.readingPaused) }
-        set { flags.set(.readingPaused, newValue) }
-    }
-    private var readingHeld: Bool {
-        get { flags.contains(.readingHeld) }
-        set { flags.set(.readingHeld, newValue) }
-    }
-    private var tlsReadNeedsWritable: Bool {
-        get { flags.contains(.tlsReadNeedsWritable) }
-        set { flags.set(.tlsReadNeedsWritable, newValue) }
-    }
-    private var tlsWriteNeedsReadable: Bool {
-        get { flags.contains(.tlsWriteNeedsReadable) }
-        set { flags.set(.tlsWriteNeedsReadable, newValue) }
-    }
-    private var queuedSinceTick: Bool {
-        get { flags.contains(.queuedSinceTick) }
-        set { flags.set(.queuedSinceTick, newValue) }
+        get { flags[.dirty] }
+        set { flags[.dirty] = newValue }
     }
 
     public var isOpen: Bool { state == .open }
@@ -144,7 +120,7 @@ public final class Channel {
             latest = nil
         }
         queue.append(bytes)
-        queuedSinceTick = true
+        flags[.queuedSinceTick] = true
         loop.markDirty(self)
         if queue.byteCount > Int(highMark) {
             pauseReading()
@@ -162,7 +138,7 @@ public final class Channel {
         guard state == .open else { return false }
         let replaced = latest != nil
         latest = bytes
-        queuedSinceTick = true
+        flags[.queuedSinceTick] = true
         loop.markDirty(self)
         return replaced
     }
@@ -210,12 +186,12 @@ public final class Channel {
             guard !isClosed else { return }
         } while queue.isEmpty && latest != nil
         if queue.isEmpty {
-            setWatchingWritable(tlsReadNeedsWritable)
+            setWatchingWritable(flags[.tlsReadNeedsWritable])
             if state == .flushing { finishFlushing(); return }
         } else {
             setWatchingWritable(true)
         }
-        if readingPaused && queue.byteCount <= Int(lowMark), state == .open {
+        if flags[.readingPaused] && queue.byteCount <= Int(lowMark), state == .open {
             resumeReading()
             handler?.channelWritable(self)
         }
@@ -258,7 +234,7 @@ public final class Channel {
             case .bytes(let written): queue.consume(written)
             case .wantWrite: return
             case .wantRead:
-                tlsWriteNeedsReadable = true  // the handshake must hear the peer first
+                flags[.tlsWriteNeedsReadable] = true  // the handshake must hear the peer first
                 return
             case .closed, .failed: closeNow(); return
             }
@@ -278,8 +254,8 @@ public final class Channel {
     func readable() {
         if state == .connecting { return }
         defer {
-            if tlsWriteNeedsReadable, !isClosed {
-                tlsWriteNeedsReadable = false
+            if flags[.tlsWriteNeedsReadable], !isClosed {
+                flags[.tlsWriteNeedsReadable] = false
                 flush()
             }
         }
@@ -291,7 +267,7 @@ public final class Channel {
                 case .bytes(let n): count = n
                 case .wantRead: return
                 case .wantWrite:
-                    tlsReadNeedsWritable = true
+                    flags[.tlsReadNeedsWritable] = true
                     setWatchingWritable(true)
                     return
                 case .closed, .failed:
@@ -312,7 +288,7 @@ public final class Channel {
             case .open, .flushing: handler?.channelRead(self, UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
             case .connecting, .lingering, .closed: break  // discarded while waiting for the peer to close
             }
-            guard !isClosed, let tls, tls.pending > 0, !readingPaused, !readingHeld else { return }
+            guard !isClosed, let tls, tls.pending > 0, !flags[.readingPaused], !flags[.readingHeld] else { return }
         }
     }
 
@@ -329,14 +305,14 @@ public final class Channel {
             }
             state = .open
             setWatchingWritable(false)
-            if !flags.contains(.announcedActive) {
-                flags.insert(.announcedActive)
+            if !flags[.announcedActive] {
+                flags[.announcedActive] = true
                 handler?.channelActive(self)
             }
             guard !isClosed else { return }
         }
-        if tlsReadNeedsWritable {
-            tlsReadNeedsWritable = false
+        if flags[.tlsReadNeedsWritable] {
+            flags[.tlsReadNeedsWritable] = false
             readable()
             guard !isClosed else { return }
         }
@@ -346,37 +322,37 @@ public final class Channel {
     /// Stops (or resumes) reading from the socket on the owner's request, e.g. to play a
     /// slow reader in a load test. Independent of the backpressure pause.
     public func holdReading(_ hold: Bool) {
-        guard hold != readingHeld else { return }
-        readingHeld = hold
+        guard hold != flags[.readingHeld] else { return }
+        flags[.readingHeld] = hold
         updateInterest()
     }
 
     private func pauseReading() {
-        guard !readingPaused else { return }
-        readingPaused = true
+        guard !flags[.readingPaused] else { return }
+        flags[.readingPaused] = true
         updateInterest()
     }
 
     private func resumeReading() {
-        guard readingPaused else { return }
-        readingPaused = false
+        guard flags[.readingPaused] else { return }
+        flags[.readingPaused] = false
         updateInterest()
     }
 
     private func setWatchingWritable(_ watch: Bool) {
-        guard watch != watchingWritable else { return }
-        watchingWritable = watch
+        guard watch != flags[.watchingWritable] else { return }
+        flags[.watchingWritable] = watch
         updateInterest()
     }
 
     private func updateInterest() {
         guard !isClosed else { return }
-        loop.modify(self, readable: !readingPaused && !readingHeld, writable: watchingWritable)
+        loop.modify(self, readable: !flags[.readingPaused] && !flags[.readingHeld], writable: flags[.watchingWritable])
     }
 
     func startConnecting() {
         state = .connecting
-        watchingWritable = true
+        flags[.watchingWritable] = true
     }
 
     /// A plain client socket whose connect may have finished already (on loopback it has
@@ -386,7 +362,7 @@ public final class Channel {
     /// is the connect's, reported on the loop's next turn. This saves a loop iteration,
     /// a `getsockopt` and an `epoll_ctl` per connection.
     func connectOptimistically() {
-        flags.insert(.announcedActive)
+        flags[.announcedActive] = true
         handler?.channelActive(self)
         guard state == .connecting else { return }  // the handler gave up on it
         var failure: Int32 = 0
@@ -395,9 +371,9 @@ public final class Channel {
             failure = writePlain()
             if failure == 0 && queue.byteCount < before { state = .open }
         }
-        if state == .open { watchingWritable = !queue.isEmpty }
+        if state == .open { flags[.watchingWritable] = !queue.isEmpty }
         do {
-            try loop.watch(self, writable: watchingWritable)
+            try loop.watch(self, writable: flags[.watchingWritable])
         } catch {
             failure = error.errno
         }
@@ -412,8 +388,8 @@ public final class Channel {
     func tick(now: UInt64) {
         switch state {
         case .open, .connecting:
-            if queue.isEmpty && !queuedSinceTick { queue.removeAll() }
-            queuedSinceTick = false
+            if queue.isEmpty && !flags[.queuedSinceTick] { queue.removeAll() }
+            flags[.queuedSinceTick] = false
             handler?.channelTick(self, now: now)
         case .flushing, .lingering:
             closingTicks += 1
@@ -441,9 +417,9 @@ public final class Channel {
 }
 
 extension OptionSet {
-    /// Inserts or removes `member`.
-    @inline(__always)
-    mutating func set(_ member: Element, _ on: Bool) {
-        if on { insert(member) } else { remove(member) }
+    /// Whether `member` is in the set; setting it inserts or removes it.
+    subscript(member: Element) -> Bool {
+        @inline(__always) get { contains(member) }
+        @inline(__always) set { if newValue { insert(member) } else { remove(member) } }
     }
 }

@@ -6,6 +6,16 @@ import Testing
 import Glibc
 #endif
 
+/// Accepts from a non-blocking listener, trying every 5 ms; -1 when nothing came.
+func acceptConnection(on listener: Int32, tries: Int) -> Int32 {
+    for _ in 0..<tries {
+        let accepted = accept(listener, nil, nil)
+        if accepted >= 0 { return accepted }
+        usleep(5_000)
+    }
+    return -1
+}
+
 @Suite("Sockets and write queues")
 struct TransportTests {
     /// The server sets TCP_NODELAY once, on its listening socket; this checks the kernel
@@ -17,11 +27,7 @@ struct TransportTests {
         defer { close(client) }
         let connected = try SocketAddress.resolve(host: "127.0.0.1", port: port).withSockaddr { connect(client, $0, $1) }
         #expect(connected == 0)
-        var accepted: Int32 = -1
-        for _ in 0..<200 where accepted < 0 {
-            accepted = accept(listener, nil, nil)
-            if accepted < 0 { usleep(5_000) }
-        }
+        let accepted = acceptConnection(on: listener, tries: 200)
         try #require(accepted >= 0)
         defer { close(accepted) }
         var value: Int32 = 0
@@ -173,11 +179,7 @@ struct ClientChannelTests {
         defer { group.shutdown() }
         let loop = group.loops[0]
         let recorder = try connect(port: port, first: Array("hello".utf8), on: loop)
-        var accepted: Int32 = -1
-        for _ in 0..<400 where accepted < 0 {
-            accepted = accept(listener, nil, nil)
-            if accepted < 0 { usleep(5_000) }
-        }
+        let accepted = acceptConnection(on: listener, tries: 400)
         try #require(accepted >= 0)
         defer { close(accepted) }
         var buffer = [UInt8](repeating: 0, count: 16)
