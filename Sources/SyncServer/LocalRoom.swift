@@ -117,8 +117,8 @@ final class LocalRoom: @unchecked Sendable {
                     pass(budget: Self.passChunk)
                 }
             case .state(let seq, let frame):
-                for member in members where seq > member.lastSeq {
-                    member.lastSeq = seq
+                for member in members where member.lastSeq.precedes(seq) {
+                    member.lastSeq = SeqMark(seq)
                     let bytes = frame.frame(forWindowBits: member.windowBits)
                     bytesOut += bytes.count
                     member.peer.send(frame: bytes)
@@ -162,8 +162,8 @@ final class LocalRoom: @unchecked Sendable {
             cursor += 1
             remaining -= 1
             budget -= 1
-            guard seq > member.lastSeq else { continue }
-            member.lastSeq = seq
+            guard member.lastSeq.precedes(seq) else { continue }
+            member.lastSeq = SeqMark(seq)
             let bytes = frame.frame(forWindowBits: member.windowBits)
             bytesOut += bytes.count
             if member.peer.sendLatest(frame: bytes) { conflated += 1 }

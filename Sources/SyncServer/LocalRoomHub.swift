@@ -68,11 +68,13 @@ public final class LocalRoomHub: RoomHub {
             }
         }
 
+        let name: String
         let guarded: Mutex<Guarded>
         /// Compressor for shared frames; used only with the room locked.
         let deflater = Deflater(windowBits: 15, noContextTakeover: true)
 
         init(core: RoomCore, loops: Int, attached: Bool = true) {
+            name = core.name
             guarded = Mutex(Guarded(core: core, locals: Array(repeating: nil, count: loops), attached: attached))
         }
     }
@@ -235,8 +237,8 @@ public final class LocalRoomHub: RoomHub {
                 let local = guarded.locals[loop.index] ?? LocalRoom(loop: loop, conflation: options.conflation, counters: counters)
                 guarded.locals[loop.index] = local
                 local.add(member)
-                member.isInRoom = true
-                member.lastSeq = welcome.state?.seq ?? 0
+                member.roomHandle = room
+                member.lastSeq = SeqMark(welcome.state?.seq ?? 0)
                 member.lastDocument = guarded.documentVersion  // the welcome carries the current document
                 if member.windowBits != nil { guarded.compressingMembers += 1 }
                 guarded.emptySince = nil
@@ -248,11 +250,9 @@ public final class LocalRoomHub: RoomHub {
     }
 
     public func receive(_ message: ClientMessage, from member: RoomMember) -> ProtocolError? {
-        guard let name = member.room, let room = rooms.withLock({ $0[name] }) else {
-            return ProtocolError(.badMessage, "not in a room")
-        }
+        guard let room = member.roomHandle as? Room else { return ProtocolError(.badMessage, "not in a room") }
         if let engine, engine.isAvailable {
-            switch share(message, from: member, room: room, name: name, engine: engine) {
+            switch share(message, from: member, room: room, name: room.name, engine: engine) {
             case .sent: return nil
             case .refused(let error): return error
             case .local: break
@@ -277,7 +277,7 @@ public final class LocalRoomHub: RoomHub {
         let done: @Sendable (EngineResult) -> Void = { [self] result in
             loop.execute { [self] in
                 let member = member.value
-                guard member.room == name else { return }
+                guard member.roomHandle === room else { return }
                 switch result {
                 case .done: break
                 case .refused(let error): member.peer.send(text: ServerMessage.error(error))
@@ -333,8 +333,9 @@ public final class LocalRoomHub: RoomHub {
 
     public func leave(_ member: RoomMember) {
         member.left = true
-        guard let name = member.room, let room = rooms.withLock({ $0[name] }) else { return }
-        member.isInRoom = false
+        guard let room = member.roomHandle as? Room else { return }
+        let name = room.name
+        member.roomHandle = nil
         let loop = member.peer.channel.loop
         room.guarded.withLock { guarded in
             guarded.locals[loop.index]?.remove(member)

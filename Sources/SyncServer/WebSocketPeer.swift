@@ -26,19 +26,33 @@ public final class WebSocketPeer: ChannelHandler {
         case done
     }
 
+    // Stored large to small: one peer per connection, so its size is per-connection memory.
     public let channel: Channel
     private let router: Router
     private var phase: Phase
-    private var lastHeard: UInt64
-    private var closingDeadline: UInt64?
-    private var pingOutstanding = false
-    /// The close code this connection ended with (sent or received).
-    private var closeCode: CloseCode?
     /// The upgrade response while the session opens: it leaves in one chunk with the
     /// session's first messages (one write, and no queue storage for an idle connection).
     private var pendingResponse: [UInt8]?
+    /// When the peer was last heard, in milliseconds of the loop's clock (wrapping: only
+    /// differences under 49 days are read, and the idle limit is at most 2 days).
+    private var lastHeardMilliseconds: UInt32
+    /// The close code this connection ended with (sent or received), or 0.
+    private var closeCodeValue: UInt16 = 0
+    /// 1 + the ticks since our close frame went out, or 0 (see `closeHandshakeTicks`).
+    private var closingTicks: UInt8 = 0
+    private var pingOutstanding = false
+
+    /// How long the peer has to answer our close frame before the socket is closed anyway:
+    /// until the third tick of the loop's one-second timer, so 2 to 3 s.
+    static let closeHandshakeTicks: UInt8 = 3
 
     private var counters: ServerCounters { router.counters }
+    private var closeCode: CloseCode? {
+        get { closeCodeValue == 0 ? nil : CloseCode(closeCodeValue) }
+        set { closeCodeValue = newValue?.rawValue ?? 0 }
+    }
+
+    private static func milliseconds(_ nanoseconds: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: nanoseconds / 1_000_000) }
 
     init(channel: Channel, router: Router) {
         self.channel = channel
@@ -47,7 +61,7 @@ public final class WebSocketPeer: ChannelHandler {
         counters.connectionsAccepted.add(1, ordering: .relaxed)
         let open = counters.connectionsOpen.add(1, ordering: .relaxed).newValue
         let now = channel.loop.now
-        lastHeard = now
+        lastHeardMilliseconds = Self.milliseconds(now)
         phase = .handshake(Handshake(
             parser: HTTPRequestParser(maxHeadBytes: router.configuration.limits.requestHeadBytes),
             deadline: now + UInt64(router.configuration.handshakeTimeoutSeconds) * 1_000_000_000,
@@ -99,7 +113,7 @@ public final class WebSocketPeer: ChannelHandler {
         guard case .open(let connection, _) = phase else { return }
         if closeCode == nil { closeCode = code }
         connection.close(code: code, reason: reason)
-        closingDeadline = channel.loop.now + 2_000_000_000
+        if closingTicks == 0 { closingTicks = 1 }
         flushOutbound(connection)
     }
 
@@ -111,7 +125,7 @@ public final class WebSocketPeer: ChannelHandler {
     // MARK: ChannelHandler
 
     public func channelRead(_ channel: Channel, _ bytes: UnsafeMutableRawBufferPointer) {
-        lastHeard = channel.loop.now
+        lastHeardMilliseconds = Self.milliseconds(channel.loop.now)
         pingOutstanding = false
         switch phase {
         case .handshake(let handshake):
@@ -139,14 +153,16 @@ public final class WebSocketPeer: ChannelHandler {
         case .handshake(let handshake):
             if now >= handshake.deadline { refuse(.error(408, "request not completed in \(router.configuration.handshakeTimeoutSeconds) s")) }
         case .open(let connection, _):
-            if let closingDeadline, now >= closingDeadline {
-                channel.close()
+            if closingTicks > 0 {
+                if closingTicks < .max { closingTicks += 1 }
+                if closingTicks > Self.closeHandshakeTicks { channel.close() }
                 return
             }
-            let idle = UInt64(router.configuration.idleTimeoutSeconds) * 1_000_000_000
-            if now - lastHeard >= 2 * idle {
+            let idle = UInt64(router.configuration.idleTimeoutSeconds) * 1_000
+            let silent = UInt64(Self.milliseconds(now) &- lastHeardMilliseconds)
+            if silent >= 2 * idle {
                 channel.abort()
-            } else if now - lastHeard >= idle && !pingOutstanding {
+            } else if silent >= idle && !pingOutstanding {
                 pingOutstanding = true
                 connection.sendPing()
                 flushOutbound(connection)

@@ -60,41 +60,32 @@ public final class Channel {
     private var queue = WriteQueue()
     /// The newest replaceable message, waiting until the socket has taken everything before it.
     private var latest: SharedBytes?
-    private var highMark: UInt32
-    private var lowMark: UInt32
     let fd: Int32
-    /// The errno of a failed connect, or 0.
-    private var connectErrno: Int32 = 0
     private(set) var state: State = .open
     /// Ticks since a graceful close began (see `lingerTicks`).
     private var closingTicks: UInt8 = 0
     private var flags: Flags = []
+    /// The errno of a failed connect, or 0 (Linux's errno values fit in a byte).
+    private var connectErrno: UInt8 = 0
 
     /// How long a graceful close may take to flush and hear the peer close: 2 ticks of the
     /// loop's coarse timer, so 2 to 3 s (no deadline is stored per connection).
     static let lingerTicks: UInt8 = 2
 
-    init(id: UInt64, fd: Int32, tls: TLSSession?, peerAddress: String, loop: EventLoop, watermarks: Watermarks) {
+    init(id: UInt64, fd: Int32, tls: TLSSession?, peerAddress: String, loop: EventLoop) {
         self.id = id
         self.fd = fd
         self.tls = tls
         self.peerAddress = peerAddress
         self.loop = loop
-        highMark = UInt32(clamping: watermarks.high)
-        lowMark = UInt32(clamping: watermarks.low)
     }
 
-    /// Backpressure marks, in bytes of queued output (kept to 4 GiB each).
-    public var watermarks: Watermarks {
-        get { Watermarks(high: Int(highMark), low: Int(lowMark)) }
-        set {
-            highMark = UInt32(clamping: newValue.high)
-            lowMark = UInt32(clamping: newValue.low)
-        }
-    }
+    /// Backpressure marks: its loop's (`EventLoop.watermarks`), the same for every channel,
+    /// so that no connection stores its own.
+    public var watermarks: Watermarks { loop.watermarks }
     public var isTLS: Bool { tls != nil }
     /// The errno of a failed connect, if that is how the channel ended.
-    public var connectError: Int32? { connectErrno == 0 ? nil : connectErrno }
+    public var connectError: Int32? { connectErrno == 0 ? nil : Int32(connectErrno) }
 
     var isDirty: Bool {
         get { flags[.dirty] }
@@ -122,7 +113,7 @@ public final class Channel {
         queue.append(bytes)
         flags[.queuedSinceTick] = true
         loop.markDirty(self)
-        if queue.byteCount > Int(highMark) {
+        if queue.byteCount > loop.watermarks.high {
             pauseReading()
             return .overLimit
         }
@@ -191,7 +182,7 @@ public final class Channel {
         } else {
             setWatchingWritable(true)
         }
-        if flags[.readingPaused] && queue.byteCount <= Int(lowMark), state == .open {
+        if flags[.readingPaused] && queue.byteCount <= loop.watermarks.low, state == .open {
             resumeReading()
             handler?.channelWritable(self)
         }
@@ -299,7 +290,7 @@ public final class Channel {
             var length = socklen_t(4)
             getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
             guard error == 0 else {
-                connectErrno = error
+                connectErrno = UInt8(clamping: error)
                 closeNow()
                 return
             }
@@ -378,7 +369,7 @@ public final class Channel {
             failure = error.errno
         }
         if failure != 0 {
-            connectErrno = failure
+            connectErrno = UInt8(clamping: failure)
             loop.schedule(after: 0) { [self] in closeNow() }
         }
     }

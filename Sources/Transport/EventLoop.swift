@@ -16,6 +16,9 @@ public final class EventLoop: @unchecked Sendable {
     public let busyPolling: Bool
     /// Monotonic time of the current iteration, in nanoseconds.
     public private(set) var now: UInt64 = monotonicNanoseconds()
+    /// Backpressure marks of every channel on this loop. Kept here rather than per channel:
+    /// an idle connection costs only memory. Set before the loop has channels.
+    public var watermarks = Channel.Watermarks()
 
     let readBuffer: UnsafeMutableRawBufferPointer
     let iovecs: UnsafeMutableBufferPointer<iovec>
@@ -121,8 +124,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Adopts an accepted socket, or a connecting one (`connecting`: watched for writable,
     /// which says the connect finished). With `watch` false the caller adds it to epoll
     /// later (`watch(_:writable:)`).
-    func register(fd: Int32, tls: TLSSession?, peerAddress: String, watermarks: Channel.Watermarks,
-                  connecting: Bool = false, watch: Bool = true) throws(SystemError) -> Channel {
+    func register(fd: Int32, tls: TLSSession?, peerAddress: String, connecting: Bool = false, watch: Bool = true) throws(SystemError) -> Channel {
         let slot: Int
         if let free = freeSlots.popLast() {
             slot = free
@@ -132,7 +134,7 @@ public final class EventLoop: @unchecked Sendable {
         }
         generation = (generation &+ 1) & 0x1FFF_FFFF
         let id = generation << 32 | UInt64(slot)
-        let channel = Channel(id: id, fd: fd, tls: tls, peerAddress: peerAddress, loop: self, watermarks: watermarks)
+        let channel = Channel(id: id, fd: fd, tls: tls, peerAddress: peerAddress, loop: self)
         if connecting { channel.startConnecting() }
         slots[slot] = channel
         guard watch else { return channel }
@@ -161,7 +163,7 @@ public final class EventLoop: @unchecked Sendable {
     /// when it does. Call on this loop's thread.
     public func connect(
         to address: SocketAddress, tls: TLSContext? = nil, serverName: String? = nil, verifyHostName: Bool = false, receiveBuffer: Int? = nil,
-        watermarks: Channel.Watermarks = .init(), makeHandler: (Channel) -> any ChannelHandler
+        makeHandler: (Channel) -> any ChannelHandler
     ) throws -> Channel {
         let fd = try syscallChecked("socket") {
             socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -176,7 +178,7 @@ public final class EventLoop: @unchecked Sendable {
             let session = try tls.map { context throws in
                 try context.makeSession(fd: fd, isServer: false, serverName: serverName, verifyHostName: verifyHostName)
             }
-            let channel = try register(fd: fd, tls: session, peerAddress: address.description, watermarks: watermarks, connecting: true,
+            let channel = try register(fd: fd, tls: session, peerAddress: address.description, connecting: true,
                                        watch: session != nil)
             channel.handler = makeHandler(channel)
             if session == nil { channel.connectOptimistically() }

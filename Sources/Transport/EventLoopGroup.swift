@@ -30,7 +30,7 @@ public final class EventLoopGroup: @unchecked Sendable {
     /// `makeHandler` runs on the accepting loop's thread for each new connection.
     @discardableResult
     public func listen(
-        host: String, port: Int, tls: TLSContext? = nil, watermarks: Channel.Watermarks = .init(),
+        host: String, port: Int, tls: TLSContext? = nil,
         makeHandler: @escaping @Sendable (Channel) -> any ChannelHandler
     ) throws(SystemError) -> Int {
         if port != 0 { try Sockets.checkFree(host: host, port: port) }
@@ -38,7 +38,7 @@ public final class EventLoopGroup: @unchecked Sendable {
         for loop in loops {
             let (fd, actual) = try Sockets.listen(host: host, port: boundPort)
             boundPort = actual
-            try loop.addListener(Listener(fd: fd, tls: tls, watermarks: watermarks, makeHandler: makeHandler))
+            try loop.addListener(Listener(fd: fd, tls: tls, makeHandler: makeHandler))
         }
         return boundPort
     }

@@ -6,13 +6,11 @@ import Glibc
 final class Listener {
     let fd: Int32
     let tls: TLSContext?
-    let watermarks: Channel.Watermarks
     let makeHandler: (Channel) -> any ChannelHandler
 
-    init(fd: Int32, tls: TLSContext?, watermarks: Channel.Watermarks, makeHandler: @escaping (Channel) -> any ChannelHandler) {
+    init(fd: Int32, tls: TLSContext?, makeHandler: @escaping (Channel) -> any ChannelHandler) {
         self.fd = fd
         self.tls = tls
-        self.watermarks = watermarks
         self.makeHandler = makeHandler
     }
 
@@ -21,7 +19,7 @@ final class Listener {
     func adopt(fd: Int32, peer: String, on loop: EventLoop) {
         do {
             let session = try tls?.makeSession(fd: fd, isServer: true)
-            let channel = try loop.register(fd: fd, tls: session, peerAddress: peer, watermarks: watermarks)
+            let channel = try loop.register(fd: fd, tls: session, peerAddress: peer)
             channel.handler = makeHandler(channel)
         } catch {
             close(fd)

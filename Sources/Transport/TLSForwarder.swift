@@ -30,7 +30,7 @@ public final class TLSForwarder {
         let (fd, port) = try Sockets.listen(host: "127.0.0.1", port: 0, backlog: 16)
         self.port = port
         var forwarder: TLSForwarder?
-        try loop.addListener(Listener(fd: fd, tls: nil, watermarks: .init(), makeHandler: { channel in
+        try loop.addListener(Listener(fd: fd, tls: nil, makeHandler: { channel in
             forwarder?.accepted(channel) ?? Refuse()
         }))
         forwarder = self

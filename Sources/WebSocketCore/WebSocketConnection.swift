@@ -64,13 +64,21 @@ public final class WebSocketConnection {
         }
     }
 
-    // Stored large to small, as one of these exists per connection.
+    /// Payload that arrives in pieces (a message over several frames or reads, a control
+    /// frame over several reads), allocated the first time that happens: most connections
+    /// get every message whole in one read and never need it.
+    private final class Pieces {
+        var message: [UInt8] = []
+        var control: [UInt8] = []
+    }
+
+    // Stored large to small (the decoder's 4-byte tail next to the limit), as one of these
+    // exists per connection.
     private var decoder: FrameDecoder
+    private let messageLimit: UInt32
     private let compression: Compression?
     private var outbound: [SharedBytes] = []
-    private var control: [UInt8] = []
-    private var message: [UInt8] = []
-    private let messageLimit: UInt32
+    private var storedPieces: Pieces?
     public let role: Role
     public private(set) var state: State = .open
     private var messageOpcode: Opcode?
@@ -86,6 +94,14 @@ public final class WebSocketConnection {
     public var compressionThreshold: Int { compression?.threshold ?? 64 }
     private var deflater: Deflater? { compression?.deflater }
     private var inflater: Inflater? { compression?.inflater }
+    private var pieces: Pieces {
+        if let storedPieces { return storedPieces }
+        let made = Pieces()
+        storedPieces = made
+        return made
+    }
+    /// The part of the current message buffered so far.
+    private var bufferedCount: Int { storedPieces?.message.count ?? 0 }
 
     /// - Parameters:
     ///   - compressionThreshold: 64 bytes: below that, deflate rarely saves anything.
@@ -135,7 +151,7 @@ public final class WebSocketConnection {
         guard !header.rsv2 && !header.rsv3 else { throw .protocolViolation("reserved bits RSV2/RSV3 set") }
         if header.opcode.isControl {
             guard !header.rsv1 else { throw .protocolViolation("RSV1 set on a control frame") }
-            control.removeAll(keepingCapacity: true)
+            storedPieces?.control.removeAll(keepingCapacity: true)
             return
         }
         if header.opcode == .continuation {
@@ -146,10 +162,16 @@ public final class WebSocketConnection {
             guard !header.rsv1 || inflater != nil else { throw .protocolViolation("RSV1 set without permessage-deflate") }
             messageOpcode = header.opcode
             messageCompressed = header.rsv1
-            if message.capacity > 64 << 10 { message = [] } else { message.removeAll(keepingCapacity: true) }
+            if let storedPieces {
+                if storedPieces.message.capacity > 64 << 10 {
+                    storedPieces.message = []
+                } else {
+                    storedPieces.message.removeAll(keepingCapacity: true)
+                }
+            }
             utf8 = UTF8Validator()
         }
-        if !messageCompressed && UInt64(message.count) + header.payloadLength > UInt64(messageLimit) {
+        if !messageCompressed && UInt64(bufferedCount) + header.payloadLength > UInt64(messageLimit) {
             throw .tooLarge(limit: Int(messageLimit))
         }
     }
@@ -157,19 +179,26 @@ public final class WebSocketConnection {
     private func payload(_ chunk: UnsafeRawBufferPointer, _ onEvent: (Event) -> Void) throws(WebSocketError) {
         guard let header = decoder.header else { return }
         if header.opcode.isControl {
-            control.append(contentsOf: chunk)
+            if UInt64(chunk.count) == header.payloadLength {
+                // The whole frame is in this chunk: act on it in place.
+                deliveredInPlace = true
+                try handleControl(header.opcode, chunk, onEvent)
+            } else {
+                pieces.control.append(contentsOf: chunk)
+            }
             return
         }
         guard state == .open, let opcode = messageOpcode else { return }  // closing: data is dropped
         let isText = opcode == .text
         if messageCompressed {
-            let before = message.count
+            let pieces = self.pieces
+            let before = pieces.message.count
             do {
-                try inflater!.inflate(chunk, final: false, into: &message, limit: Int(messageLimit))
+                try inflater!.inflate(chunk, final: false, into: &pieces.message, limit: Int(messageLimit))
             } catch {
                 throw Self.map(error)
             }
-            try validateText(isText, from: before)
+            try validateText(isText, pieces.message, from: before)
         } else if header.fin && header.opcode != .continuation && UInt64(chunk.count) == header.payloadLength {
             // The whole message is in this chunk: deliver it in place, without a copy.
             if isText { guard utf8.feed(chunk) && utf8.isComplete else { throw .invalidUTF8 } }
@@ -178,13 +207,21 @@ public final class WebSocketConnection {
             onEvent(isText ? .text(chunk) : .binary(chunk))
         } else {
             if isText { guard utf8.feed(chunk) else { throw .invalidUTF8 } }
-            message.append(contentsOf: chunk)
+            pieces.message.append(contentsOf: chunk)
         }
     }
 
     private func end(_ header: FrameHeader, _ onEvent: (Event) -> Void) throws(WebSocketError) {
         if header.opcode.isControl {
-            try handleControl(header.opcode, onEvent)
+            guard !deliveredInPlace else { return }
+            guard let storedPieces else {
+                return try handleControl(header.opcode, UnsafeRawBufferPointer(start: nil, count: 0), onEvent)
+            }
+            var failure: WebSocketError?
+            storedPieces.control.withUnsafeBytes { payload in
+                do throws(WebSocketError) { try handleControl(header.opcode, payload, onEvent) } catch { failure = error }
+            }
+            if let failure { throw failure }
             return
         }
         guard header.fin, !deliveredInPlace, state == .open, let opcode = messageOpcode else {
@@ -192,22 +229,23 @@ public final class WebSocketConnection {
             return
         }
         messageOpcode = nil
+        let pieces = self.pieces
         if messageCompressed {
-            let before = message.count
+            let before = pieces.message.count
             do {
-                try [UInt8]().withUnsafeBytes { try inflater!.inflate($0, final: true, into: &message, limit: Int(messageLimit)) }
+                try [UInt8]().withUnsafeBytes { try inflater!.inflate($0, final: true, into: &pieces.message, limit: Int(messageLimit)) }
             } catch let error as InflateError {
                 throw Self.map(error)
             } catch {
                 throw .badCompression("\(error)")
             }
-            try validateText(opcode == .text, from: before)
+            try validateText(opcode == .text, pieces.message, from: before)
         }
         if opcode == .text { guard utf8.isComplete else { throw .invalidUTF8 } }
-        message.withUnsafeBytes { onEvent(opcode == .text ? .text($0) : .binary($0)) }
+        pieces.message.withUnsafeBytes { onEvent(opcode == .text ? .text($0) : .binary($0)) }
     }
 
-    private func validateText(_ isText: Bool, from start: Int) throws(WebSocketError) {
+    private func validateText(_ isText: Bool, _ message: [UInt8], from start: Int) throws(WebSocketError) {
         guard isText, message.count > start else { return }
         let ok = message.withUnsafeBytes { utf8.feed(UnsafeRawBufferPointer(rebasing: $0[start...])) }
         guard ok else { throw .invalidUTF8 }
@@ -220,15 +258,15 @@ public final class WebSocketConnection {
         }
     }
 
-    private func handleControl(_ opcode: Opcode, _ onEvent: (Event) -> Void) throws(WebSocketError) {
+    private func handleControl(_ opcode: Opcode, _ payload: UnsafeRawBufferPointer, _ onEvent: (Event) -> Void) throws(WebSocketError) {
         switch opcode {
         case .ping:
-            if state == .open { enqueue(.pong, control) }
-            control.withUnsafeBytes { onEvent(.ping($0)) }
+            if state == .open { outbound.append(FrameEncoder.frame(opcode: .pong, payload: payload, maskKey: maskKey())) }
+            onEvent(.ping(payload))
         case .pong:
-            control.withUnsafeBytes { onEvent(.pong($0)) }
+            onEvent(.pong(payload))
         case .close:
-            let (code, reason) = try Self.parseClose(control)
+            let (code, reason) = try Self.parseClose(payload)
             if state == .open {
                 enqueue(.close, FrameEncoder.closePayload(code: code, reason: ""))
             }
@@ -241,7 +279,7 @@ public final class WebSocketConnection {
 
     /// Validates a close payload (§5.5.1, §7.4): empty, or a code allowed on the wire
     /// followed by a UTF-8 reason.
-    static func parseClose(_ payload: [UInt8]) throws(WebSocketError) -> (CloseCode?, String) {
+    static func parseClose(_ payload: UnsafeRawBufferPointer) throws(WebSocketError) -> (CloseCode?, String) {
         guard !payload.isEmpty else { return (nil, "") }
         guard payload.count >= 2 else { throw .protocolViolation("close payload of one byte") }
         let code = CloseCode(UInt16(payload[0]) << 8 | UInt16(payload[1]))

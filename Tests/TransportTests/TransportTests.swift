@@ -247,7 +247,7 @@ struct DirtyListTests {
             for index in 0..<count {
                 var pair: [Int32] = [0, 0]
                 guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &pair) == 0,
-                      let channel = try? loop.register(fd: pair[0], tls: nil, peerAddress: "test", watermarks: .init()) else { continue }
+                      let channel = try? loop.register(fd: pair[0], tls: nil, peerAddress: "test") else { continue }
                 channel.handler = TickWriter(armed: index == 0)
                 channels.append(channel)
                 ends.append(pair[1])

@@ -154,4 +154,16 @@ struct ControlFrameTests {
         _ = server.feed(clientFrame(0x9, payload))
         #expect(server.takeOutput() == [0x8A, 125] + payload)
     }
+
+    /// A control frame whole in one read is answered from the read buffer; split over
+    /// reads, its payload is gathered first. Both answer with the same bytes.
+    @Test func pingSplitOverReadsIsEchoedWhole() {
+        let payload = (0..<100).map { UInt8($0) }
+        let frame = clientFrame(0x9, payload)
+        for split in 1..<frame.count {
+            let server = WebSocketConnection(role: .server)
+            #expect(server.feed(frame, splits: [split]) == [.ping(payload)], "split at \(split)")
+            #expect(server.takeOutput() == [0x8A, 100] + payload, "split at \(split)")
+        }
+    }
 }
