@@ -33,7 +33,7 @@ public struct RoomCore: Sendable {
     public private(set) var state: ScrollState?
     public private(set) var driver: SessionID?
     public private(set) var document: SharedDocument?
-    public private(set) var members: [SessionID: Member] = [:]
+    public private(set) var members = MemberTable()
     /// Display names of the members that gave one (load-test followers and many others do not).
     public private(set) var names: [SessionID: String] = [:]
     private var presenterKey: [UInt8]?

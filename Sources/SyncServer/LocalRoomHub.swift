@@ -561,7 +561,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
                 if let driver = core.driver {
                     if core.members[driver] != nil {
                         engine.control(room: name, .renew(session: driver.description)) { _ in }
-                    } else if let id = core.members.first(where: { $0.value.role == .presenter })?.key {
+                    } else if let id = core.members.firstID(where: { $0.role == .presenter }) {
                         engine.control(room: name, .inherit(session: id.description, name: core.names[id], stale: driver.description)) { _ in }
                     }
                 }

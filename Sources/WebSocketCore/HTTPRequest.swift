@@ -24,7 +24,7 @@ public struct HTTPRequest: Sendable, Equatable {
             rest = rest.firstIndex(where: { $0 == "/" || $0 == "?" }).map { rest[$0...] } ?? ""
             if !rest.hasPrefix("/") { return "/" }
         }
-        return rest.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        return rest.firstIndex(of: "?").map { rest[..<$0] } ?? rest
     }
 
     /// The query part of the target, without `?`; empty when there is none.
@@ -44,6 +44,15 @@ public struct HTTPRequest: Sendable, Equatable {
 
     /// The comma-separated tokens of a header, trimmed and lower-cased (e.g. `Connection`).
     public func tokens(_ name: String) -> [String] { HeaderFields.tokens(headers, name) }
+
+    /// Whether a comma-separated header (e.g. `Connection`) lists `token`, compared in any
+    /// ASCII case; allocates nothing.
+    public func hasToken(_ name: String, _ token: String) -> Bool {
+        headers.contains { field in HeaderFields.sameName(field.name, name) && HeaderFields.list(field.value, contains: token) }
+    }
+
+    /// Whether the header is present at all.
+    public func hasField(_ name: String) -> Bool { headers.contains { HeaderFields.sameName($0.name, name) } }
 
     public static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
         lhs.method == rhs.method && lhs.target == rhs.target && lhs.minorVersion == rhs.minorVersion
@@ -69,11 +78,32 @@ enum HeaderFields {
     }
 
     /// Compares field names as HTTP does (ASCII letters in either case), without copying.
-    static func sameName(_ a: String, _ b: String) -> Bool {
-        let (a, b) = (a.utf8, b.utf8)
+    static func sameName(_ a: String, _ b: String) -> Bool { sameLetters(a.utf8, b.utf8) }
+
+    private static func sameLetters(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Bool {
         guard a.count == b.count else { return false }
         return zip(a, b).allSatisfy { x, y in
             x == y || (x ^ y == 0x20 && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z"))
+        }
+    }
+
+    /// Whether a comma-separated list value has `token` as an element (trimmed of spaces
+    /// and tabs, compared in any ASCII case), without copying.
+    static func list(_ value: String, contains token: String) -> Bool {
+        var value = value
+        return value.withUTF8 { bytes in
+            var start = 0
+            while start <= bytes.count {
+                var end = start
+                while end < bytes.count && bytes[end] != UInt8(ascii: ",") { end += 1 }
+                var low = start
+                var high = end
+                while low < high && (bytes[low] == 0x20 || bytes[low] == 0x09) { low += 1 }
+                while high > low && (bytes[high - 1] == 0x20 || bytes[high - 1] == 0x09) { high -= 1 }
+                if sameLetters(bytes[low..<high], token.utf8) { return true }
+                start = end + 1
+            }
+            return false
         }
     }
 }

@@ -30,11 +30,17 @@ public struct HTTPResponse: Sendable, Equatable {
 
     /// The response as it goes on the wire. Non-101 responses carry Content-Length.
     public var bytes: [UInt8] {
-        var text = "HTTP/1.1 \(status) \(reason)\r\n"
-        for (name, value) in headers { text += "\(name): \(value)\r\n" }
-        if !isUpgrade { text += "Content-Length: \(body.count)\r\n" }
-        text += "\r\n"
-        return Array(text.utf8) + (omitsBody ? [] : body)
+        // Written into one array (a handshake's answer is one allocation, not one per piece).
+        let body = omitsBody ? [] : self.body
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(64 + reason.utf8.count + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 } + body.count)
+        func append(_ parts: String...) { for part in parts { bytes.append(contentsOf: part.utf8) } }
+        append("HTTP/1.1 ", String(status), " ", reason, "\r\n")
+        for (name, value) in headers { append(name, ": ", value, "\r\n") }
+        if !isUpgrade { append("Content-Length: ", String(self.body.count), "\r\n") }
+        append("\r\n")
+        bytes.append(contentsOf: body)
+        return bytes
     }
 
     static func standardReason(_ status: Int) -> String {

@@ -13,7 +13,7 @@ public enum ServerHandshake {
 
     /// Whether the request asks for a WebSocket at all (`Upgrade: websocket`).
     public static func isUpgrade(_ request: HTTPRequest) -> Bool {
-        request.tokens("Upgrade").contains("websocket")
+        request.hasToken("Upgrade", "websocket")
     }
 
     /// Checks an upgrade request (§4.2.1). On failure, the HTTP answer says what was wrong:
@@ -29,10 +29,10 @@ public enum ServerHandshake {
         guard request.minorVersion >= 1 else {
             return .failure(HTTPError(.error(400, "a WebSocket upgrade needs HTTP/1.1")))
         }
-        guard request.value("Host") != nil else {
+        guard request.hasField("Host") else {
             return .failure(HTTPError(.error(400, "missing Host header")))
         }
-        guard request.tokens("Connection").contains("upgrade") else {
+        guard request.hasToken("Connection", "upgrade") else {
             return .failure(HTTPError(.error(400, "Connection header must include Upgrade")))
         }
         guard request.values("Sec-WebSocket-Version") == ["13"] else {

@@ -51,6 +51,18 @@ struct HTTPParserTests {
         #expect(request.values("üpgrade").isEmpty, "only ASCII letters fold")
     }
 
+    /// `hasToken` finds a list element as `tokens` does (trimmed, any ASCII case, empty
+    /// elements ignored), without building the list.
+    @Test(arguments: [
+        ("Upgrade", true), ("keep-alive, Upgrade", true), ("keep-alive,upgrade", true), (" \tUPGRADE\t ", true),
+        (",,upgrade,", true), ("upgrades", false), ("up grade", false), ("", false), ("keep-alive", false), ("upgrade-x, y", false),
+    ])
+    func hasTokenMatchesListElements(value: String, expected: Bool) {
+        let request = HTTPRequest(method: "GET", target: "/", headers: [("Other", "upgrade"), ("Connection", value)])
+        #expect(request.hasToken("connection", "upgrade") == expected)
+        #expect(request.tokens("connection").contains("upgrade") == expected)
+    }
+
     @Test func headerNamesAreCaseInsensitiveAndTokensAreLists() throws {
         guard case .complete(let request, _) = parse(Self.request) else { Issue.record("no request"); return }
         #expect(request.tokens("UPGRADE") == ["websocket"])
