@@ -112,6 +112,7 @@ public final class Channel {
         }
         queue.append(bytes)
         flags[.queuedSinceTick] = true
+        let loop = self.loop  // one strong load of the unowned reference, not two
         loop.markDirty(self)
         if queue.byteCount > loop.watermarks.high {
             pauseReading()
