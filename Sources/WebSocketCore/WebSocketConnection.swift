@@ -229,8 +229,8 @@ public final class WebSocketConnection {
             return
         }
         messageOpcode = nil
-        let pieces = self.pieces
         if messageCompressed {
+            let pieces = self.pieces
             let before = pieces.message.count
             do {
                 try [UInt8]().withUnsafeBytes { try inflater!.inflate($0, final: true, into: &pieces.message, limit: Int(messageLimit)) }
@@ -242,7 +242,9 @@ public final class WebSocketConnection {
             try validateText(opcode == .text, pieces.message, from: before)
         }
         if opcode == .text { guard utf8.isComplete else { throw .invalidUTF8 } }
-        pieces.message.withUnsafeBytes { onEvent(opcode == .text ? .text($0) : .binary($0)) }
+        // Nothing buffered: an empty message, which needs no box.
+        let payload = storedPieces?.message ?? []
+        payload.withUnsafeBytes { onEvent(opcode == .text ? .text($0) : .binary($0)) }
     }
 
     private func validateText(_ isText: Bool, _ message: [UInt8], from start: Int) throws(WebSocketError) {
