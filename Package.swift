@@ -84,8 +84,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "WebSocketCoreTests", dependencies: ["WebSocketCore", "Deflate", "Bytes"]),
-        .testTarget(name: "ScrollModelTests", dependencies: ["ScrollModel"]),
+        // Helpers shared by test targets (a seeded random generator); not a product.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "WebSocketCoreTests", dependencies: ["WebSocketCore", "Deflate", "Bytes", "TestSupport"]),
+        .testTarget(name: "ScrollModelTests", dependencies: ["ScrollModel", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Bytes"]),
         .testTarget(name: "SyncClientTests", dependencies: ["SyncClient"]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "ScrollModel"]),

@@ -31,9 +31,7 @@ public struct MemberTable: Sendable {
     /// Removes the member with `id`; returns it if it was there.
     @discardableResult
     public mutating func removeValue(forKey id: SessionID) -> RoomCore.Member? {
-        guard let member = self[id] else { return nil }
-        remove(id.value)
-        return member
+        remove(id.value).map(Self.member)
     }
 
     /// The id of some member that satisfies `predicate` (in no particular order).
@@ -90,8 +88,11 @@ public struct MemberTable: Sendable {
         tags[slot] = tag
     }
 
-    private mutating func remove(_ id: UInt64) {
-        guard var hole = index(of: id) else { return }
+    /// Removes `id`'s entry; returns its tag if it was there.
+    @discardableResult
+    private mutating func remove(_ id: UInt64) -> UInt8? {
+        guard var hole = index(of: id) else { return nil }
+        let removed = tags[hole]
         tags[hole] = 0
         count -= 1
         // Shift back each later entry of the run whose probe passes the hole, so that no
@@ -113,6 +114,7 @@ public struct MemberTable: Sendable {
         } else if tags.count > Self.minimumSlots && count * 8 < tags.count {
             resize(to: tags.count / 2)
         }
+        return removed
     }
 
     private mutating func resize(to slots: Int) {

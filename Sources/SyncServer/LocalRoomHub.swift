@@ -252,7 +252,7 @@ public final class LocalRoomHub: RoomHub {
     public func receive(_ message: ClientMessage, from member: RoomMember) -> ProtocolError? {
         guard let room = member.roomHandle as? Room else { return ProtocolError(.badMessage, "not in a room") }
         if let engine, engine.isAvailable {
-            switch share(message, from: member, room: room, name: room.name, engine: engine) {
+            switch share(message, from: member, room: room, engine: engine) {
             case .sent: return nil
             case .refused(let error): return error
             case .local: break
@@ -271,7 +271,8 @@ public final class LocalRoomHub: RoomHub {
     }
 
     /// Sends a change to the engine, which orders it and brings it back to every node.
-    private func share(_ message: ClientMessage, from sender: RoomMember, room: Room, name: String, engine: any RoomEngine) -> Sharing {
+    private func share(_ message: ClientMessage, from sender: RoomMember, room: Room, engine: any RoomEngine) -> Sharing {
+        let name = room.name
         let loop = sender.peer.channel.loop
         let member = Unchecked(sender)
         let done: @Sendable (EngineResult) -> Void = { [self] result in

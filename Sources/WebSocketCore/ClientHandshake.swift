@@ -35,7 +35,7 @@ public struct ClientHandshake: Sendable {
     /// Checks the server's answer (§4.1, client steps 1–6).
     public func validate(_ response: HTTPResponseHead) -> Result<Agreement, ClientHandshakeError> {
         guard response.status == 101 else { return .failure(.refused(status: response.status, reason: response.reason)) }
-        guard response.tokens("Upgrade").contains("websocket"), response.tokens("Connection").contains("upgrade") else {
+        guard response.hasToken("Upgrade", "websocket"), response.hasToken("Connection", "upgrade") else {
             return .failure(.invalid("missing Upgrade: websocket or Connection: Upgrade"))
         }
         guard response.value("Sec-WebSocket-Accept") == ServerHandshake.acceptValue(for: key) else {
@@ -91,6 +91,9 @@ public struct HTTPResponseHead: Sendable, Equatable {
     public func value(_ name: String) -> String? { values(name).first }
 
     public func tokens(_ name: String) -> [String] { HeaderFields.tokens(headers, name) }
+
+    /// Whether a comma-separated header lists `token`, in any ASCII case; allocates nothing.
+    public func hasToken(_ name: String, _ token: String) -> Bool { HeaderFields.hasToken(headers, name, token) }
 
     /// Parses a complete head (status line and fields, without the blank line). Lines end
     /// in CRLF; the status line is `HTTP/1.x SP 3DIGIT [SP reason]`.

@@ -47,9 +47,7 @@ public struct HTTPRequest: Sendable, Equatable {
 
     /// Whether a comma-separated header (e.g. `Connection`) lists `token`, compared in any
     /// ASCII case; allocates nothing.
-    public func hasToken(_ name: String, _ token: String) -> Bool {
-        headers.contains { field in HeaderFields.sameName(field.name, name) && HeaderFields.list(field.value, contains: token) }
-    }
+    public func hasToken(_ name: String, _ token: String) -> Bool { HeaderFields.hasToken(headers, name, token) }
 
     /// Whether the header is present at all.
     public func hasField(_ name: String) -> Bool { headers.contains { HeaderFields.sameName($0.name, name) } }
@@ -77,6 +75,12 @@ enum HeaderFields {
         values(fields, name).flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
     }
 
+    /// Whether a field's comma-separated list elements include `token` (as `tokens` would
+    /// give it), without building the list.
+    static func hasToken(_ fields: Fields, _ name: String, _ token: String) -> Bool {
+        fields.contains { field in sameName(field.name, name) && list(field.value, contains: token) }
+    }
+
     /// Compares field names as HTTP does (ASCII letters in either case), without copying.
     static func sameName(_ a: String, _ b: String) -> Bool { sameLetters(a.utf8, b.utf8) }
 
@@ -89,7 +93,7 @@ enum HeaderFields {
 
     /// Whether a comma-separated list value has `token` as an element (trimmed of spaces
     /// and tabs, compared in any ASCII case), without copying.
-    static func list(_ value: String, contains token: String) -> Bool {
+    private static func list(_ value: String, contains token: String) -> Bool {
         var value = value
         return value.withUTF8 { bytes in
             var start = 0

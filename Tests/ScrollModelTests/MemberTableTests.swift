@@ -1,4 +1,5 @@
 import ScrollModel
+import TestSupport
 import Testing
 
 @Suite("Member table")
@@ -8,7 +9,7 @@ struct MemberTableTests {
     /// end, and removals shift entries back.
     @Test(arguments: [1, 2, 3])
     func behavesLikeADictionary(seed: UInt64) {
-        var random = SplitMix(seed: seed)
+        var random = SeededGenerator(state: seed)
         var table = MemberTable()
         var model: [SessionID: RoomCore.Member] = [:]
         let ids = (0..<300).map { _ in SessionID(random.next()) } + (0..<40).map { SessionID(UInt64($0) << 58) }
@@ -51,18 +52,5 @@ struct MemberTableTests {
         for value in 1...50 { table[SessionID(UInt64(value))] = RoomCore.Member(role: .follower) }
         table[SessionID(77)] = RoomCore.Member(role: .presenter)
         #expect(table.firstID(where: { $0.role == .presenter }) == SessionID(77))
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so that a failure can be replayed.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
