@@ -291,20 +291,28 @@ public struct JSONWriter {
         needsComma[needsComma.count - 1] = true
     }
 
+    /// Appends `value` quoted, escaping what JSON requires; runs without escapes are
+    /// copied whole.
     private mutating func appendString(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes += [0x5C, 0x22]
-            case UInt8(ascii: "\\"): bytes += [0x5C, 0x5C]
-            case 0x0A: bytes += [0x5C, UInt8(ascii: "n")]
-            case 0x0D: bytes += [0x5C, UInt8(ascii: "r")]
-            case 0x09: bytes += [0x5C, UInt8(ascii: "t")]
-            case 0x00..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes += [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 15)]]
-            default: bytes.append(byte)
+        var value = value
+        value.withUTF8 { utf8 in
+            var runStart = 0
+            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                runStart = index + 1
+                switch byte {
+                case UInt8(ascii: "\""): bytes += [0x5C, 0x22]
+                case UInt8(ascii: "\\"): bytes += [0x5C, 0x5C]
+                case 0x0A: bytes += [0x5C, UInt8(ascii: "n")]
+                case 0x0D: bytes += [0x5C, UInt8(ascii: "r")]
+                case 0x09: bytes += [0x5C, UInt8(ascii: "t")]
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    bytes += [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+                }
             }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
         bytes.append(UInt8(ascii: "\""))
     }

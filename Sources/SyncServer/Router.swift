@@ -40,9 +40,10 @@ final class Router: Sendable {
     /// The answer to a plain HTTP request for one of the HTTP endpoints, or nil when the
     /// request is for something else. HEAD gets GET's head without the body (RFC 9110 §9.3.2).
     func respond(to request: HTTPRequest) -> HTTPResponse? {
-        guard let endpoint = httpEndpoints.first(where: { $0.path == request.path }) else { return nil }
+        let path = request.path
+        guard let endpoint = httpEndpoints.first(where: { $0.path == path }) else { return nil }
         guard request.method == "GET" || request.method == "HEAD" else {
-            return .error(405, "\(request.path) answers GET and HEAD only", headers: [("Allow", "GET, HEAD")])
+            return .error(405, "\(path) answers GET and HEAD only", headers: [("Allow", "GET, HEAD")])
         }
         var response = endpoint.respond(to: request)
         response.headers.append(("Connection", "close"))
@@ -54,8 +55,9 @@ final class Router: Sendable {
     /// for a browser `Origin` not allowed; whatever the endpoint says about the request;
     /// else the 101 answer.
     func route(_ request: HTTPRequest, on loop: EventLoop) -> Result<Admitted, HTTPError> {
-        guard let endpoint = endpoints.first(where: { $0.matches(path: request.path) }) else {
-            return .failure(HTTPError(.error(404, "no endpoint at \(request.path)")))
+        let path = request.path
+        guard let endpoint = endpoints.first(where: { $0.matches(path: path) }) else {
+            return .failure(HTTPError(.error(404, "no endpoint at \(path)")))
         }
         let upgrade: ServerHandshake.Upgrade
         switch ServerHandshake.validate(request) {

@@ -78,58 +78,60 @@ public enum ClientHandshakeError: Error, Equatable, Sendable, CustomStringConver
 public struct HTTPResponseHead: Sendable, Equatable {
     public var status: Int
     public var reason: String
-    public var headers: [(name: String, value: String)]
+    /// The header fields in arrival order.
+    public var fields: HTTPFields
 
-    public init(status: Int, reason: String, headers: [(name: String, value: String)]) {
+    public init(status: Int, reason: String, fields: HTTPFields) {
         self.status = status
         self.reason = reason
-        self.headers = headers
+        self.fields = fields
     }
 
-    public func values(_ name: String) -> [String] { HeaderFields.values(headers, name) }
+    public init(status: Int, reason: String, headers: [(name: String, value: String)]) {
+        self.init(status: status, reason: reason, fields: HTTPFields(headers))
+    }
 
+    /// Header fields as name–value pairs in arrival order, names as sent.
+    public var headers: [(name: String, value: String)] {
+        get { fields.pairs }
+        set { fields = HTTPFields(newValue) }
+    }
+
+    public func values(_ name: String) -> [String] { fields.values(name) }
+
+    /// The first value of a header.
     public func value(_ name: String) -> String? { values(name).first }
 
-    public func tokens(_ name: String) -> [String] { HeaderFields.tokens(headers, name) }
+    public func tokens(_ name: String) -> [String] { fields.tokens(name) }
 
     /// Whether a comma-separated header lists `token`, in any ASCII case; allocates nothing.
-    public func hasToken(_ name: String, _ token: String) -> Bool { HeaderFields.hasToken(headers, name, token) }
+    public func hasToken(_ name: String, _ token: String) -> Bool { fields.hasToken(name, token) }
 
     /// Parses a complete head (status line and fields, without the blank line). Lines end
     /// in CRLF; the status line is `HTTP/1.x SP 3DIGIT [SP reason]`.
     public static func parse(_ head: [UInt8]) -> HTTPResponseHead? {
-        var lines: [ArraySlice<UInt8>] = []
-        var lineStart = 0
-        var index = 0
-        while index + 1 < head.count {
-            if head[index] == 13 && head[index + 1] == 10 {
-                lines.append(head[lineStart..<index])
-                index += 2
-                lineStart = index
-            } else {
-                index += 1
-            }
-        }
-        lines.append(head[lineStart...])
-        let statusLine = lines.removeFirst()
-        let prefix = Array("HTTP/1.".utf8)
-        guard statusLine.count >= 12, statusLine.starts(with: prefix), statusLine[statusLine.startIndex + 8] == UInt8(ascii: " ") else { return nil }
-        let codeStart = statusLine.startIndex + 9
-        let digits = statusLine[codeStart..<codeStart + 3]
+        var statusEnd = 0
+        while statusEnd < head.count && !(head[statusEnd] == 13 && statusEnd + 1 < head.count && head[statusEnd + 1] == 10) { statusEnd += 1 }
+        let statusLine = head[0..<statusEnd]
+        guard statusLine.count >= 12, statusLine.starts(with: "HTTP/1.".utf8), statusLine[8] == UInt8(ascii: " ") else { return nil }
+        let digits = statusLine[9..<12]
         guard digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-              statusLine.count == 12 || statusLine[codeStart + 3] == UInt8(ascii: " ") else { return nil }
+              statusLine.count == 12 || statusLine[12] == UInt8(ascii: " ") else { return nil }
         let code = digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
-        let reason = statusLine.count > 13 ? String(decoding: statusLine[(codeStart + 4)...], as: UTF8.self) : ""
-        var headers = [(name: String, value: String)]()
-        headers.reserveCapacity(lines.count)
-        for line in lines {
-            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-            headers.append((String(decoding: line[..<colon], as: UTF8.self), String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingOWS()))
+        let reason = statusLine.count > 13 ? String(decoding: statusLine[13...], as: UTF8.self) : ""
+        var fields = [HTTPFields.Field]()
+        var lineStart = statusEnd + 2
+        while lineStart <= head.count && statusEnd < head.count {
+            var lineEnd = lineStart
+            while lineEnd < head.count && !(head[lineEnd] == 13 && lineEnd + 1 < head.count && head[lineEnd + 1] == 10) { lineEnd += 1 }
+            guard let colon = head[lineStart..<lineEnd].firstIndex(of: UInt8(ascii: ":")) else { return nil }
+            var valueStart = colon + 1
+            var valueEnd = lineEnd
+            while valueStart < valueEnd && HTTPFields.isOWS(head[valueStart]) { valueStart += 1 }
+            while valueEnd > valueStart && HTTPFields.isOWS(head[valueEnd - 1]) { valueEnd -= 1 }
+            fields.append(HTTPFields.Field(nameStart: Int32(lineStart), nameEnd: Int32(colon), valueStart: Int32(valueStart), valueEnd: Int32(valueEnd)))
+            lineStart = lineEnd + 2
         }
-        return HTTPResponseHead(status: code, reason: reason, headers: headers)
-    }
-
-    public static func == (lhs: HTTPResponseHead, rhs: HTTPResponseHead) -> Bool {
-        lhs.status == rhs.status && lhs.headers.map(\.name) == rhs.headers.map(\.name) && lhs.headers.map(\.value) == rhs.headers.map(\.value)
+        return HTTPResponseHead(status: code, reason: reason, fields: HTTPFields(bytes: head, fields: fields))
     }
 }

@@ -25,7 +25,7 @@ public struct HTTPResponse: Sendable, Equatable {
     public var isUpgrade: Bool { status == 101 }
 
     public func value(_ name: String) -> String? {
-        headers.first { HeaderFields.sameName($0.name, name) }?.value
+        headers.first { HTTPFields.sameName($0.name, name) }?.value
     }
 
     /// The response as it goes on the wire. Non-101 responses carry Content-Length.

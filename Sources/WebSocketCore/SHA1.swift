@@ -1,42 +1,57 @@
 /// SHA-1 (FIPS 180-4), only for `Sec-WebSocket-Accept` (RFC 6455 §4.2.2).
 /// Not for anything that needs collision resistance.
 enum SHA1 {
-    static func hash(_ message: [UInt8]) -> [UInt8] {
-        var h: (UInt32, UInt32, UInt32, UInt32, UInt32) =
-            (0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0)
-        var padded = message
-        padded.append(0x80)
-        while padded.count % 64 != 56 { padded.append(0) }
-        let bitLength = UInt64(message.count) * 8
-        for shift in stride(from: 56, through: 0, by: -8) { padded.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+    static let digestSize = 20
 
-        var w = [UInt32](repeating: 0, count: 80)
-        for chunk in stride(from: 0, to: padded.count, by: 64) {
-            for i in 0..<16 {
-                let j = chunk + i * 4
-                w[i] = UInt32(padded[j]) << 24 | UInt32(padded[j + 1]) << 16 | UInt32(padded[j + 2]) << 8 | UInt32(padded[j + 3])
-            }
-            for i in 16..<80 { w[i] = (w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]).rotatedLeft(1) }
-            var (a, b, c, d, e) = h
-            for i in 0..<80 {
-                let (f, k): (UInt32, UInt32)
-                switch i {
-                case 0..<20: (f, k) = ((b & c) | (~b & d), 0x5A82_7999)
-                case 20..<40: (f, k) = (b ^ c ^ d, 0x6ED9_EBA1)
-                case 40..<60: (f, k) = ((b & c) | (b & d) | (c & d), 0x8F1B_BCDC)
-                default: (f, k) = (b ^ c ^ d, 0xCA62_C1D6)
+    static func hash(_ message: [UInt8]) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: digestSize) { digest, count in
+            message.withUnsafeBytes { hash($0, into: UnsafeMutableRawBufferPointer(digest)) }
+            count = digestSize
+        }
+    }
+
+    /// Writes the 20-byte digest of `message` into `digest`, allocating nothing.
+    static func hash(_ message: UnsafeRawBufferPointer, into digest: UnsafeMutableRawBufferPointer) {
+        precondition(digest.count >= digestSize)
+        var h: (UInt32, UInt32, UInt32, UInt32, UInt32) = (0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0)
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 80) { w in
+            withUnsafeTemporaryAllocation(byteCount: 128, alignment: 1) { tail in
+                let whole = message.count / 64 * 64
+                var offset = 0
+                while offset < whole {
+                    compress(UnsafeRawBufferPointer(rebasing: message[offset..<(offset + 64)]), &h, w)
+                    offset += 64
                 }
-                let temp = a.rotatedLeft(5) &+ f &+ e &+ k &+ w[i]
-                (e, d, c, b, a) = (d, c, b.rotatedLeft(30), a, temp)
+                // The last bytes, 0x80, zeros and the bit length: one block or two.
+                let rest = message.count - whole
+                let tailCount = rest < 56 ? 64 : 128
+                tail.initializeMemory(as: UInt8.self, repeating: 0)
+                UnsafeMutableRawBufferPointer(rebasing: tail[..<rest]).copyMemory(from: UnsafeRawBufferPointer(rebasing: message[whole...]))
+                tail[rest] = 0x80
+                let bitLength = UInt64(message.count) &* 8
+                for i in 0..<8 { tail[tailCount - 1 - i] = UInt8(truncatingIfNeeded: bitLength >> UInt64(8 * i)) }
+                compress(UnsafeRawBufferPointer(rebasing: tail[..<64]), &h, w)
+                if tailCount == 128 { compress(UnsafeRawBufferPointer(rebasing: tail[64..<128]), &h, w) }
             }
-            h = (h.0 &+ a, h.1 &+ b, h.2 &+ c, h.3 &+ d, h.4 &+ e)
         }
-        var digest = [UInt8]()
-        digest.reserveCapacity(20)
-        for word in [h.0, h.1, h.2, h.3, h.4] {
-            digest += [UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16), UInt8(truncatingIfNeeded: word >> 8), UInt8(truncatingIfNeeded: word)]
+        for (i, word) in [h.0, h.1, h.2, h.3, h.4].enumerated() {
+            digest.storeBytes(of: word.bigEndian, toByteOffset: 4 * i, as: UInt32.self)
         }
-        return digest
+    }
+
+    private static func compress(_ block: UnsafeRawBufferPointer, _ h: inout (UInt32, UInt32, UInt32, UInt32, UInt32), _ w: UnsafeMutableBufferPointer<UInt32>) {
+        for i in 0..<16 { w[i] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)) }
+        for i in 16..<80 { w[i] = (w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]).rotatedLeft(1) }
+        var (a, b, c, d, e) = h
+        func round(_ f: UInt32, _ k: UInt32, _ i: Int) {
+            let temp = a.rotatedLeft(5) &+ f &+ e &+ k &+ w[i]
+            (e, d, c, b, a) = (d, c, b.rotatedLeft(30), a, temp)
+        }
+        for i in 0..<20 { round((b & c) | (~b & d), 0x5A82_7999, i) }
+        for i in 20..<40 { round(b ^ c ^ d, 0x6ED9_EBA1, i) }
+        for i in 40..<60 { round((b & c) | (b & d) | (c & d), 0x8F1B_BCDC, i) }
+        for i in 60..<80 { round(b ^ c ^ d, 0xCA62_C1D6, i) }
+        h = (h.0 &+ a, h.1 &+ b, h.2 &+ c, h.3 &+ d, h.4 &+ e)
     }
 }
 

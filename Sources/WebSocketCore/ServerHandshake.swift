@@ -35,23 +35,33 @@ public enum ServerHandshake {
         guard request.hasToken("Connection", "upgrade") else {
             return .failure(HTTPError(.error(400, "Connection header must include Upgrade")))
         }
-        guard request.values("Sec-WebSocket-Version") == ["13"] else {
+        guard request.fields.single("Sec-WebSocket-Version") == "13" else {
             return .failure(HTTPError(.error(426, "unsupported Sec-WebSocket-Version; this server speaks 13", headers: upgradeHeaders)))
         }
-        let keys = request.values("Sec-WebSocket-Key")
-        guard keys.count == 1, let decoded = Base64.decode(keys[0]), decoded.count == 16 else {
+        guard let key = request.fields.single("Sec-WebSocket-Key"), Base64.decode(key)?.count == 16 else {
             return .failure(HTTPError(.error(400, "Sec-WebSocket-Key must be 16 bytes in base64")))
         }
         guard let extensions = ExtensionOffer.parse(request.values("Sec-WebSocket-Extensions")) else {
             return .failure(HTTPError(.error(400, "malformed Sec-WebSocket-Extensions header")))
         }
         let protocols = request.tokens("Sec-WebSocket-Protocol")
-        return .success(Upgrade(key: keys[0], protocols: protocols, extensions: extensions))
+        return .success(Upgrade(key: key, protocols: protocols, extensions: extensions))
     }
 
     /// `Sec-WebSocket-Accept` for a key (§4.2.2): base64(SHA-1(key + GUID)).
     public static func acceptValue(for key: String) -> String {
-        Base64.encode(SHA1.hash(Array((key + guid).utf8)))
+        var key = key
+        return key.withUTF8 { key in
+            let guid = guid.utf8
+            return withUnsafeTemporaryAllocation(byteCount: key.count + guid.count + SHA1.digestSize, alignment: 1) { scratch in
+                let input = UnsafeMutableRawBufferPointer(rebasing: scratch[..<(key.count + guid.count)])
+                input.copyMemory(from: UnsafeRawBufferPointer(key))
+                UnsafeMutableRawBufferPointer(rebasing: input[key.count...]).copyBytes(from: guid)
+                let digest = UnsafeMutableRawBufferPointer(rebasing: scratch[input.count...])
+                SHA1.hash(UnsafeRawBufferPointer(input), into: digest)
+                return Base64.encode(UnsafeRawBufferPointer(digest))
+            }
+        }
     }
 
     /// The 101 response that completes the handshake.
