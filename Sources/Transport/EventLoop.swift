@@ -189,10 +189,12 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// Frees the channel's slot; call right before closing its socket. The close takes the
+    /// socket out of epoll (no descriptor is ever duplicated), so no EPOLL_CTL_DEL is made;
+    /// an event already fetched for it finds the slot's generation changed.
     func unregister(_ channel: Channel) {
         let slot = Int(channel.id & 0xFFFF_FFFF)
         guard slot < slots.count, slots[slot] === channel else { return }
-        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, channel.fd, nil)
         slots[slot] = nil
         freeSlots.append(slot)
     }

@@ -23,13 +23,21 @@ public struct ClientHandshake: Sendable {
         self.key = key ?? Base64.encode(Entropy.bytes(16))
     }
 
-    /// The upgrade request.
+    /// The upgrade request, written straight into one array.
     public var requestBytes: [UInt8] {
-        var text = "GET \(target) HTTP/1.1\r\nHost: \(host)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-        text += "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
-        if !protocols.isEmpty { text += "Sec-WebSocket-Protocol: \(protocols.joined(separator: ", "))\r\n" }
-        if let deflateOffer { text += "Sec-WebSocket-Extensions: \(deflateOffer.offerHeaderValue())\r\n" }
-        return Array((text + "\r\n").utf8)
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(160 + target.utf8.count + host.utf8.count + protocols.reduce(0) { $0 + $1.utf8.count + 2 })
+        func append(_ parts: String...) { for part in parts { bytes += part.utf8 } }
+        append("GET ", target, " HTTP/1.1\r\nHost: ", host, "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n")
+        append("Sec-WebSocket-Key: ", key, "\r\nSec-WebSocket-Version: 13\r\n")
+        if !protocols.isEmpty {
+            append("Sec-WebSocket-Protocol: ")
+            for (index, name) in protocols.enumerated() { append(index == 0 ? "" : ", ", name) }
+            append("\r\n")
+        }
+        if let deflateOffer { append("Sec-WebSocket-Extensions: ", deflateOffer.offerHeaderValue(), "\r\n") }
+        append("\r\n")
+        return bytes
     }
 
     /// Checks the server's answer (§4.1, client steps 1–6).

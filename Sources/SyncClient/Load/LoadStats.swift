@@ -59,26 +59,27 @@ public struct LoadStats: Sendable {
 enum FastScan {
     static func integer(after key: StaticString, in bytes: UnsafeRawBufferPointer) -> Int64? {
         let keyLength = key.utf8CodeUnitCount
-        let keyBytes = UnsafeRawBufferPointer(start: key.utf8Start, count: keyLength)
-        guard bytes.count > keyLength else { return nil }
-        var i = 0
-        while i + keyLength < bytes.count {
-            if bytes[i] == keyBytes[0] && memcmp(bytes.baseAddress! + i, keyBytes.baseAddress!, keyLength) == 0 {
-                var j = i + keyLength
-                var negative = false
-                if j < bytes.count && bytes[j] == UInt8(ascii: "-") { negative = true; j += 1 }
-                var value: Int64 = 0
-                var digits = 0
-                while j < bytes.count, bytes[j] >= 0x30, bytes[j] <= 0x39 {
-                    value = value &* 10 &+ Int64(bytes[j] - 0x30)
-                    j += 1
-                    digits += 1
-                }
-                return digits > 0 ? (negative ? -value : value) : nil
-            }
-            i += 1
+        guard keyLength > 0, bytes.count > keyLength, let base = bytes.baseAddress else { return nil }
+        // Jumps from one occurrence of the key's last byte (in JSON, a key's `:`) to the next.
+        let last = Int32(key.utf8Start[keyLength - 1])
+        var end = keyLength - 1
+        while true {
+            guard end < bytes.count, let hit = memchr(base + end, last, bytes.count - end) else { return nil }
+            end = base.distance(to: UnsafeRawPointer(hit))
+            if end >= keyLength - 1 && memcmp(base + end - (keyLength - 1), key.utf8Start, keyLength) == 0 { break }
+            end += 1
         }
-        return nil
+        var j = end + 1
+        var negative = false
+        if j < bytes.count && bytes[j] == UInt8(ascii: "-") { negative = true; j += 1 }
+        var value: Int64 = 0
+        var digits = 0
+        while j < bytes.count, bytes[j] >= 0x30, bytes[j] <= 0x39 {
+            value = value &* 10 &+ Int64(bytes[j] - 0x30)
+            j += 1
+            digits += 1
+        }
+        return digits > 0 ? (negative ? -value : value) : nil
     }
 
     static func hasPrefix(_ prefix: StaticString, _ bytes: UnsafeRawBufferPointer) -> Bool {
