@@ -53,6 +53,8 @@ struct FuzzTests {
                 case .failed(let response):
                     #expect([400, 431, 505].contains(response.status), "seed iteration \(iteration)")
                 case .complete(let request, _):
+                    #expect(request.headers.map(\.name) == Self.referenceFields(input).map(\.name), "seed iteration \(iteration)")
+                    #expect(request.headers.map(\.value) == Self.referenceFields(input).map(\.value), "seed iteration \(iteration)")
                     // Whatever parsed must survive validation and negotiation without trapping.
                     if case .success(let upgrade) = ServerHandshake.validate(request) {
                         _ = PerMessageDeflate.negotiate(offers: upgrade.extensions)
@@ -60,6 +62,28 @@ struct FuzzTests {
                 }
                 break
             }
+        }
+    }
+
+    /// The header fields of a complete head as the simplest reading of RFC 9112 §5 gives
+    /// them (lines split at CRLF, name before the first colon, value trimmed of spaces and
+    /// tabs): what the in-place parser must agree with.
+    static func referenceFields(_ input: [UInt8]) -> [(name: String, value: String)] {
+        let crlf: [UInt8] = [13, 10]
+        guard let end = (0..<max(0, input.count - 3)).first(where: { input[$0..<($0 + 4)].elementsEqual(crlf + crlf) }) else { return [] }
+        var lines = [ArraySlice<UInt8>]()
+        var start = 0
+        for index in 0..<end where input[index..<(index + 2)].elementsEqual(crlf) {
+            lines.append(input[start..<index])
+            start = index + 2
+        }
+        lines.append(input[start..<end])
+        return lines.dropFirst().map { line in
+            let colon = line.firstIndex(of: UInt8(ascii: ":"))!
+            let isOWS = { (byte: UInt8) in byte == 32 || byte == 9 }
+            let value = line[(colon + 1)...].drop(while: isOWS)
+            let trimmed = value.prefix(value.count - value.reversed().prefix(while: isOWS).count)
+            return (String(decoding: line[..<colon], as: UTF8.self), String(decoding: trimmed, as: UTF8.self))
         }
     }
 

@@ -117,6 +117,51 @@ struct HTTPParserTests {
         #expect(HTTPRequest(method: "GET", target: "http://h?x=1", headers: []).path == "/")
     }
 
+    /// Fields are found in place in the head: values without the whitespace around them,
+    /// colons inside values kept, repeated names kept apart.
+    @Test func fieldsAreFoundInPlace() throws {
+        let text = "GET / HTTP/1.1\r\nHost:h:80\r\nX-Empty: \t\r\nA:  b c \t\r\na: d\r\n\r\n"
+        guard case .complete(let request, _) = parse(Array(text.utf8)) else { Issue.record("refused"); return }
+        #expect(request.headers.map(\.name) == ["Host", "X-Empty", "A", "a"])
+        #expect(request.headers.map(\.value) == ["h:80", "", "b c", "d"])
+        #expect(request.values("A") == ["b c", "d"])
+        #expect(request.value("a") == "b c, d")
+        #expect(request.fields.single("a") == nil, "repeated")
+        #expect(request.fields.single("HOST") == "h:80")
+        #expect(request.fields.count(of: "a") == 2)
+        #expect(request.fields.contains("x-empty"))
+        #expect(!request.fields.contains("X-Empt"))
+        #expect(request.fields == HTTPFields([("Host", "h:80"), ("X-Empty", ""), ("A", "b c"), ("a", "d")]))
+        #expect(request.fields != HTTPFields([("Host", "h:80"), ("X-Empty", ""), ("A", "b c"), ("A", "d")]), "names as sent")
+    }
+
+    /// Each refusal says what was wrong.
+    @Test(arguments: [
+        ("GET / HTTP/1.1\r\nHost: a\r\nNo colon here\r\n\r\n", "header line without a colon"),
+        ("GET / HTTP/1.1\r\nHost: a\r\nBad Name: x\r\n\r\n", "invalid header name"),
+        ("GET / HTTP/1.1\r\nHost: a\r\n: x\r\n\r\n", "invalid header name"),
+        ("GET / HTTP/1.1\r\nHost: a\r\n folded: x\r\n\r\n", "invalid header name"),
+        ("GET / HTTP/1.1\r\nHost: a\r\nX: a\u{7F}\r\n\r\n", "control character in header value"),
+        ("GET / HTTP/1.1\r\nHost: a\r\nX: a\rb\r\n\r\n", "bare CR in request head"),
+        ("GET / HTTP/2.0\r\n\r\n", "only HTTP/1.x is supported"),
+        ("GET / HTTP/1.10\r\n\r\n", "malformed HTTP version"),
+        ("GET  / HTTP/1.1\r\n\r\n", "malformed request line"),
+        ("GET / HTTP/1.1 x\r\n\r\n", "malformed request line"),
+    ])
+    func refusalsSayWhy(_ text: String, _ reason: String) {
+        guard case .failed(let response) = parse(Array(text.utf8)) else { Issue.record("accepted \(text)"); return }
+        #expect(String(decoding: response.body, as: UTF8.self) == reason + "\n", "\(text)")
+    }
+
+    @Test func tooManyFieldsIs431() {
+        var parser = HTTPRequestParser(maxHeaderCount: 3)
+        let text = "GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n"
+        guard case .failed(let response) = Array(text.utf8).withUnsafeBytes({ parser.parse($0) }) else { Issue.record("accepted"); return }
+        #expect(response.status == 431)
+        var fits = HTTPRequestParser(maxHeaderCount: 4)
+        guard case .complete = Array(text.utf8).withUnsafeBytes({ fits.parse($0) }) else { Issue.record("four fields refused"); return }
+    }
+
     @Test func badRequestLineIsRefusedBeforeTheHeadEnds() {
         guard case .failed(let response) = parse(Array("NOT HTTP AT ALL\r\nmore".utf8)) else { Issue.record("waited"); return }
         #expect(response.status == 400)

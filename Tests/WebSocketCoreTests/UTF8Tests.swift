@@ -100,6 +100,18 @@ struct AcceptKeyTests {
         #expect(hex(SHA1.hash([])) == "da39a3ee5e6b4b0d3255bfef95601890afd80709")
         #expect(hex(SHA1.hash(Array("abc".utf8))) == "a9993e364706816aba3e25717850c26c9cd0d89d")
         #expect(hex(SHA1.hash(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))) == "84983e441c3bd26ebaae4aa1f95129e5e54670f1")
+        #expect(hex(SHA1.hash([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000))) == "34aa973cd4c4daa4f61eeb2bdbad27316534016f")
+        // Lengths around the block and padding edges (digests from Python's hashlib).
+        let digests = [
+            55: "ddf57317ef34bfee3b6df83d359098930eb278bc", 56: "a0d492bb0fc889d0eca3bc137066ab6f4f74f369",
+            63: "c55856749bef509bdfe6bfebfc7bf4e793e82132", 64: "bede92be29c3874e1b54ddc77988d606fc857a8e",
+            65: "b05a80522b053d6dc7e0a517d0e70212c7dad11f", 119: "504e27376a6e0f0dba8295b85cb25dc4dfa17d23",
+            120: "82134b02fb3f702491be9bed581eeab59334acb2", 128: "a09133e6730ffe899efb70204cb5646cd5dc24ee",
+            1000: "4231a8a50a10fa9758db8ec71fdef855b751048a",
+        ]
+        for (length, digest) in digests {
+            #expect(hex(SHA1.hash((0..<length).map { UInt8(($0 * 7 + 3) % 256) })) == digest, "\(length) bytes")
+        }
     }
 
     @Test func base64RoundTrip() {
