@@ -27,15 +27,27 @@ public struct ClientHandshake: Sendable {
     public var requestBytes: [UInt8] {
         var bytes = [UInt8]()
         bytes.reserveCapacity(160 + target.utf8.count + host.utf8.count + protocols.reduce(0) { $0 + $1.utf8.count + 2 })
-        func append(_ parts: String...) { for part in parts { bytes += part.utf8 } }
-        append("GET ", target, " HTTP/1.1\r\nHost: ", host, "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n")
-        append("Sec-WebSocket-Key: ", key, "\r\nSec-WebSocket-Version: 13\r\n")
+        func append(_ text: String) { bytes += text.utf8 }
+        append("GET ")
+        append(target)
+        append(" HTTP/1.1\r\nHost: ")
+        append(host)
+        append("\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ")
+        append(key)
+        append("\r\nSec-WebSocket-Version: 13\r\n")
         if !protocols.isEmpty {
             append("Sec-WebSocket-Protocol: ")
-            for (index, name) in protocols.enumerated() { append(index == 0 ? "" : ", ", name) }
+            for (index, name) in protocols.enumerated() {
+                if index > 0 { append(", ") }
+                append(name)
+            }
             append("\r\n")
         }
-        if let deflateOffer { append("Sec-WebSocket-Extensions: ", deflateOffer.offerHeaderValue(), "\r\n") }
+        if let deflateOffer {
+            append("Sec-WebSocket-Extensions: ")
+            append(deflateOffer.offerHeaderValue())
+            append("\r\n")
+        }
         append("\r\n")
         return bytes
     }

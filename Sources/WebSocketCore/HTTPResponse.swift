@@ -34,10 +34,23 @@ public struct HTTPResponse: Sendable, Equatable {
         let body = omitsBody ? [] : self.body
         var bytes = [UInt8]()
         bytes.reserveCapacity(64 + reason.utf8.count + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 } + body.count)
-        func append(_ parts: String...) { for part in parts { bytes.append(contentsOf: part.utf8) } }
-        append("HTTP/1.1 ", String(status), " ", reason, "\r\n")
-        for (name, value) in headers { append(name, ": ", value, "\r\n") }
-        if !isUpgrade { append("Content-Length: ", String(self.body.count), "\r\n") }
+        func append(_ text: String) { bytes += text.utf8 }
+        append("HTTP/1.1 ")
+        append(String(status))
+        append(" ")
+        append(reason)
+        append("\r\n")
+        for (name, value) in headers {
+            append(name)
+            append(": ")
+            append(value)
+            append("\r\n")
+        }
+        if !isUpgrade {
+            append("Content-Length: ")
+            append(String(self.body.count))
+            append("\r\n")
+        }
         append("\r\n")
         bytes.append(contentsOf: body)
         return bytes
