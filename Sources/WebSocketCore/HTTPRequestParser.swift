@@ -84,9 +84,9 @@ public struct HTTPRequestParser: Sendable {
             guard bytes.count >= needle.count else { return nil }
             var i = start
             while i + needle.count <= bytes.count {
-                if bytes[i] == needle[0] && bytes[i + 1] == needle[1] && (needle.count == 2 || bytes[i + 2] == needle[2] && bytes[i + 3] == needle[3]) {
-                    return i
-                }
+                var matched = 0
+                while matched < needle.count && bytes[i + matched] == needle[matched] { matched += 1 }
+                if matched == needle.count { return i }
                 i += 1
             }
             return nil

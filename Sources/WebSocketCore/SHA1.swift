@@ -34,9 +34,11 @@ enum SHA1 {
                 if tailCount == 128 { compress(UnsafeRawBufferPointer(rebasing: tail[64..<128]), &h, w) }
             }
         }
-        for (i, word) in [h.0, h.1, h.2, h.3, h.4].enumerated() {
-            digest.storeBytes(of: word.bigEndian, toByteOffset: 4 * i, as: UInt32.self)
-        }
+        digest.storeBytes(of: h.0.bigEndian, toByteOffset: 0, as: UInt32.self)
+        digest.storeBytes(of: h.1.bigEndian, toByteOffset: 4, as: UInt32.self)
+        digest.storeBytes(of: h.2.bigEndian, toByteOffset: 8, as: UInt32.self)
+        digest.storeBytes(of: h.3.bigEndian, toByteOffset: 12, as: UInt32.self)
+        digest.storeBytes(of: h.4.bigEndian, toByteOffset: 16, as: UInt32.self)
     }
 
     private static func compress(_ block: UnsafeRawBufferPointer, _ h: inout (UInt32, UInt32, UInt32, UInt32, UInt32), _ w: UnsafeMutableBufferPointer<UInt32>) {

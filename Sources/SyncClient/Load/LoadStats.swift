@@ -66,7 +66,7 @@ enum FastScan {
         while true {
             guard end < bytes.count, let hit = memchr(base + end, last, bytes.count - end) else { return nil }
             end = base.distance(to: UnsafeRawPointer(hit))
-            if end >= keyLength - 1 && memcmp(base + end - (keyLength - 1), key.utf8Start, keyLength) == 0 { break }
+            if memcmp(base + end - (keyLength - 1), key.utf8Start, keyLength) == 0 { break }  // end ≥ keyLength - 1
             end += 1
         }
         var j = end + 1
