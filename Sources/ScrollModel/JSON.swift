@@ -225,14 +225,13 @@ private struct Parser {
 /// Writes compact JSON into a byte array: objects keep the order members are written in.
 public struct JSONWriter {
     public private(set) var bytes: [UInt8] = []
-    private var needsComma = [false]
 
     public init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
 
-    public mutating func beginObject() { separator(); bytes.append(UInt8(ascii: "{")); needsComma.append(false) }
-    public mutating func endObject() { needsComma.removeLast(); bytes.append(UInt8(ascii: "}")) }
-    public mutating func beginArray() { separator(); bytes.append(UInt8(ascii: "[")); needsComma.append(false) }
-    public mutating func endArray() { needsComma.removeLast(); bytes.append(UInt8(ascii: "]")) }
+    public mutating func beginObject() { separator(); bytes.append(UInt8(ascii: "{")) }
+    public mutating func endObject() { bytes.append(UInt8(ascii: "}")) }
+    public mutating func beginArray() { separator(); bytes.append(UInt8(ascii: "[")) }
+    public mutating func endArray() { bytes.append(UInt8(ascii: "]")) }
 
     /// Writes any JSON value (numbers as their source text).
     public mutating func value(_ value: JSON) {
@@ -256,7 +255,6 @@ public struct JSONWriter {
         separator()
         appendString(name)
         bytes.append(UInt8(ascii: ":"))
-        needsComma[needsComma.count - 1] = false
     }
 
     public mutating func string(_ value: String) { separator(); appendString(value) }
@@ -286,9 +284,11 @@ public struct JSONWriter {
         endObject()
     }
 
+    /// A comma goes before every value or key except the first of an object or array (the
+    /// last byte written is then `{` or `[`) and a member's value (after its `:`).
     private mutating func separator() {
-        if needsComma[needsComma.count - 1] { bytes.append(UInt8(ascii: ",")) }
-        needsComma[needsComma.count - 1] = true
+        guard let last = bytes.last else { return }
+        if last != UInt8(ascii: "{") && last != UInt8(ascii: "[") && last != UInt8(ascii: ":") { bytes.append(UInt8(ascii: ",")) }
     }
 
     /// Appends `value` quoted, escaping what JSON requires; runs without escapes are

@@ -27,7 +27,7 @@ public struct ClientHandshake: Sendable {
     public var requestBytes: [UInt8] {
         var bytes = [UInt8]()
         bytes.reserveCapacity(160 + target.utf8.count + host.utf8.count + protocols.reduce(0) { $0 + $1.utf8.count + 2 })
-        func append(_ text: String) { bytes += text.utf8 }
+        func append(_ text: String) { bytes.appendUTF8(text) }
         append("GET ")
         append(target)
         append(" HTTP/1.1\r\nHost: ")

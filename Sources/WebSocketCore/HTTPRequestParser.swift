@@ -38,7 +38,7 @@ public struct HTTPRequestParser: Sendable {
 
     public mutating func parse(_ bytes: UnsafeRawBufferPointer) -> Result {
         buffer.append(contentsOf: bytes)
-        let headEnd = find(Self.crlfcrlf, from: max(0, scanned - 3))
+        let headEnd = findLineEnd(from: max(0, scanned - 3), blankLine: true)
         // A head whose lines end in a bare LF would never show its CRLF CRLF: refused now,
         // not when the handshake times out. (Bytes after the head may hold any value.)
         let checkLimit = headEnd.map { $0 + 4 } ?? buffer.count
@@ -47,8 +47,8 @@ public struct HTTPRequestParser: Sendable {
         }
         if bareLF { return .failed(.error(400, "bare LF in request head; lines end in CRLF")) }
         checkedForBareLF = checkLimit
-        if requestLine == nil, let lineEnd = find(Self.crlf, from: 0) {
-            switch Self.parseRequestLine(buffer[0..<lineEnd]) {
+        if requestLine == nil, let lineEnd = findLineEnd(from: 0, blankLine: false) {
+            switch buffer.withUnsafeBufferPointer({ Self.parseRequestLine(UnsafeBufferPointer(rebasing: $0[0..<lineEnd])) }) {
             case .failure(let response): return .failed(response)
             case .success(let line): requestLine = line
             }
@@ -76,45 +76,43 @@ public struct HTTPRequestParser: Sendable {
         }
     }
 
-    private static let crlf: [UInt8] = [13, 10]
-    private static let crlfcrlf: [UInt8] = [13, 10, 13, 10]
-
-    private func find(_ needle: [UInt8], from start: Int) -> Int? {
+    /// Where the first CRLF (or, with `blankLine`, CRLF CRLF) at or after `start` begins:
+    /// found from each LF, the rarest byte of the pair.
+    private func findLineEnd(from start: Int, blankLine: Bool) -> Int? {
         buffer.withUnsafeBufferPointer { bytes in
-            guard bytes.count >= needle.count else { return nil }
-            var i = start
-            while i + needle.count <= bytes.count {
-                var matched = 0
-                while matched < needle.count && bytes[i + matched] == needle[matched] { matched += 1 }
-                if matched == needle.count { return i }
-                i += 1
+            let span = blankLine ? 3 : 1
+            var lf = start + span
+            while lf < bytes.count {
+                if bytes[lf] == 10 && bytes[lf - 1] == 13 && (!blankLine || (bytes[lf - 2] == 10 && bytes[lf - 3] == 13)) {
+                    return lf - span
+                }
+                lf += 1
             }
             return nil
         }
     }
 
     /// `method SP request-target SP HTTP-version` (RFC 9112 §3), without its CRLF.
-    private static func parseRequestLine(_ line: ArraySlice<UInt8>) -> Result2<RequestLine> {
+    private static func parseRequestLine(_ line: UnsafeBufferPointer<UInt8>) -> Result2<RequestLine> {
         let malformed = Result2<RequestLine>.failure(.error(400, "malformed request line"))
-        guard let methodEnd = line.firstIndex(of: UInt8(ascii: " ")),
-              let targetEnd = line[(methodEnd + 1)...].firstIndex(of: UInt8(ascii: " ")),
-              !line[(targetEnd + 1)...].contains(UInt8(ascii: " "))
-        else { return malformed }
-        let method = line[line.startIndex..<methodEnd]
-        let target = line[(methodEnd + 1)..<targetEnd]
-        let version = line[(targetEnd + 1)...]
-        guard !method.isEmpty, !target.isEmpty, method.allSatisfy(isTokenByte), target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            return malformed
-        }
+        var methodEnd = 0
+        while methodEnd < line.count && isTokenByte(line[methodEnd]) { methodEnd += 1 }
+        guard methodEnd > 0, methodEnd < line.count, line[methodEnd] == UInt8(ascii: " ") else { return malformed }
+        var targetEnd = methodEnd + 1
+        while targetEnd < line.count && line[targetEnd] > 0x20 && line[targetEnd] < 0x7F { targetEnd += 1 }
+        guard targetEnd > methodEnd + 1, targetEnd < line.count, line[targetEnd] == UInt8(ascii: " ") else { return malformed }
+        let version = UnsafeBufferPointer(rebasing: line[(targetEnd + 1)...])
+        guard !version.contains(UInt8(ascii: " ")) else { return malformed }
         guard version.count == 8, version.starts(with: "HTTP/".utf8) else {
             return .failure(.error(400, "malformed HTTP version"))
         }
-        let minor = version[version.endIndex - 1]
-        guard version.starts(with: "HTTP/1.".utf8), minor >= UInt8(ascii: "0"), minor <= UInt8(ascii: "9") else {
+        let minor = version[7]
+        guard version[5] == UInt8(ascii: "1"), version[6] == UInt8(ascii: "."), minor >= UInt8(ascii: "0"), minor <= UInt8(ascii: "9") else {
             return .failure(.error(505, "only HTTP/1.x is supported"))
         }
-        return .success(RequestLine(method: String(decoding: method, as: UTF8.self), target: String(decoding: target, as: UTF8.self),
-                                    minorVersion: Int(minor - UInt8(ascii: "0")), end: line.endIndex))
+        return .success(RequestLine(method: String(decoding: UnsafeBufferPointer(rebasing: line[..<methodEnd]), as: UTF8.self),
+                                    target: String(decoding: UnsafeBufferPointer(rebasing: line[(methodEnd + 1)..<targetEnd]), as: UTF8.self),
+                                    minorVersion: Int(minor - UInt8(ascii: "0")), end: line.count))
     }
 
     /// The field lines between `start` and `end` (the head's final CRLF CRLF), each

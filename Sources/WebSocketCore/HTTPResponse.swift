@@ -34,7 +34,7 @@ public struct HTTPResponse: Sendable, Equatable {
         let body = omitsBody ? [] : self.body
         var bytes = [UInt8]()
         bytes.reserveCapacity(64 + reason.utf8.count + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 } + body.count)
-        func append(_ text: String) { bytes += text.utf8 }
+        func append(_ text: String) { bytes.appendUTF8(text) }
         append("HTTP/1.1 ")
         append(String(status))
         append(" ")
@@ -78,4 +78,12 @@ public struct HTTPResponse: Sendable, Equatable {
     }
 
     public static func == (lhs: HTTPResponse, rhs: HTTPResponse) -> Bool { lhs.bytes == rhs.bytes }
+}
+
+extension Array where Element == UInt8 {
+    /// Appends a string's UTF-8 bytes in one copy.
+    mutating func appendUTF8(_ text: String) {
+        var text = text
+        text.withUTF8 { append(contentsOf: $0) }
+    }
 }

@@ -1,0 +1,54 @@
+import Testing
+import TestSupport
+@testable import ScrollModel
+
+/// The writer puts commas from the last byte it wrote; whatever it writes must parse back
+/// to the same value, however values nest.
+@Suite("JSONWriter")
+struct JSONWriterTests {
+    static func randomJSON(depth: Int, _ rng: inout SeededGenerator) -> JSON {
+        let strings = ["", "a", "with \"quotes\" and \\", "line\nbreak\ttab\u{1}", "ünïcödé ✓", "{[,:]}"]
+        switch Int.random(in: 0..<(depth > 3 ? 4 : 6), using: &rng) {
+        case 0: return .null
+        case 1: return .bool(Bool.random(using: &rng))
+        case 2:
+            let value = Int.random(in: -1000...1000, using: &rng)
+            return .number(Double(value), text: String(value))
+        case 3: return .string(strings.randomElement(using: &rng)!)
+        case 4: return .array((0..<Int.random(in: 0...3, using: &rng)).map { _ in randomJSON(depth: depth + 1, &rng) })
+        default:
+            return .object((0..<Int.random(in: 0...3, using: &rng)).map { _ in
+                (strings.randomElement(using: &rng)!, randomJSON(depth: depth + 1, &rng))
+            })
+        }
+    }
+
+    @Test func writtenValuesParseBack() throws {
+        var rng = SeededGenerator(state: 0x15_0A)
+        for _ in 0..<2000 {
+            let value = Self.randomJSON(depth: 0, &rng)
+            var writer = JSONWriter()
+            writer.value(value)
+            let text = String(decoding: writer.bytes, as: UTF8.self)
+            #expect(try JSON.parse(text) == value, "\(text)")
+        }
+    }
+
+    @Test func commasGoBetweenMembersAndElementsOnly() {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("a")
+        writer.beginArray()
+        writer.beginArray()
+        writer.endArray()
+        writer.beginObject()
+        writer.endObject()
+        writer.int(1)
+        writer.endArray()
+        writer.field("b", "x")
+        writer.key("c")
+        writer.null()
+        writer.endObject()
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"a":[[],{},1],"b":"x","c":null}"#)
+    }
+}
