@@ -94,16 +94,17 @@ public struct HTTPRequestParser: Sendable {
 
     /// `method SP request-target SP HTTP-version` (RFC 9112 §3), without its CRLF.
     private static func parseRequestLine(_ line: UnsafeBufferPointer<UInt8>) -> Result2<RequestLine> {
-        let malformed = Result2<RequestLine>.failure(.error(400, "malformed request line"))
+        func malformed() -> Result2<RequestLine> { .failure(.error(400, "malformed request line")) }
         var methodEnd = 0
         while methodEnd < line.count && isTokenByte(line[methodEnd]) { methodEnd += 1 }
-        guard methodEnd > 0, methodEnd < line.count, line[methodEnd] == UInt8(ascii: " ") else { return malformed }
+        guard methodEnd > 0, methodEnd < line.count, line[methodEnd] == UInt8(ascii: " ") else { return malformed() }
         var targetEnd = methodEnd + 1
         while targetEnd < line.count && line[targetEnd] > 0x20 && line[targetEnd] < 0x7F { targetEnd += 1 }
-        guard targetEnd > methodEnd + 1, targetEnd < line.count, line[targetEnd] == UInt8(ascii: " ") else { return malformed }
+        guard targetEnd > methodEnd + 1, targetEnd < line.count, line[targetEnd] == UInt8(ascii: " ") else { return malformed() }
         let version = UnsafeBufferPointer(rebasing: line[(targetEnd + 1)...])
-        guard !version.contains(UInt8(ascii: " ")) else { return malformed }
-        guard version.count == 8, version.starts(with: "HTTP/".utf8) else {
+        guard !version.contains(UInt8(ascii: " ")) else { return malformed() }
+        guard version.count == 8, version[0] == UInt8(ascii: "H"), version[1] == UInt8(ascii: "T"), version[2] == UInt8(ascii: "T"),
+              version[3] == UInt8(ascii: "P"), version[4] == UInt8(ascii: "/") else {
             return .failure(.error(400, "malformed HTTP version"))
         }
         let minor = version[7]
@@ -169,14 +170,11 @@ public struct HTTPRequestParser: Sendable {
         return .success(fields)
     }
 
-    /// tchar (RFC 9110 §5.6.2).
+    /// tchar (RFC 9110 §5.6.2): `!#$%&'*+-.^_`|~`, digits and letters, as two bitmasks
+    /// (bytes 0–63 and 64–127).
     static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            true
-        default:
-            "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
+        if byte < 64 { return (0x03FF_6CFA_0000_0000 as UInt64) >> byte & 1 == 1 }
+        return byte < 128 && (0x57FF_FFFF_C7FF_FFFE as UInt64) >> (byte - 64) & 1 == 1
     }
 }
 

@@ -162,6 +162,13 @@ struct HTTPParserTests {
         guard case .complete = Array(text.utf8).withUnsafeBytes({ fits.parse($0) }) else { Issue.record("four fields refused"); return }
     }
 
+    @Test func tokenBytesAreRFC9110Tchars() {
+        let tchars = Set("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
+        for byte in UInt8.min...UInt8.max {
+            #expect(HTTPRequestParser.isTokenByte(byte) == tchars.contains(byte), "byte \(byte)")
+        }
+    }
+
     @Test func badRequestLineIsRefusedBeforeTheHeadEnds() {
         guard case .failed(let response) = parse(Array("NOT HTTP AT ALL\r\nmore".utf8)) else { Issue.record("waited"); return }
         #expect(response.status == 400)
