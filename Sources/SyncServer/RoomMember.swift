@@ -71,8 +71,9 @@ public final class RoomMember: WebSocketSession {
     // object's header: a 16-byte step smaller would need a field fewer).
     /// The session id, given when the connection opens.
     public private(set) var id = SessionID(0)
-    /// The connection; set when it opens, before the member joins its room.
-    public private(set) var peer: WebSocketPeer!
+    /// The connection; set when it opens, before the member joins its room. (Read for every
+    /// delivery, set once: no run-time exclusivity check.)
+    @exclusivity(unchecked) public private(set) var peer: WebSocketPeer!
     private let shared: Shared
     private var extras: Extras?
     /// The hub's handle on the room it is in: set when it joins, cleared when it leaves.
@@ -80,11 +81,13 @@ public final class RoomMember: WebSocketSession {
     /// of the name for all its members.)
     var roomHandle: AnyObject?
     /// Highest `seq` delivered, so a member never sees a state twice or out of order.
-    var lastSeq = SeqMark(0)
+    /// (Loop-thread only, changed in place by nothing that calls out: no run-time
+    /// exclusivity check, as for `lastDocument`; both are read and set once per delivery.)
+    @exclusivity(unchecked) var lastSeq = SeqMark(0)
     /// Position in its local room's member list (for O(1) removal).
     var slot: Int32 = -1
     /// The room's version of the last document delivered (its welcome counts).
-    var lastDocument: UInt32 = 0
+    @exclusivity(unchecked) var lastDocument: UInt32 = 0
     private var stage = Stage.new
     let role: Role
     /// The compressor window this receiver accepts, or 0 to send uncompressed.

@@ -29,10 +29,12 @@ public final class WebSocketPeer: ChannelHandler {
     // Stored large to small: one peer per connection, so its size is per-connection memory.
     public let channel: Channel
     private let router: Router
-    private var phase: Phase
+    // Loop-thread only and never changed re-entrantly, like `pendingResponse`: no run-time
+    // exclusivity check on every send.
+    @exclusivity(unchecked) private var phase: Phase
     /// The upgrade response while the session opens: it leaves in one chunk with the
     /// session's first messages (one write, and no queue storage for an idle connection).
-    private var pendingResponse: [UInt8]?
+    @exclusivity(unchecked) private var pendingResponse: [UInt8]?
     /// When the peer was last heard, in milliseconds of the loop's clock (wrapping: only
     /// differences under 49 days are read, and the idle limit is at most 2 days).
     private var lastHeardMilliseconds: UInt32

@@ -57,14 +57,17 @@ public final class Channel {
     public unowned let loop: EventLoop
     public var handler: (any ChannelHandler)?
     private var tls: TLSSession?
-    private var queue = WriteQueue()
+    // The fields below are touched only on the loop's thread and never re-entrantly (no
+    // call out happens while one is being changed), so they skip Swift's run-time
+    // exclusivity check: on the broadcast path it cost a fifth of the instructions per delivery.
+    @exclusivity(unchecked) private var queue = WriteQueue()
     /// The newest replaceable message, waiting until the socket has taken everything before it.
-    private var latest: SharedBytes?
+    @exclusivity(unchecked) private var latest: SharedBytes?
     let fd: Int32
-    private(set) var state: State = .open
+    @exclusivity(unchecked) private(set) var state: State = .open
     /// Ticks since a graceful close began (see `lingerTicks`).
     private var closingTicks: UInt8 = 0
-    private var flags: Flags = []
+    @exclusivity(unchecked) private var flags: Flags = []
     /// The errno of a failed connect, or 0 (Linux's errno values fit in a byte).
     private var connectErrno: UInt8 = 0
 

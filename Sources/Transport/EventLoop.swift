@@ -17,21 +17,23 @@ public final class EventLoop: @unchecked Sendable {
     /// Monotonic time of the current iteration, in nanoseconds.
     public private(set) var now: UInt64 = monotonicNanoseconds()
     /// Backpressure marks of every channel on this loop. Kept here rather than per channel:
-    /// an idle connection costs only memory. Set before the loop has channels.
-    public var watermarks = Channel.Watermarks()
+    /// an idle connection costs only memory. Set before the loop has channels (it is read
+    /// on every enqueue, so without a run-time exclusivity check).
+    @exclusivity(unchecked) public var watermarks = Channel.Watermarks()
 
     let readBuffer: UnsafeMutableRawBufferPointer
     let iovecs: UnsafeMutableBufferPointer<iovec>
 
     private let epoll: Int32
     private let wake: Int32
-    private var slots: [Channel?] = []
+    // Loop-thread only and never changed re-entrantly: no run-time exclusivity checks.
+    @exclusivity(unchecked) private var slots: [Channel?] = []
     /// Numbers channels, so an event for a closed channel never reaches one that took its
     /// slot (29 bits: the id's top bits mark listeners and watches).
     private var generation: UInt64 = 0
     private var freeSlots: [Int] = []
     private var listeners: [Listener] = []
-    private var dirty: [Channel] = []
+    @exclusivity(unchecked) private var dirty: [Channel] = []
     /// The most channels dirty at once since the last tick: a list that grew for one large
     /// broadcast gives its storage back when a quiet second shows it is not needed.
     private var dirtyPeak = 0

@@ -73,18 +73,21 @@ public final class WebSocketConnection {
     }
 
     // Stored large to small (the decoder's 4-byte tail next to the limit), as one of these
-    // exists per connection.
-    private var decoder: FrameDecoder
+    // exists per connection. A connection is used from one thread, and no field is being
+    // changed while an event handler runs (handlers may call back in), so the fields skip
+    // Swift's run-time exclusivity check: several per message, a fifth of the instructions
+    // of receiving a small one.
+    @exclusivity(unchecked) private var decoder: FrameDecoder
     private let messageLimit: UInt32
     private let compression: Compression?
-    private var outbound: [SharedBytes] = []
-    private var storedPieces: Pieces?
+    @exclusivity(unchecked) private var outbound: [SharedBytes] = []
+    @exclusivity(unchecked) private var storedPieces: Pieces?
     public let role: Role
-    public private(set) var state: State = .open
-    private var messageOpcode: Opcode?
-    private var messageCompressed = false
-    private var deliveredInPlace = false
-    private var utf8 = UTF8Validator()
+    @exclusivity(unchecked) public private(set) var state: State = .open
+    @exclusivity(unchecked) private var messageOpcode: Opcode?
+    @exclusivity(unchecked) private var messageCompressed = false
+    @exclusivity(unchecked) private var deliveredInPlace = false
+    @exclusivity(unchecked) private var utf8 = UTF8Validator()
 
     /// What the peer may send (each limit at most 4 GiB).
     public var limits: Limits { Limits(maxFrameSize: decoder.maxFrameSize, maxMessageSize: Int(messageLimit)) }

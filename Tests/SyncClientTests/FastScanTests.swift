@@ -18,6 +18,19 @@ struct FastScanTests {
         #expect(integer("\"seq\":", #"{"seq":7}"#) == 7, "the key at the first byte")
     }
 
+    @Test func findsTheLastKeyFromTheEnd() {
+        func last(_ key: StaticString, _ text: String) -> Int64? {
+            Array(text.utf8).withUnsafeBytes { FastScan.lastInteger(after: key, in: $0) }
+        }
+        let state = #"{"type":"state","seq":42,"by":"ab","t":1234567890123,"doc":"cbf2"}"#
+        #expect(last("\"t\":", state) == 1_234_567_890_123)
+        #expect(last("\"seq\":", state) == 42)
+        #expect(last("\"t\":", #"{"t":1,"x":{"t":2}}"#) == 2, "the last one")
+        #expect(last("\"t\":", #"{"at":1}"#) == nil)
+        #expect(last("\"t\":", #""t":"#) == nil, "key at the very end")
+        #expect(last("\"t\":", #""t":7"#) == 7, "key at the first byte")
+    }
+
     @Test func skipsLookalikes() {
         #expect(integer("\"seq\":", #"{"subseq":1,"seq":2}"#) == 2, "a key that ends like it")
         #expect(integer("\"seq\":", #"{"a":"x:y","seq":5}"#) == 5, "colons elsewhere")

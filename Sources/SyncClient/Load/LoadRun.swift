@@ -244,7 +244,9 @@ final class RoomTrack: Sendable {
 /// The clients of one event loop and their measurements. Loop-confined.
 final class LoopProbes: @unchecked Sendable {
     let loop: EventLoop
-    var stats = LoadStats()
+    /// Updated for every delivery, on the loop's thread only and never re-entrantly: no
+    /// run-time exclusivity check (as for a follower's `lastSeq`).
+    @exclusivity(unchecked) var stats = LoadStats()
     /// When the last connection on this loop opened or failed (monotonic µs).
     var lastSettledAt: Int64 = 0
     private var followers: [Follower] = []
@@ -257,7 +259,7 @@ final class LoopProbes: @unchecked Sendable {
         let room: RoomTrack
         let slow: Bool
         var client: WebSocketClient?
-        var lastSeq = 0
+        @exclusivity(unchecked) var lastSeq = 0
         var open = false
         init(room: RoomTrack, slow: Bool) {
             self.room = room
@@ -328,7 +330,7 @@ final class LoopProbes: @unchecked Sendable {
             guard sending || gap >= 0 else { return }
             stats.deliveries += 1
             stats.skipped += gap
-            if let t = FastScan.integer(after: "\"t\":", in: bytes) {
+            if let t = FastScan.lastInteger(after: "\"t\":", in: bytes) {
                 let age = UInt64(max(0, monotonicMicroseconds() - t))
                 _ = stats.latency.record(age)
                 if follower.slow { _ = stats.slowStaleness.record(age) }

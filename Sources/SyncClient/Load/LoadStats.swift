@@ -57,19 +57,36 @@ public struct LoadStats: Sendable {
 /// Finds `"key":INTEGER` in a JSON text without parsing all of it (the hot path of a
 /// load test receives a million states a second).
 enum FastScan {
+    /// The integer right after the first `key` (for keys near the start, like `seq`).
     static func integer(after key: StaticString, in bytes: UnsafeRawBufferPointer) -> Int64? {
         let keyLength = key.utf8CodeUnitCount
-        guard keyLength > 0, bytes.count > keyLength, let base = bytes.baseAddress else { return nil }
-        // Jumps from one occurrence of the key's last byte (in JSON, a key's `:`) to the next.
-        let last = Int32(key.utf8Start[keyLength - 1])
-        var end = keyLength - 1
-        while true {
-            guard end < bytes.count, let hit = memchr(base + end, last, bytes.count - end) else { return nil }
-            end = base.distance(to: UnsafeRawPointer(hit))
-            if memcmp(base + end - (keyLength - 1), key.utf8Start, keyLength) == 0 { break }  // end ≥ keyLength - 1
-            end += 1
+        guard keyLength > 0, bytes.count > keyLength else { return nil }
+        for start in 0...(bytes.count - keyLength) where matches(key, at: start, in: bytes) {
+            return integer(at: start + keyLength, in: bytes)
         }
-        var j = end + 1
+        return nil
+    }
+
+    /// The integer right after the last `key` (for keys near the end, like `t`).
+    static func lastInteger(after key: StaticString, in bytes: UnsafeRawBufferPointer) -> Int64? {
+        let keyLength = key.utf8CodeUnitCount
+        guard keyLength > 0, bytes.count > keyLength else { return nil }
+        for start in stride(from: bytes.count - keyLength, through: 0, by: -1) where matches(key, at: start, in: bytes) {
+            return integer(at: start + keyLength, in: bytes)
+        }
+        return nil
+    }
+
+    private static func matches(_ key: StaticString, at start: Int, in bytes: UnsafeRawBufferPointer) -> Bool {
+        let key = UnsafeRawBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
+        guard bytes[start] == key[0] else { return false }
+        for i in 1..<key.count where bytes[start + i] != key[i] { return false }
+        return true
+    }
+
+    /// The (optionally negative) decimal integer at `index`; nil without a digit.
+    private static func integer(at index: Int, in bytes: UnsafeRawBufferPointer) -> Int64? {
+        var j = index
         var negative = false
         if j < bytes.count && bytes[j] == UInt8(ascii: "-") { negative = true; j += 1 }
         var value: Int64 = 0
