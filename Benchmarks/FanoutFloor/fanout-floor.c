@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
     int64_t capacity = (int64_t)(seconds * 61) * followers + 1, count = 0, sent = 0;
     int64_t *latencies = malloc(capacity * sizeof(int64_t));
     int64_t start = microseconds(), end = start + (int64_t)(seconds * 1e6), next = start;
-    char buffer[4096];
+    char buffer[40 * frameSize];  // whole frames only: a read never splits one
     while (microseconds() < end + 200000) {
         int64_t now = microseconds();
         if (now >= next && now < end) {
