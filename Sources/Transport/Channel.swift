@@ -59,7 +59,8 @@ public final class Channel {
     private var tls: TLSSession?
     // The fields below are touched only on the loop's thread and never re-entrantly (no
     // call out happens while one is being changed), so they skip Swift's run-time
-    // exclusivity check: on the broadcast path it cost a fifth of the instructions per delivery.
+    // exclusivity check (with the other fields a delivery touches, a third of the server's
+    // instructions per delivery: BENCHMARKS.md).
     @exclusivity(unchecked) private var queue = WriteQueue()
     /// The newest replaceable message, waiting until the socket has taken everything before it.
     @exclusivity(unchecked) private var latest: SharedBytes?

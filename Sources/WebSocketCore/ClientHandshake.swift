@@ -145,11 +145,7 @@ public struct HTTPResponseHead: Sendable, Equatable {
             var lineEnd = lineStart
             while lineEnd < head.count && !(head[lineEnd] == 13 && lineEnd + 1 < head.count && head[lineEnd + 1] == 10) { lineEnd += 1 }
             guard let colon = head[lineStart..<lineEnd].firstIndex(of: UInt8(ascii: ":")) else { return nil }
-            var valueStart = colon + 1
-            var valueEnd = lineEnd
-            while valueStart < valueEnd && HTTPFields.isOWS(head[valueStart]) { valueStart += 1 }
-            while valueEnd > valueStart && HTTPFields.isOWS(head[valueEnd - 1]) { valueEnd -= 1 }
-            fields.append(HTTPFields.Field(nameStart: Int32(lineStart), nameEnd: Int32(colon), valueStart: Int32(valueStart), valueEnd: Int32(valueEnd)))
+            fields.append(HTTPFields.Field(name: lineStart..<colon, value: HTTPFields.trimmingOWS((colon + 1)..<lineEnd, in: head)))
             lineStart = lineEnd + 2
         }
         return HTTPResponseHead(status: code, reason: reason, fields: HTTPFields(bytes: head, fields: fields))

@@ -9,6 +9,13 @@ public struct HTTPFields: Sendable, Equatable {
         var nameEnd: Int32
         var valueStart: Int32
         var valueEnd: Int32
+
+        init(name: Range<Int>, value: Range<Int>) {
+            nameStart = Int32(name.lowerBound)
+            nameEnd = Int32(name.upperBound)
+            valueStart = Int32(value.lowerBound)
+            valueEnd = Int32(value.upperBound)
+        }
     }
 
     private let bytes: [UInt8]
@@ -26,11 +33,11 @@ public struct HTTPFields: Sendable, Equatable {
         var fields = [Field]()
         fields.reserveCapacity(pairs.count)
         for (name, value) in pairs {
-            let nameStart = Int32(bytes.count)
+            let nameStart = bytes.count
             bytes += name.utf8
-            let valueStart = Int32(bytes.count)
+            let valueStart = bytes.count
             bytes += value.utf8
-            fields.append(Field(nameStart: nameStart, nameEnd: valueStart, valueStart: valueStart, valueEnd: Int32(bytes.count)))
+            fields.append(Field(name: nameStart..<valueStart, value: valueStart..<bytes.count))
         }
         self.init(bytes: bytes, fields: fields)
     }
@@ -151,16 +158,22 @@ public struct HTTPFields: Sendable, Equatable {
         while start <= list.count {
             var end = start
             while end < list.count && list[end] != UInt8(ascii: ",") { end += 1 }
-            var low = start
-            var high = end
-            while low < high && isOWS(list[low]) { low += 1 }
-            while high > low && isOWS(list[high - 1]) { high -= 1 }
-            if low < high && !body(UnsafeBufferPointer(rebasing: list[low..<high])) { return }
+            let element = trimmingOWS(start..<end, in: list)
+            if !element.isEmpty && !body(UnsafeBufferPointer(rebasing: list[element])) { return }
             start = end + 1
         }
     }
 
-    static func isOWS(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+    /// `range` without the spaces and tabs (HTTP's optional whitespace) at either end.
+    static func trimmingOWS<Bytes: RandomAccessCollection<UInt8>>(_ range: Range<Int>, in bytes: Bytes) -> Range<Int> where Bytes.Index == Int {
+        var low = range.lowerBound
+        var high = range.upperBound
+        while low < high && isOWS(bytes[low]) { low += 1 }
+        while high > low && isOWS(bytes[high - 1]) { high -= 1 }
+        return low..<high
+    }
+
+    private static func isOWS(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
 
     /// Equal bytes, ASCII letters compared in either case.
     static func sameLetters(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {

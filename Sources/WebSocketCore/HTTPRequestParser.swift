@@ -159,12 +159,7 @@ public struct HTTPRequestParser: Sendable {
             guard let colon else { return .failure(.error(400, "header line without a colon")) }
             guard colon > lineStart, nameIsToken else { return .failure(.error(400, "invalid header name")) }
             guard valueIsText else { return .failure(.error(400, "control character in header value")) }
-            var valueStart = colon + 1
-            var valueEnd = lineEnd
-            while valueStart < valueEnd && HTTPFields.isOWS(bytes[valueStart]) { valueStart += 1 }
-            while valueEnd > valueStart && HTTPFields.isOWS(bytes[valueEnd - 1]) { valueEnd -= 1 }
-            fields.append(HTTPFields.Field(nameStart: Int32(lineStart), nameEnd: Int32(colon),
-                                           valueStart: Int32(valueStart), valueEnd: Int32(valueEnd)))
+            fields.append(HTTPFields.Field(name: lineStart..<colon, value: HTTPFields.trimmingOWS((colon + 1)..<lineEnd, in: bytes)))
             lineStart = lineEnd + 2
         }
         return .success(fields)

@@ -75,8 +75,7 @@ public final class WebSocketConnection {
     // Stored large to small (the decoder's 4-byte tail next to the limit), as one of these
     // exists per connection. A connection is used from one thread, and no field is being
     // changed while an event handler runs (handlers may call back in), so the fields skip
-    // Swift's run-time exclusivity check: several per message, a fifth of the instructions
-    // of receiving a small one.
+    // Swift's run-time exclusivity check, which cost several checks per message received.
     @exclusivity(unchecked) private var decoder: FrameDecoder
     private let messageLimit: UInt32
     private let compression: Compression?
