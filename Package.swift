@@ -7,6 +7,7 @@ import PackageDescription
 ///   COpenSSL, CZlib  – system libraries (Debian: libssl-dev, zlib1g-dev)
 ///   CLinux           – epoll and eventfd headers
 ///   Bytes            – SharedBytes, stdlib only
+///   TextSafety       – network text made safe to show (terminal, log, HTTP body), stdlib only
 ///   Deflate          – bounded Inflater / Deflater over zlib
 ///   WebSocketCore    – sans-I/O HTTP upgrade, frames, UTF-8, close, permessage-deflate
 ///   ScrollModel      – rooms, scroll state, wire JSON; pure, stdlib only
@@ -49,9 +50,10 @@ let package = Package(
         ),
         .systemLibrary(name: "CLinux"),
         .target(name: "Bytes"),
+        .target(name: "TextSafety"),
         .target(name: "ScrollModel"),
         .target(name: "Deflate", dependencies: ["CZlib", "Bytes"]),
-        .target(name: "WebSocketCore", dependencies: ["Bytes", "Deflate"]),
+        .target(name: "WebSocketCore", dependencies: ["Bytes", "Deflate", "TextSafety"]),
         .target(
             name: "Transport",
             dependencies: [
@@ -63,12 +65,12 @@ let package = Package(
         .target(
             name: "SyncServer",
             dependencies: [
-                "Bytes", "Deflate", "WebSocketCore", "Transport", "ScrollModel", "COpenSSL", "RedisClient",
+                "Bytes", "Deflate", "WebSocketCore", "Transport", "ScrollModel", "COpenSSL", "RedisClient", "TextSafety",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
-        .target(name: "TerminalUI", dependencies: ["ScrollModel", "CLinux"]),
+        .target(name: "TerminalUI", dependencies: ["ScrollModel", "CLinux", "TextSafety"]),
         .target(
             name: "SyncClient",
             dependencies: [
@@ -79,7 +81,7 @@ let package = Package(
         .executableTarget(
             name: "scrollsync",
             dependencies: [
-                "SyncServer", "SyncClient", "TerminalUI", "ScrollModel", "Transport",
+                "SyncServer", "SyncClient", "TerminalUI", "ScrollModel", "Transport", "TextSafety",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -90,7 +92,7 @@ let package = Package(
         .testTarget(name: "ScrollModelTests", dependencies: ["ScrollModel", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Bytes"]),
         .testTarget(name: "SyncClientTests", dependencies: ["SyncClient"]),
-        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "ScrollModel"]),
+        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "ScrollModel", "TextSafety"]),
         .testTarget(
             name: "SyncServerTests",
             dependencies: ["SyncServer", "WebSocketCore", "Transport", "ScrollModel", "CLinux", "RedisClient", "scrollsync"],

@@ -2,6 +2,7 @@ import DequeModule
 import Logging
 import ScrollModel
 import Synchronization
+import TextSafety
 import Transport
 #if canImport(Glibc)
 import Glibc
@@ -124,13 +125,26 @@ public struct LineLogHandler: LogHandler {
             writer.endObject()
             output.write(String(decoding: writer.bytes, as: UTF8.self))
         } else {
-            var line = "\(time) \(event.level.rawValue) \(event.message)"
+            var line = "\(time) \(event.level.rawValue) \(SafeText.display(event.message.description))"
             for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
-                let text = value.description
-                line += " \(key)=" + (text.contains(" ") || text.isEmpty ? "\"\(text)\"" : text)
+                line += " \(key)=" + Self.quoted(value.description)
             }
             output.write(line)
         }
+    }
+
+    /// A value as one token of a text line: controls shown as pictures (no forged line, no
+    /// escape sequence reaches whoever reads the log), and in quotes, with `"` and `\`
+    /// escaped, when it is empty or holds a space, a quote or `=`.
+    static func quoted(_ value: String) -> String {
+        let text = SafeText.display(value)
+        guard text.isEmpty || text.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || $0 == "\\" }) else { return text }
+        var out = "\""
+        for character in text {
+            if character == "\"" || character == "\\" { out.append("\\") }
+            out.append(character)
+        }
+        return out + "\""
     }
 
     /// UTC, millisecond precision, RFC 3339.

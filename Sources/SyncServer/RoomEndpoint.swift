@@ -41,7 +41,12 @@ public struct RoomEndpoint: WebSocketEndpoint {
         guard Self.isValidRoomName(name) else {
             return .failure(HTTPError(.error(400, "room names are 1 to 64 characters of A-Z a-z 0-9 . _ -")))
         }
-        let query = Query(request.query)
+        let query: Query
+        do {
+            query = try Query(request.query)
+        } catch {
+            return .failure(HTTPError(.error(400, error.message)))
+        }
         let role: Role
         switch query["role"] {
         case nil, "follower": role = .follower
@@ -111,33 +116,52 @@ extension SessionID {
     }
 }
 
-/// `application/x-www-form-urlencoded` query parameters (first value wins).
+/// `application/x-www-form-urlencoded` query parameters (first value wins). A `%` not
+/// followed by two hex digits, or a value that does not decode to UTF-8, is refused rather
+/// than repaired: `a%zzb` must not match the key `ab`, nor `%ff` match `%80`.
 struct Query {
     private var values: [String: String] = [:]
 
-    init(_ query: Substring) {
+    /// Why a query is malformed (for the 400's body).
+    struct Malformed: Error {
+        let message: String
+    }
+
+    init(_ query: Substring) throws(Malformed) {
         for pair in query.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = Self.decode(parts[0])
-            if values[name] == nil { values[name] = parts.count > 1 ? Self.decode(parts[1]) : "" }
+            guard let name = Self.decode(parts[0]) else { throw Malformed(message: "malformed percent-encoding in a query parameter name") }
+            guard let value = parts.count > 1 ? Self.decode(parts[1]) : "" else {
+                throw Malformed(message: "malformed percent-encoding in query parameter \(name.prefix(32))")
+            }
+            if values[name] == nil { values[name] = value }
         }
     }
 
     subscript(name: String) -> String? { values[name] }
 
-    static func decode(_ text: Substring) -> String {
+    /// The decoded text, or nil for a bad `%` escape or bytes that are not UTF-8.
+    static func decode(_ text: Substring) -> String? {
         var bytes = [UInt8]()
         var iterator = text.utf8.makeIterator()
         while let byte = iterator.next() {
             switch byte {
             case UInt8(ascii: "+"): bytes.append(0x20)
             case UInt8(ascii: "%"):
-                if let high = iterator.next(), let low = iterator.next(), let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) {
-                    bytes.append(value)
-                }
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+                bytes.append(high << 4 | low)
             default: bytes.append(byte)
             }
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }

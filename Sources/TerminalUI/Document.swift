@@ -1,3 +1,4 @@
+import TextSafety
 import ScrollModel
 
 /// A document as blocks with stable ids: heading slugs (a repeated heading gets `-1`,
@@ -29,6 +30,8 @@ public struct Document: Sendable, Equatable {
     /// text (paragraphs separated by blank lines).
     public init(text: String, format: SharedDocument.Format, name: String) {
         fingerprint = Fingerprint.of(text)
+        // Text from the network: controls become pictures before anything measures or shows it.
+        let text = SafeText.document(text)
         let raw = format == .markdown ? Self.markdownBlocks(text) : Self.plainBlocks(text)
         var blocks = [Block]()
         var used = Set<String>()
@@ -56,7 +59,7 @@ public struct Document: Sendable, Equatable {
             blocks.append(Block(id: id, kind: kind, text: body, section: section))
         }
         self.blocks = blocks
-        title = blocks.first { if case .heading(1) = $0.kind { true } else { false } }?.text ?? name
+        title = blocks.first { if case .heading(1) = $0.kind { true } else { false } }?.text ?? SafeText.display(name)
     }
 
     /// GitHub-style slug: lower case, letters and digits kept, spaces to hyphens.

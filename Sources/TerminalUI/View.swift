@@ -1,3 +1,4 @@
+import TextSafety
 import ScrollModel
 
 /// One frame: exactly `height` lines, each padded to `width` columns, with ANSI styles.
@@ -94,15 +95,25 @@ private func formatSeconds(_ value: Double) -> String {
     return "\(tenths / 10).\(tenths % 10) s"
 }
 
-/// Cuts or pads `text` to exactly `width` columns.
+/// Cuts or pads `text` to exactly `width` columns. Every line of a screen passes here, so
+/// no control character from a document, a name or a reason reaches the terminal: each is
+/// shown as its picture (`SafeText`); the renderer alone writes escape sequences.
 func fit(_ text: String, _ width: Int) -> String {
     var out = ""
     var used = 0
     for character in text {
-        let w = DisplayWidth.of(character)
-        if used + w > width { break }
-        out.append(character)
-        used += w
+        if SafeText.isSafe(character) {
+            let w = DisplayWidth.of(character)
+            if used + w > width { break }
+            out.append(character)
+            used += w
+        } else {
+            let shown = SafeText.display(String(character))  // "\r\n" is one Character and two pictures
+            let w = DisplayWidth.of(shown)
+            if used + w > width { break }
+            out += shown
+            used += w
+        }
     }
     return out + String(repeating: " ", count: max(0, width - used))
 }

@@ -1,3 +1,4 @@
+import TextSafety
 /// An HTTP/1.1 response head and a small body, serialized with `bytes`.
 public struct HTTPResponse: Sendable, Equatable {
     public var status: Int
@@ -15,11 +16,13 @@ public struct HTTPResponse: Sendable, Equatable {
     }
 
     /// A plain-text error answer that closes the connection; `message` says what was wrong.
+    /// The message may quote what the client sent: its control characters are shown as
+    /// pictures (`SafeText`), so a body never carries an escape sequence to a terminal.
     public static func error(_ status: Int, _ message: String, headers: [(name: String, value: String)] = []) -> HTTPResponse {
         HTTPResponse(
             status: status,
             headers: headers + [("Content-Type", "text/plain; charset=utf-8"), ("Connection", "close")],
-            body: Array((message + "\n").utf8))
+            body: Array((SafeText.display(message) + "\n").utf8))
     }
 
     public var isUpgrade: Bool { status == 101 }

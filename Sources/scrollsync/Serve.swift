@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import ScrollModel
 import SyncServer
+import TextSafety
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -203,6 +204,6 @@ func signalPending(_ signals: sigset_t) -> Bool {
 
 /// One line on standard output (or `fd`), written at once (no stdio buffering).
 func log(_ line: String, to fd: Int32 = STDOUT_FILENO) {
-    let text = Array("scrollsync: \(line)\n".utf8)
+    let text = Array("scrollsync: \(SafeText.display(line))\n".utf8)  // a line may quote a server's reason
     text.withUnsafeBytes { _ = write(fd, $0.baseAddress, $0.count) }
 }
