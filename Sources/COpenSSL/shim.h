@@ -14,4 +14,9 @@ static inline long scrollsync_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) {
 static inline long scrollsync_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
     return SSL_set_tlsext_host_name(ssl, name);
 }
+static inline uint64_t scrollsync_SSL_CTX_set_options(SSL_CTX *ctx, uint64_t options) {
+    return SSL_CTX_set_options(ctx, options);
+}
+static inline uint64_t scrollsync_SSL_OP_CIPHER_SERVER_PREFERENCE(void) { return SSL_OP_CIPHER_SERVER_PREFERENCE; }
+static inline uint64_t scrollsync_SSL_OP_NO_RENEGOTIATION(void) { return SSL_OP_NO_RENEGOTIATION; }
 #endif

@@ -58,4 +58,15 @@ public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "\(secure ? "wss" : "ws")://\(hostHeader)\(target)" }
+
+    /// The URL as it may be shown or logged: the value of every `key` query parameter
+    /// (a presenter key) replaced by `***`.
+    public var redacted: String {
+        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return description }
+        let query = parts[1].split(separator: "&", omittingEmptySubsequences: false).map { pair in
+            pair.hasPrefix("key=") ? "key=***" : String(pair)
+        }
+        return "\(secure ? "wss" : "ws")://\(hostHeader)\(parts[0])?\(query.joined(separator: "&"))"
+    }
 }

@@ -28,7 +28,7 @@ public final class Server: Sendable {
         self.logger = logger
         var tls: TLSContext?
         if let certificate = configuration.tlsCertificateFile, let key = configuration.tlsKeyFile {
-            tls = try TLSContext(certificateChainFile: certificate, privateKeyFile: key)
+            tls = try TLSContext(certificateChainFile: certificate, privateKeyFile: key, ciphers: configuration.tlsCiphers)
             logger.info("TLS certificate loaded", metadata: ["certificate": "\(certificate)"])
         }
         var redis: RedisEndpoint?

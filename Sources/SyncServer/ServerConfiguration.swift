@@ -1,3 +1,4 @@
+import Transport
 import WebSocketCore
 
 /// How `scrollsync serve` runs. Every limit is finite or explicitly off; each default says
@@ -12,6 +13,10 @@ public struct ServerConfiguration: Sendable {
     /// PEM certificate chain and private key; both or neither. With them the server speaks wss://.
     public var tlsCertificateFile: String?
     public var tlsKeyFile: String?
+    /// TLS 1.2 cipher list (OpenSSL syntax): forward-secret AEAD suites only (ECDHE with
+    /// AES-GCM or ChaCha20-Poly1305), in the server's order. TLS 1.3 suites are all AEAD
+    /// with forward secrecy.
+    public var tlsCiphers = TLSContext.forwardSecretCiphers
     /// The `/echo` endpoint for conformance tests (Autobahn, interop).
     public var echoEnabled = true
     /// Event loops (threads); one per core by default.

@@ -43,6 +43,7 @@ public enum Settings {
         int("listen.port", \.port, 0...65535, "TCP port; 0 picks a free one."),
         optionalString("tls.certificate", \.tlsCertificateFile, "PEM certificate chain; with tls.key, serve wss://."),
         optionalString("tls.key", \.tlsKeyFile, "PEM private key for tls.certificate."),
+        string("tls.ciphers", \.tlsCiphers, "TLS 1.2 cipher list (OpenSSL syntax), server's order; TLS 1.3 suites are always AEAD."),
         bool("echo", \.echoEnabled, "The /echo endpoint for conformance tests."),
         optionalInt("loops", \.loops, 1...1024, "Event loops (threads); null is one per core."),
         int("timeouts.handshake", \.handshakeTimeoutSeconds, 1...3600, "Seconds a client has to finish its upgrade request."),
@@ -128,9 +129,19 @@ public enum Settings {
         for setting in all {
             var value = setting.read(configuration)
             if setting.secret && !value.isNull { value = .string("********") }
+            if setting.key == "redis.url", case .string(let url) = value { value = .string(Self.maskingPassword(url)) }
             root = inserting(value, at: setting.key.split(separator: ".").map(String.init)[...], into: root)
         }
         return pretty(root, indent: "")
+    }
+
+    /// A URL with the password of its user information (`//user:PASSWORD@`) masked.
+    static func maskingPassword(_ url: String) -> String {
+        guard let scheme = url.firstRange(of: "://") else { return url }
+        let rest = url[scheme.upperBound...]
+        let authority = rest.prefix { $0 != "/" }
+        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else { return url }
+        return String(url[..<authority.index(after: colon)]) + "********" + String(url[at...])
     }
 
     private static func inserting(_ value: JSON, at path: ArraySlice<String>, into json: JSON) -> JSON {

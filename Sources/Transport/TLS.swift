@@ -7,11 +7,23 @@ import Glibc
 public final class TLSContext: @unchecked Sendable {
     let context: OpaquePointer
 
+    /// TLS 1.2 suites a server offers by default: ECDHE key exchange (forward secrecy) with
+    /// an AEAD cipher (AES-GCM, ChaCha20-Poly1305) only; no RSA key exchange, no CBC. TLS 1.3
+    /// suites are all of that kind already (OpenSSL's defaults are kept).
+    public static let forwardSecretCiphers = [
+        "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384",
+        "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
+    ].joined(separator: ":")
+
     /// A server context from PEM files: the certificate chain and its private key.
-    public init(certificateChainFile: String, privateKeyFile: String) throws(TLSError) {
+    /// - Parameter ciphers: the TLS 1.2 cipher list (OpenSSL's syntax); the server's
+    ///   order wins over the client's. Renegotiation is off.
+    public init(certificateChainFile: String, privateKeyFile: String, ciphers: String = TLSContext.forwardSecretCiphers) throws(TLSError) {
         guard let context = SSL_CTX_new(TLS_server_method()) else { throw .failure("SSL_CTX_new") }
         self.context = context
         try configure()
+        guard SSL_CTX_set_cipher_list(context, ciphers) == 1 else { throw .failure("no usable cipher in tls.ciphers \(ciphers)") }
+        _ = scrollsync_SSL_CTX_set_options(context, scrollsync_SSL_OP_CIPHER_SERVER_PREFERENCE() | scrollsync_SSL_OP_NO_RENEGOTIATION())
         guard SSL_CTX_use_certificate_chain_file(context, certificateChainFile) == 1 else {
             throw .failure("cannot load certificate chain \(certificateChainFile)")
         }

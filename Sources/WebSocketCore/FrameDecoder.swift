@@ -35,6 +35,12 @@ public struct FrameDecoder: Sendable {
         self.expectMasked = expectMasked
     }
 
+    /// The most bytes raw DEFLATE turns `count` bytes into (zlib's `deflateBound`, with
+    /// room for the sync flush's empty block).
+    static func deflatedBound(_ count: UInt64) -> UInt64 {
+        count + count >> 12 + count >> 14 + count >> 25 + 32
+    }
+
     /// Decodes the next event from `input[position...]`, advancing `position`.
     /// Returns nil when the input is used up.
     public mutating func next(_ input: UnsafeMutableRawBufferPointer, position: inout Int) throws(WebSocketError) -> Event? {
@@ -116,10 +122,14 @@ public struct FrameDecoder: Sendable {
             guard fin else { throw .protocolViolation("fragmented control frame") }
             guard length <= 125 else { throw .protocolViolation("control frame longer than 125 bytes") }
         }
-        guard length <= UInt64(maxFrameSize) else { throw .tooLarge(limit: maxFrameSize) }
+        // The limit is on what the application gets: a compressed frame (RSV1) may be as long
+        // as deflate makes the largest message allowed (incompressible data grows a little).
+        let compressed = bytes[0] & 0x40 != 0
+        let limit = compressed ? Self.deflatedBound(UInt64(maxFrameSize)) : UInt64(maxFrameSize)
+        guard length <= limit else { throw .tooLarge(limit: maxFrameSize) }
         let key: UInt32? = masked ? Masking.key(at: bytes.baseAddress!.advanced(by: index)) : nil
         return FrameHeader(
-            fin: fin, rsv1: bytes[0] & 0x40 != 0, rsv2: bytes[0] & 0x20 != 0, rsv3: bytes[0] & 0x10 != 0,
+            fin: fin, rsv1: compressed, rsv2: bytes[0] & 0x20 != 0, rsv3: bytes[0] & 0x10 != 0,
             opcode: opcode, maskKey: key, payloadLength: length)
     }
 }

@@ -62,7 +62,7 @@ struct Drive: ParsableCommand {
             usleep(100_000)
         }
         guard room.waitFor(timeout: 10, { $0.joined }) else {
-            fail("could not join \(roomURL): \(room.snapshot.problem ?? "no answer")")
+            fail("could not join \(roomURL.redacted): \(room.snapshot.problem ?? "no answer")")
         }
         var offset = 0.0
         func scroll(_ to: Double, anchor: Anchor? = nil) {

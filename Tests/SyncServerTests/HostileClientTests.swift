@@ -36,3 +36,46 @@ struct HostileClientTests {
         #expect(!server.child.output.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x9B })
     }
 }
+
+/// TLS offers forward-secret AEAD suites only (issue 17: RSA key exchange and CBC were accepted).
+@Suite("TLS suites")
+struct TLSSuiteTests {
+    /// An RSA certificate, so that RSA key exchange could be negotiated if it were offered.
+    static let rsaCertificate: (cert: String, key: String) = {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("scrollsync-rsa-\(getpid())")
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let cert = directory.appendingPathComponent("cert.pem").path
+        let key = directory.appendingPathComponent("key.pem").path
+        _ = try? run("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost"])
+        return (cert, key)
+    }()
+
+    /// Whether `openssl s_client` completes a TLS 1.2 handshake offering only `cipher`.
+    static func handshakes(port: Int, cipher: String) throws -> (Bool, String) {
+        let result = try run("openssl", ["s_client", "-connect", "127.0.0.1:\(port)", "-tls1_2", "-cipher", cipher, "-brief"], timeout: 20)
+        return (result.output.contains("Ciphersuite: \(cipher)"), result.output)
+    }
+
+    @Test func onlyForwardSecretAEADSuitesAreNegotiated() throws {
+        let tls = Self.rsaCertificate
+        let server = try ServerProcess(["--tls-cert", tls.cert, "--tls-key", tls.key])
+        for weak in ["AES128-SHA", "AES256-SHA256", "AES128-GCM-SHA256", "ECDHE-RSA-AES128-SHA", "ECDHE-RSA-AES256-SHA384", "DHE-RSA-AES128-GCM-SHA256"] {
+            let (accepted, output) = try Self.handshakes(port: server.port, cipher: weak)
+            #expect(!accepted, "\(weak) was negotiated: \(output)")
+        }
+        for strong in ["ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-RSA-CHACHA20-POLY1305"] {
+            let (accepted, output) = try Self.handshakes(port: server.port, cipher: strong)
+            #expect(accepted, "\(strong) was refused: \(output)")
+        }
+        let tls13 = try run("openssl", ["s_client", "-connect", "127.0.0.1:\(server.port)", "-tls1_3", "-brief"], timeout: 20)
+        #expect(tls13.output.contains("TLSv1.3"), "\(tls13.output)")
+    }
+
+    @Test func configCheckMasksARedisPassword() throws {
+        let result = try run(ServerProcess.binary.path, ["config", "check"],
+                             environment: ["SCROLLSYNC_REDIS_URL": "redis://ops:hunter2@10.0.0.5:6379/0"], timeout: 30)
+        #expect(result.status == 0, "\(result.output)")
+        #expect(!result.output.contains("hunter2"))
+        #expect(result.output.contains("redis://ops:********@10.0.0.5:6379/0"), "\(result.output)")
+    }
+}

@@ -142,6 +142,25 @@ struct CompressedMessageTests {
         #expect(server.feed(clientFrame(0x2, compressed, rsv: 0x40)) == [.failed(1009)])
     }
 
+    /// The limit is on the message the application gets: random (incompressible) data just
+    /// under the limit deflates to a frame a little over it, and is still accepted; one byte
+    /// over the limit is refused with 1009, compressed or not.
+    @Test func limitsApplyToTheInflatedMessage() {
+        let limit = 1 << 20
+        var generator = SystemRandomNumberGenerator()
+        let random = (0..<(limit + 1)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        for (size, accepted) in [(limit - 1, true), (limit, true), (limit + 1, false)] {
+            let client = WebSocketConnection(role: .client, deflate: PerMessageDeflate(), compressionThreshold: 0)
+            let message = Array(random.prefix(size))
+            message.withUnsafeBytes { _ = client.send(binary: $0) }
+            let frame = client.takeOutput()
+            #expect(frame.count > size, "incompressible data grows when deflated (\(frame.count) bytes for \(size))")
+            let server = WebSocketConnection(role: .server, limits: .init(maxFrameSize: limit, maxMessageSize: limit), deflate: PerMessageDeflate())
+            let seen = server.feed(frame)
+            #expect(seen == (accepted ? [.binary(message)] : [.failed(1009)]), "\(size) bytes: \(seen)")
+        }
+    }
+
     @Test func corruptDataCloses1002() {
         let server = WebSocketConnection(role: .server, deflate: PerMessageDeflate())
         #expect(server.feed(clientFrame(0x1, [0xFF, 0xFF, 0xFF, 0xFF], rsv: 0x40)) == [.failed(1002)])
