@@ -65,7 +65,7 @@ let package = Package(
         .target(
             name: "SyncServer",
             dependencies: [
-                "Bytes", "Deflate", "WebSocketCore", "Transport", "ScrollModel", "COpenSSL", "RedisClient", "TextSafety",
+                "Bytes", "Deflate", "WebSocketCore", "Transport", "ScrollModel", "COpenSSL", "CLinux", "RedisClient", "TextSafety",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
@@ -95,7 +95,7 @@ let package = Package(
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "ScrollModel", "TextSafety"]),
         .testTarget(
             name: "SyncServerTests",
-            dependencies: ["SyncServer", "WebSocketCore", "Transport", "ScrollModel", "CLinux", "RedisClient", "scrollsync"],
+            dependencies: ["SyncServer", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "scrollsync"],
             exclude: ["Peers"]
         ),
     ]

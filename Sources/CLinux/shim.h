@@ -1,4 +1,4 @@
-// Linux interfaces that Glibc's Swift module leaves out: epoll, eventfd, and the GNU
+// Linux interfaces that Glibc's Swift module leaves out: epoll, eventfd, malloc_trim, and the GNU
 // calls accept4 and sched_getaffinity (declared here because the Glibc module is built
 // without _GNU_SOURCE).
 #ifndef SCROLLSYNC_CLINUX_SHIM_H
@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <spawn.h>
+#include <malloc.h>
 
 extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
 extern int sched_getaffinity(int pid, size_t size, void *mask);

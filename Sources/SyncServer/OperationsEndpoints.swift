@@ -59,6 +59,7 @@ struct MetricsEndpoint: HTTPEndpoint {
     let hub: LocalRoomHub
     let loops: [EventLoop]
     let engine: RedisRoomEngine?
+    let messageBudget: MessageBudget
     var path: String { "/metrics" }
 
     func respond(to request: HTTPRequest) -> HTTPResponse {
@@ -96,6 +97,11 @@ struct MetricsEndpoint: HTTPEndpoint {
             ("", rooms.conflatedAtLoop.load(ordering: .relaxed) + rooms.conflatedAtSocket.load(ordering: .relaxed)),
         ])
         text.metric("scrollsync_rate_limited_total", "counter", "Scrolls refused with rate_limited.", [("", counters.rateLimited.load(ordering: .relaxed))])
+        text.metric("scrollsync_unfinished_message_bytes", "gauge", "Bytes held in unfinished messages (limit: limits.unfinishedMessageBytes).",
+                    [("", messageBudget.inUse)])
+        text.metric("scrollsync_unfinished_messages_closed_total", "counter",
+                    "Connections closed for an unfinished message: over the budget (1013) or past timeouts.message (1008).",
+                    [("", counters.unfinishedMessagesClosed.load(ordering: .relaxed))])
         text.metric("scrollsync_close_codes_total", "counter", "Ended WebSocket connections by close code (1006: dropped without a close).",
                     counters.closeCodeCounts.map { ("code=\"\($0.0 == 0 ? "other" : String($0.0))\"", $0.1) })
         rooms.broadcastLatency.write(into: &text, name: "scrollsync_broadcast_latency_seconds",

@@ -19,17 +19,20 @@ final class Router: Sendable {
     let connectionLimits: ConnectionLimits
     let counters: ServerCounters
     let logger: Logger
+    /// What unfinished messages may hold across every connection (`limits.unfinishedMessageBytes`).
+    let messageBudget: MessageBudget
     /// One compressor per loop for connections whose server compressor keeps no context
     /// (each zlib stream costs about 256 KiB; shared, a loop pays it once).
     private let sharedDeflaters: [LoopDeflater]
 
     init(configuration: ServerConfiguration, endpoints: [any WebSocketEndpoint], httpEndpoints: [any HTTPEndpoint], loops: Int,
-         counters: ServerCounters, logger: Logger) {
+         counters: ServerCounters, messageBudget: MessageBudget, logger: Logger) {
         self.configuration = configuration
         self.counters = counters
         self.endpoints = endpoints
         self.httpEndpoints = httpEndpoints
         self.logger = logger
+        self.messageBudget = messageBudget
         connectionLimits = ConnectionLimits(total: configuration.limits.connections, perAddress: configuration.limits.connectionsPerAddress)
         sharedDeflaters = (0..<loops).map { _ in LoopDeflater() }
     }

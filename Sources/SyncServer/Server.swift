@@ -1,3 +1,4 @@
+import CLinux
 import Logging
 import RedisClient
 import ScrollModel
@@ -53,6 +54,8 @@ public final class Server: Sendable {
         var messageLimits = ClientMessage.Limits()
         messageLimits.maxDocumentBytes = configuration.limits.documentBytes
         let counters = counters
+        let messageBudget = MessageBudget(limit: configuration.limits.unfinishedMessageBytes)
+        Self.mapLargeBuffers()
         var endpoints: [any WebSocketEndpoint] = [
             RoomEndpoint(hub: hub, limits: configuration.roomLimits, messageLimits: messageLimits,
                          scrollRate: configuration.limits.scrollRate, scrollBurst: configuration.limits.scrollBurst, counters: counters),
@@ -60,11 +63,12 @@ public final class Server: Sendable {
         if configuration.echoEnabled { endpoints.append(EchoEndpoint(limits: configuration.echoLimits)) }
         let httpEndpoints: [any HTTPEndpoint] = [
             HealthEndpoint(engine: engine),
-            MetricsEndpoint(counters: counters, hub: hub, loops: group.loops, engine: engine),
+            MetricsEndpoint(counters: counters, hub: hub, loops: group.loops, engine: engine, messageBudget: messageBudget),
             RoomsEndpoint(hub: hub, adminToken: configuration.adminToken),
         ]
         let router = Router(configuration: configuration, endpoints: endpoints, httpEndpoints: httpEndpoints, loops: group.loops.count,
-                            counters: counters, logger: logger)
+                            counters: counters, messageBudget: messageBudget, logger: logger)
+        group.loops[0].onTick { Self.returnFreedMemory(messageBudget) }
         port = try group.listen(host: configuration.host, port: configuration.port, tls: tls) { channel in
             WebSocketPeer(channel: channel, router: router)
         }
@@ -73,6 +77,22 @@ public final class Server: Sendable {
             logger.info("sharing rooms through Redis", metadata: ["redis": "\(engine.endpoint)", "node": "\(engine.node)"])
             engine.start()
         }
+    }
+
+    /// Buffers of 256 KiB or more (messages being received, documents, their frames) get
+    /// memory of their own from the kernel, which goes back to it when they are freed, and
+    /// grow by `mremap` instead of copy and free. glibc's default raises this threshold after
+    /// the first such buffer is freed, after which large buffers come from the heap and their
+    /// freed memory stays in the process (a burst of large messages would keep its peak for good).
+    private static func mapLargeBuffers() {
+        _ = mallopt(M_MMAP_THRESHOLD, 256 << 10)
+    }
+
+    /// After a large release (unfinished messages dropped, a few MiB or more), malloc's free
+    /// memory goes back to the system: glibc keeps freed blocks in its arenas otherwise, so
+    /// that a burst of large messages would leave the process's RSS high for good.
+    private static func returnFreedMemory(_ budget: MessageBudget) {
+        if budget.takeReleased() >= 4 << 20 { malloc_trim(0) }
     }
 
     /// The URL clients use, e.g. `ws://127.0.0.1:8080`.

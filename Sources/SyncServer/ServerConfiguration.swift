@@ -27,6 +27,10 @@ public struct ServerConfiguration: Sendable {
     /// After this long without hearing from a client, ping it; after twice this long,
     /// drop it. 30 s stays under common NAT and proxy idle timeouts (60 s).
     public var idleTimeoutSeconds = 30
+    /// A message begun must be finished within this time (else close 1008), so that a
+    /// client cannot hold a buffer for as long as it answers pings; 30 s is a 2 MiB room
+    /// message at 70 KB/s.
+    public var messageTimeoutSeconds = 30
     /// SIGTERM/SIGINT: time for clients to finish the close handshake before exit.
     public var shutdownGraceSeconds = 10.0
     /// Resource limits.
@@ -69,6 +73,11 @@ public struct ServerConfiguration: Sendable {
         public var documentBytes = 1 << 20
         /// Largest `/echo` message: 16 MiB, the largest the Autobahn suite sends.
         public var echoMessageBytes = 16 << 20
+        /// Bytes all connections together may hold in unfinished messages (fragmented, split
+        /// over reads, or being inflated); past it a connection closes with 1013. 64 MiB takes
+        /// several of the largest `/echo` messages at once, and caps what clients that start
+        /// messages and never finish them can make the server hold.
+        public var unfinishedMessageBytes = 64 << 20
         /// Largest HTTP request head: 8 KiB, as nginx and uWS accept.
         public var requestHeadBytes = 8192
         /// `scroll` messages per second per presenter (token bucket refill); 0 is no limit.

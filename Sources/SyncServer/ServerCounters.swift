@@ -21,6 +21,9 @@ public final class ServerCounters: Sendable {
     let closeCodes = (0..<17).map { _ in Counter() }
     /// Scrolls refused with `rate_limited`.
     public let rateLimited = Atomic<Int>(0)
+    /// Connections closed for an unfinished message: over the process's budget (1013) or
+    /// past the deadline (1008).
+    public let unfinishedMessagesClosed = Atomic<Int>(0)
 
     /// Statuses counted one by one; any other ≥ 400 counts under the last (0).
     static let refusalStatuses = [400, 401, 403, 404, 405, 408, 426, 429, 431, 503, 0]

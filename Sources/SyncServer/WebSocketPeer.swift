@@ -155,6 +155,16 @@ public final class WebSocketPeer: ChannelHandler {
         case .handshake(let handshake):
             if now >= handshake.deadline { refuse(.error(408, "request not completed in \(router.configuration.handshakeTimeoutSeconds) s")) }
         case .open(let connection, _):
+            if connection.hasUnfinishedMessage {
+                connection.tick(deadlineSeconds: router.configuration.messageTimeoutSeconds) { event in
+                    if case .failed(let error) = event, closeCode == nil { closeCode = error.closeCode }
+                }
+                if connection.state == .closed {  // the message was not finished in time
+                    counters.unfinishedMessagesClosed.add(1, ordering: .relaxed)
+                    flushOutbound(connection)
+                    return
+                }
+            }
             if closingTicks > 0 {
                 if closingTicks < .max { closingTicks += 1 }
                 if closingTicks > Self.closeHandshakeTicks { channel.close() }
@@ -240,7 +250,7 @@ public final class WebSocketPeer: ChannelHandler {
         counters.bytesIn.add(bytes.count, ordering: .relaxed)
         // Each message is counted before the session sees it, so a message's effects (a
         // broadcast another loop delivers at once) are never visible before its count.
-        connection.receive(bytes) { event in
+        connection.receive(bytes, budget: router.messageBudget) { event in
             switch event {
             case .text(let payload):
                 counters.messagesIn.add(1, ordering: .relaxed)
@@ -250,7 +260,9 @@ public final class WebSocketPeer: ChannelHandler {
                 session.received(binary: payload, from: self)
             case .ping, .pong: break
             case .closed(let code, _): if closeCode == nil { closeCode = code }
-            case .failed(let error): if closeCode == nil { closeCode = error.closeCode }
+            case .failed(let error):
+                if closeCode == nil { closeCode = error.closeCode }
+                if error == .overloaded { counters.unfinishedMessagesClosed.add(1, ordering: .relaxed) }
             }
         }
         flushOutbound(connection)

@@ -67,9 +67,40 @@ public final class WebSocketConnection {
     /// Payload that arrives in pieces (a message over several frames or reads, a control
     /// frame over several reads), allocated the first time that happens: most connections
     /// get every message whole in one read and never need it.
+    ///
+    /// The message buffer's storage is counted against the process's `MessageBudget` (when
+    /// the caller gives one), and given back when it is dropped or the box goes.
     private final class Pieces {
         var message: [UInt8] = []
         var control: [UInt8] = []
+        let budget: MessageBudget?
+        /// Bytes of `message`'s storage taken from the budget.
+        var accounted = 0
+        /// Ticks (seconds) the current message has been unfinished.
+        var unfinishedTicks: UInt16 = 0
+
+        init(budget: MessageBudget?) { self.budget = budget }
+
+        deinit { budget?.release(accounted) }
+
+        /// Brings the budget up to date with `message`'s storage; false (and nothing taken)
+        /// when the budget cannot cover its growth.
+        func account() -> Bool {
+            let delta = message.capacity - accounted
+            if delta > 0 {
+                guard budget?.reserve(delta) ?? true else { return false }
+            } else {
+                budget?.release(-delta)
+            }
+            accounted = message.capacity
+            return true
+        }
+
+        /// Frees the message buffer (a large one is not kept for the next message).
+        func dropMessage() {
+            message = []
+            _ = account()
+        }
     }
 
     // Stored large to small (the decoder's 4-byte tail next to the limit), as one of these
@@ -96,9 +127,9 @@ public final class WebSocketConnection {
     public var compressionThreshold: Int { compression?.threshold ?? 64 }
     private var deflater: Deflater? { compression?.deflater }
     private var inflater: Inflater? { compression?.inflater }
-    private var pieces: Pieces {
+    private func pieces(_ budget: MessageBudget?) -> Pieces {
         if let storedPieces { return storedPieces }
-        let made = Pieces()
+        let made = Pieces(budget: budget)
         storedPieces = made
         return made
     }
@@ -132,20 +163,35 @@ public final class WebSocketConnection {
     // MARK: Receiving
 
     /// Decodes `bytes` (unmasking them in place) and reports what they carry.
-    public func receive(_ bytes: UnsafeMutableRawBufferPointer, _ onEvent: (Event) -> Void) {
+    /// - Parameter budget: what unfinished messages may hold across the process; a message
+    ///   that would take more fails the connection with 1013 (`overloaded`).
+    public func receive(_ bytes: UnsafeMutableRawBufferPointer, budget: MessageBudget? = nil, _ onEvent: (Event) -> Void) {
         var position = 0
         while state != .closed {
             do {
                 guard let event = try decoder.next(bytes, position: &position) else { return }
                 switch event {
                 case .header(let header): try begin(header)
-                case .payload(let chunk): try payload(UnsafeRawBufferPointer(chunk), onEvent)
+                case .payload(let chunk): try payload(UnsafeRawBufferPointer(chunk), budget: budget, onEvent)
                 case .end(let header): try end(header, onEvent)
                 }
             } catch {
                 fail(error, onEvent)
             }
         }
+    }
+
+    /// Whether a data message has begun and not ended.
+    public var hasUnfinishedMessage: Bool { messageOpcode != nil }
+
+    /// Call once a second (the transport's tick). A message still unfinished after
+    /// `deadlineSeconds` ticks fails the connection with 1008 (`unfinished`), so that a peer
+    /// that starts a message and never ends it cannot hold its buffer for as long as it
+    /// answers pings.
+    public func tick(deadlineSeconds: Int, _ onEvent: (Event) -> Void) {
+        guard state == .open, messageOpcode != nil, let storedPieces else { return }
+        storedPieces.unfinishedTicks &+= 1
+        if Int(storedPieces.unfinishedTicks) > deadlineSeconds { fail(.unfinished(seconds: deadlineSeconds), onEvent) }
     }
 
     private func begin(_ header: FrameHeader) throws(WebSocketError) {
@@ -165,8 +211,9 @@ public final class WebSocketConnection {
             messageOpcode = header.opcode
             messageCompressed = header.rsv1
             if let storedPieces {
+                storedPieces.unfinishedTicks = 0
                 if storedPieces.message.capacity > 64 << 10 {
-                    storedPieces.message = []
+                    storedPieces.dropMessage()
                 } else {
                     storedPieces.message.removeAll(keepingCapacity: true)
                 }
@@ -178,7 +225,7 @@ public final class WebSocketConnection {
         }
     }
 
-    private func payload(_ chunk: UnsafeRawBufferPointer, _ onEvent: (Event) -> Void) throws(WebSocketError) {
+    private func payload(_ chunk: UnsafeRawBufferPointer, budget: MessageBudget?, _ onEvent: (Event) -> Void) throws(WebSocketError) {
         guard let header = decoder.header else { return }
         if header.opcode.isControl {
             if UInt64(chunk.count) == header.payloadLength {
@@ -186,20 +233,25 @@ public final class WebSocketConnection {
                 deliveredInPlace = true
                 try handleControl(header.opcode, chunk, onEvent)
             } else {
-                pieces.control.append(contentsOf: chunk)
+                pieces(budget).control.append(contentsOf: chunk)  // at most 125 bytes
             }
             return
         }
         guard state == .open, let opcode = messageOpcode else { return }  // closing: data is dropped
         let isText = opcode == .text
         if messageCompressed {
-            let pieces = self.pieces
+            let pieces = pieces(budget)
             let before = pieces.message.count
+            // No more output than the budget has left (beyond what this buffer holds already).
+            let limit = min(Int(messageLimit), budget.map { pieces.accounted + $0.available } ?? .max)
             do {
-                try inflater!.inflate(chunk, final: false, into: &pieces.message, limit: Int(messageLimit))
+                try inflater!.inflate(chunk, final: false, into: &pieces.message, limit: limit)
+            } catch .tooLarge where limit < Int(messageLimit) {
+                throw .overloaded
             } catch {
                 throw Self.map(error)
             }
+            guard pieces.account() else { throw .overloaded }
             try validateText(isText, pieces.message, from: before)
         } else if header.fin && header.opcode != .continuation && UInt64(chunk.count) == header.payloadLength {
             // The whole message is in this chunk: deliver it in place, without a copy.
@@ -209,7 +261,9 @@ public final class WebSocketConnection {
             onEvent(isText ? .text(chunk) : .binary(chunk))
         } else {
             if isText { guard utf8.feed(chunk) else { throw .invalidUTF8 } }
+            let pieces = pieces(budget)
             pieces.message.append(contentsOf: chunk)
+            guard pieces.account() else { throw .overloaded }
         }
     }
 
@@ -232,7 +286,7 @@ public final class WebSocketConnection {
         }
         messageOpcode = nil
         if messageCompressed {
-            let pieces = self.pieces
+            let pieces = self.pieces(nil)
             let before = pieces.message.count
             do {
                 try [UInt8]().withUnsafeBytes { try inflater!.inflate($0, final: true, into: &pieces.message, limit: Int(messageLimit)) }
@@ -247,6 +301,8 @@ public final class WebSocketConnection {
         // Nothing buffered: an empty message, which needs no box.
         let payload = storedPieces?.message ?? []
         payload.withUnsafeBytes { onEvent(opcode == .text ? .text($0) : .binary($0)) }
+        // A large buffer goes back at once, not when the next message begins.
+        if let storedPieces, storedPieces.message.capacity > 64 << 10 { storedPieces.dropMessage() }
     }
 
     private func validateText(_ isText: Bool, _ message: [UInt8], from start: Int) throws(WebSocketError) {
@@ -298,6 +354,7 @@ public final class WebSocketConnection {
             enqueue(.close, FrameEncoder.closePayload(code: error.closeCode, reason: error.reason))
         }
         state = .closed
+        storedPieces?.dropMessage()
         inflater?.reset()
         onEvent(.failed(error))
     }
@@ -334,8 +391,12 @@ public final class WebSocketConnection {
         state = .closing
     }
 
-    /// Marks the connection closed without a handshake (the transport dropped it).
-    public func abandon() { state = .closed }
+    /// Marks the connection closed without a handshake (the transport dropped it), and
+    /// frees what an unfinished message held.
+    public func abandon() {
+        state = .closed
+        storedPieces?.dropMessage()
+    }
 
     /// Hands every queued frame to `body`, oldest first, and empties the queue.
     public func drainOutbound(_ body: (SharedBytes) -> Void) {

@@ -10,12 +10,18 @@ public enum WebSocketError: Error, Equatable, Sendable {
     case tooLarge(limit: Int)
     /// A compressed message could not be inflated.
     case badCompression(String)
+    /// The process holds as many unfinished messages as its budget allows (`MessageBudget`).
+    case overloaded
+    /// A message was not finished within the deadline (in seconds).
+    case unfinished(seconds: Int)
 
     public var closeCode: CloseCode {
         switch self {
         case .protocolViolation, .badCompression: .protocolError
         case .invalidUTF8: .invalidPayload
         case .tooLarge: .messageTooBig
+        case .overloaded: .tryAgainLater
+        case .unfinished: .policyViolation
         }
     }
 
@@ -26,6 +32,8 @@ public enum WebSocketError: Error, Equatable, Sendable {
         case .invalidUTF8: "invalid UTF-8 in text"
         case .tooLarge(let limit): "message larger than \(limit) bytes"
         case .badCompression(let what): "bad compressed data: \(what)"
+        case .overloaded: "server busy: too much memory in unfinished messages; try again later"
+        case .unfinished(let seconds): "message not finished within \(seconds) s"
         }
         return String(decoding: Array(text.utf8.prefix(123)), as: UTF8.self)
     }

@@ -1,3 +1,4 @@
+import Deflate
 import Foundation
 import Testing
 
@@ -15,6 +16,42 @@ struct HostileClientTests {
         #expect(head.hasPrefix("HTTP/1.1 400 "), "\(head)")
         let (bytes, _) = client.receiveUntilClosed(timeout: 5)
         #expect((head + String(decoding: bytes, as: UTF8.self)).contains("percent-encoding"), "the body says what was wrong")
+    }
+
+    /// Issue 17.5: 50 connections each start a compressed message whose 15 KB inflate to
+    /// 15 MiB and never finish it. The process-wide budget closes most of them with 1013;
+    /// RSS rises by at most 100 MiB and comes back to within 32 MiB once they close.
+    @Test func unfinishedCompressedMessagesAreBoundedAcrossConnections() throws {
+        let server = try ServerProcess()
+        _ = try httpGet("/healthz", port: server.port)  // first-use set-up is not the attack's
+        let baseline = server.residentKiB
+        var compressed = [UInt8]()
+        [UInt8](repeating: 0, count: 15 << 20).withUnsafeBytes { Deflater().compress($0, into: &compressed) }
+        #expect(compressed.count < 20_000)
+        let frame = maskedFrame(0x2, compressed, fin: false, rsv: 0x40)
+        var clients = [RawClient]()
+        var peak = baseline
+        for _ in 0..<50 {
+            let client = try RawClient(port: server.port)
+            #expect(client.upgrade(headers: ["Sec-WebSocket-Extensions: permessage-deflate"]).contains("permessage-deflate"))
+            client.send(frame)
+            clients.append(client)
+            peak = max(peak, server.residentKiB)
+        }
+        var refused = 0
+        for client in clients where closeCode(in: client.receive(atLeast: 4, timeout: 0.2)) == 1013 { refused += 1 }
+        peak = max(peak, server.residentKiB)
+        #expect(refused >= 40, "most are over the budget: \(refused) of 50 closed with 1013")
+        #expect(peak - baseline <= 100 << 10, "RSS rose from \(baseline) to \(peak) KiB")
+        #expect(try metricValue("scrollsync_unfinished_messages_closed_total", port: server.port) >= Double(refused))
+        clients.removeAll()
+        var settled = server.residentKiB
+        for _ in 0..<100 where settled - baseline > 32 << 10 {
+            usleep(100_000)
+            settled = server.residentKiB
+        }
+        #expect(settled - baseline <= 32 << 10, "RSS \(settled) KiB after they closed, baseline \(baseline) KiB")
+        #expect(try metricValue("scrollsync_unfinished_message_bytes", port: server.port) == 0)
     }
 
     /// Values that quote the request (`role=…`) cannot forge a log line or carry an escape
