@@ -10,7 +10,7 @@ public struct EchoEndpoint: WebSocketEndpoint {
 
     public func matches(path: Substring) -> Bool { path == "/echo" }
 
-    public func makeSession(for request: HTTPRequest, on loop: EventLoop) -> Result<any WebSocketSession, HTTPError> {
+    public func makeSession(for request: HTTPRequest, from address: String, on loop: EventLoop) -> Result<any WebSocketSession, HTTPError> {
         .success(EchoSession())
     }
 }

@@ -18,7 +18,7 @@ public protocol WebSocketEndpoint: Sendable {
     func matches(path: Substring) -> Bool
     /// Admits a request (query, credentials) and makes its session, or refuses it with an
     /// HTTP answer that says why. Runs on the connection's event loop.
-    func makeSession(for request: HTTPRequest, on loop: EventLoop) -> Result<any WebSocketSession, HTTPError>
+    func makeSession(for request: HTTPRequest, from address: String, on loop: EventLoop) -> Result<any WebSocketSession, HTTPError>
 }
 
 /// The application side of one WebSocket connection. Calls come on its event loop.

@@ -3,6 +3,7 @@ import Logging
 import ScrollModel
 import Synchronization
 import Transport
+import WebSocketCore
 
 /// The room hub: rooms live in this process, each behind its own lock.
 ///
@@ -33,6 +34,14 @@ public final class LocalRoomHub: RoomHub {
         public var maxRooms = 10_000
         /// Members of one room; a request to join a full room is refused (503).
         public var maxMembersPerRoom = 16_384
+        /// Rooms one address may create per minute (and at once); 0 is no limit. Over it: 429.
+        public var roomCreationsPerMinute = 60
+        /// Rooms one address may hold that no presenter has joined yet (a follower asked for
+        /// them); 0 is no limit. Over it: 429. Such a room goes as soon as it is empty.
+        public var unclaimedRoomsPerAddress = 50
+        /// A room that nobody ever drove (no state, no document) is forgotten this soon after
+        /// it empties: it holds nothing a returning presenter would miss but its key.
+        public var undrivenIdleSeconds = 60
         public init() {}
     }
 
@@ -46,6 +55,8 @@ public final class LocalRoomHub: RoomHub {
             var documentVersion: UInt32 = 0
             /// Forgotten by the idle sweep; a join that finds it so starts over.
             var removed = false
+            /// The address that created it, while no presenter has joined it (unclaimed).
+            var creator: String?
             /// When presence was last sent, and whether a coalesced send is scheduled.
             var presenceSentAt: UInt64 = 0
             var presenceScheduled = false
@@ -88,6 +99,7 @@ public final class LocalRoomHub: RoomHub {
     /// Shares rooms with other nodes (Redis), or nil for a single process.
     public let engine: (any RoomEngine)?
     private let ticks = Atomic<Int>(0)
+    private let creationLimits: RoomCreationLimits
 
     /// - Parameter store: where rooms are kept across restarts; the rooms in it are
     ///   restored now (empty, so they expire after `roomIdleSeconds` unless someone joins).
@@ -99,6 +111,7 @@ public final class LocalRoomHub: RoomHub {
         self.store = store
         self.engine = engine
         self.logger = logger
+        creationLimits = RoomCreationLimits(perMinute: options.roomCreationsPerMinute, unclaimedPerAddress: options.unclaimedRoomsPerAddress)
         let restored = try store?.loadAll() ?? []
         let now = loops.first?.now ?? 0
         rooms.withLock { rooms in
@@ -113,6 +126,7 @@ public final class LocalRoomHub: RoomHub {
         if !restored.isEmpty { logger.info("rooms restored", metadata: ["count": "\(restored.count)"]) }
         loops.first?.onTick { [weak self] in
             self?.forgetIdleRooms()
+            if let now = self?.loops.first?.now { self?.creationLimits.sweep(now: now) }
             self?.keepShared()
         }
         engine?.delegate = self
@@ -146,14 +160,26 @@ public final class LocalRoomHub: RoomHub {
         }.sorted { $0.name < $1.name }
     }
 
-    public func admission(room name: String) -> String? {
+    public func admission(room name: String, role: Role, address: String) -> HTTPResponse? {
         let (room, count) = rooms.withLock { ($0[name], $0.count) }
         guard let room else {
-            return count >= options.maxRooms ? "server at its room limit (\(options.maxRooms))" : nil
+            if let (reason, retryAfter) = creationLimits.refusal(address: address, now: loops.first?.now ?? 0) {
+                return .error(429, reason, headers: [("Retry-After", String(retryAfter))])
+            }
+            guard count < options.maxRooms else {
+                return .error(503, "server at its room limit (\(options.maxRooms))", headers: [("Retry-After", "10")])
+            }
+            return nil
         }
         let members = room.guarded.withLock { $0.core.members.count }
-        return members >= options.maxMembersPerRoom ? "room \(name) is full (\(options.maxMembersPerRoom) members)" : nil
+        guard members < options.maxMembersPerRoom else {
+            return .error(503, "room \(name) is full (\(options.maxMembersPerRoom) members)", headers: [("Retry-After", "10")])
+        }
+        return nil
     }
+
+    /// Rooms created by addresses (tests).
+    var creationAddressesTracked: Int { creationLimits.addressesTracked }
 
     public func join(_ member: RoomMember, room name: String, role: Role, key: String?,
                      completion: @escaping (Result<RoomCore.Welcome, ProtocolError>) -> Void) {
@@ -163,6 +189,8 @@ public final class LocalRoomHub: RoomHub {
             let (room, created) = rooms.withLock { rooms in
                 if let room = rooms[name] { return (room, false) }
                 let room = Room(core: RoomCore(name: name), loops: loops.count, attached: !shared)
+                if role == .follower { room.guarded.withLock { $0.creator = member.address } }
+                creationLimits.created(address: member.address, claimed: role == .presenter, now: member.peer.channel.loop.now)
                 rooms[name] = room
                 return (room, true)
             }
@@ -223,6 +251,10 @@ public final class LocalRoomHub: RoomHub {
                 return .done(.failure(error))
             case .success(let (answer, broadcasts)):
                 var welcome = answer
+                if role == .presenter, let creator = guarded.creator {
+                    guarded.creator = nil  // claimed: no longer counted against the follower's address
+                    creationLimits.settled(address: creator)
+                }
                 if !hadKey && guarded.core.hasPresenterKey {
                     save(guarded.core)
                     if shared, let engine, let digest = guarded.core.presenterKeyText {
@@ -338,7 +370,7 @@ public final class LocalRoomHub: RoomHub {
         let name = room.name
         member.roomHandle = nil
         let loop = member.peer.channel.loop
-        room.guarded.withLock { guarded in
+        let unclaimedAndEmpty = room.guarded.withLock { guarded in
             guarded.locals[loop.index]?.remove(member)
             if member.windowBits != nil { guarded.compressingMembers -= 1 }
             let drove = guarded.core.driver == member.id
@@ -350,7 +382,25 @@ public final class LocalRoomHub: RoomHub {
                 engine.control(room: name, .release(session: member.id.description)) { _ in }
             }
             publish(broadcasts, in: &guarded, room: room, loop: loop)
+            return guarded.creator != nil && guarded.core.isEmpty
         }
+        if unclaimedAndEmpty { removeIfEmptyAndUnclaimed(room) }
+    }
+
+    /// An unclaimed room (only followers ever joined it) holds nothing worth keeping: it goes
+    /// as soon as its last member leaves, so that it holds no slot of the room limit.
+    private func removeIfEmptyAndUnclaimed(_ room: Room) {
+        // The room table's lock before the room's, as everywhere.
+        let creator = rooms.withLock { rooms -> String? in
+            room.guarded.withLock { guarded -> String? in
+                guard let creator = guarded.creator, guarded.core.isEmpty, !guarded.removed, guarded.waiting.isEmpty else { return nil }
+                guarded.removed = true
+                guarded.creator = nil
+                if rooms[room.name] === room { rooms[room.name] = nil }
+                return creator
+            }
+        }
+        if let creator { creationLimits.settled(address: creator) }
     }
 
     /// Encodes each broadcast once and posts it to every loop with members.
@@ -414,21 +464,26 @@ public final class LocalRoomHub: RoomHub {
 
     private func forgetIdleRooms() {
         guard let now = loops.first?.now else { return }
-        let idle = UInt64(options.roomIdleSeconds) * 1_000_000_000
-        var forgotten = [String]()
+        var forgotten = [(name: String, idleSeconds: Int, creator: String?)]()
         rooms.withLock { rooms in
             rooms = rooms.filter { name, room in
                 room.guarded.withLock { guarded in
-                    guard let since = guarded.emptySince, elapsedNanoseconds(from: since, to: now) >= idle else { return true }
+                    // A room nobody drove keeps nothing a returning presenter needs but its key.
+                    let driven = guarded.core.state != nil || guarded.core.document != nil
+                    let idleSeconds = driven ? options.roomIdleSeconds : min(options.roomIdleSeconds, options.undrivenIdleSeconds)
+                    guard let since = guarded.emptySince,
+                          elapsedNanoseconds(from: since, to: now) >= UInt64(idleSeconds) * 1_000_000_000 else { return true }
                     guarded.removed = true
-                    forgotten.append(name)
+                    forgotten.append((name, idleSeconds, guarded.creator))
+                    guarded.creator = nil
                     return false
                 }
             }
         }
-        for name in forgotten {
+        for (name, idleSeconds, creator) in forgotten {
+            if let creator { creationLimits.settled(address: creator) }
             store?.remove(name)
-            logger.info("room expired", metadata: ["room": "\(name)", "idleSeconds": "\(options.roomIdleSeconds)"])
+            logger.info("room expired", metadata: ["room": "\(name)", "idleSeconds": "\(idleSeconds)"])
         }
     }
 }
@@ -451,6 +506,10 @@ extension LocalRoomHub: SharedRoomsDelegate {
     /// and other nodes' counts; members hear what changed.
     private func adopt(_ snapshot: RoomSnapshot, in guarded: inout Room.Guarded, room: Room) {
         guard let loop = loops.first else { return }
+        if let creator = guarded.creator, snapshot.state != nil || snapshot.driver != nil || snapshot.keyDigest != nil {
+            guarded.creator = nil  // presented on another node: claimed
+            creationLimits.settled(address: creator)
+        }
         // The engine's count, even if lower: a Redis that restarted empty counts from 0 again.
         guarded.version = snapshot.version
         var broadcasts = [Broadcast]()

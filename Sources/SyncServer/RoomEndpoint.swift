@@ -36,7 +36,7 @@ public struct RoomEndpoint: WebSocketEndpoint {
 
     public func matches(path: Substring) -> Bool { path.hasPrefix("/rooms/") }
 
-    public func makeSession(for request: HTTPRequest, on loop: EventLoop) -> Result<any WebSocketSession, HTTPError> {
+    public func makeSession(for request: HTTPRequest, from address: String, on loop: EventLoop) -> Result<any WebSocketSession, HTTPError> {
         let name = String(request.path.dropFirst("/rooms/".count))
         guard Self.isValidRoomName(name) else {
             return .failure(HTTPError(.error(400, "room names are 1 to 64 characters of A-Z a-z 0-9 . _ -")))
@@ -53,12 +53,11 @@ public struct RoomEndpoint: WebSocketEndpoint {
         case "presenter": role = .presenter
         case let other?: return .failure(HTTPError(.error(400, "role must be presenter or follower, not \(other.prefix(32))")))
         }
-        if let refusal = hub.admission(room: name) {
-            return .failure(HTTPError(.error(503, refusal, headers: [("Retry-After", "10")])))
-        }
+        if let refusal = hub.admission(room: name, role: role, address: address) { return .failure(HTTPError(refusal)) }
         let displayName = query["name"].map { String($0.prefix(64)) }
         let bucket = role == .presenter && scrollRate > 0 ? TokenBucket(burst: shared.scrollBurst, now: loop.now) : nil
-        return .success(RoomMember(shared: shared, room: name, role: role, name: displayName, key: query["key"], scrollBucket: bucket))
+        return .success(RoomMember(shared: shared, room: name, role: role, name: displayName, key: query["key"], scrollBucket: bucket,
+                                   address: address))
     }
 
     static func isValidRoomName(_ name: String) -> Bool {

@@ -1,11 +1,13 @@
 import ScrollModel
 import Transport
+import WebSocketCore
 
 /// Where rooms live and how their changes reach members. The embedded `LocalRoomHub`
 /// keeps rooms in this process; a hub shared through Redis can take its place.
 public protocol RoomHub: Sendable {
-    /// Why a new member cannot join `room` now (a limit), or nil. Checked before the upgrade.
-    func admission(room: String) -> String?
+    /// Why a new member cannot join `room` now (a limit: 503, or 429 for its address), or
+    /// nil. Checked before the upgrade.
+    func admission(room: String, role: Role, address: String) -> HTTPResponse?
     /// Adds a session to a room (creating the room) and answers what it needs to be in
     /// sync, or why it was refused: at once, or later when the room must be fetched from
     /// another node's store first. Called on the session's loop and answers on it.

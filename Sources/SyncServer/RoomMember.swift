@@ -50,8 +50,11 @@ public final class RoomMember: WebSocketSession {
         var waiting: [[UInt8]] = []
         /// Scrolls a presenter may still send.
         var scrollBucket: TokenBucket?
+        /// The client's address, which a room it creates is counted against.
+        let address: String
 
-        init(room: String, key: String?, name: String?, scrollBucket: TokenBucket?) {
+        init(room: String, key: String?, name: String?, scrollBucket: TokenBucket?, address: String) {
+            self.address = address
             self.room = room
             self.key = key
             self.name = name
@@ -95,14 +98,17 @@ public final class RoomMember: WebSocketSession {
     /// It left (disconnected), perhaps while its join waited.
     var left = false
 
-    init(shared: Shared, room: String, role: Role, name: String?, key: String?, scrollBucket: TokenBucket?) {
+    init(shared: Shared, room: String, role: Role, name: String?, key: String?, scrollBucket: TokenBucket?, address: String) {
         self.shared = shared
         self.role = role
-        extras = Extras(room: room, key: key, name: name, scrollBucket: scrollBucket)
+        extras = Extras(room: room, key: key, name: name, scrollBucket: scrollBucket, address: address)
     }
 
     /// The display name it gave, while it joins (its room keeps it after that).
     var name: String? { extras?.name }
+
+    /// The client's address, while it joins.
+    var address: String { extras?.address ?? peer?.channel.peerAddress ?? "" }
 
     /// The compressor window this receiver accepts (nil: send uncompressed).
     var windowBits: Int? { window == 0 ? nil : Int(window) }

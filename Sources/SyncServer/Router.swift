@@ -57,7 +57,7 @@ final class Router: Sendable {
     /// 404 for an unknown path; the handshake checks (400/405/426) for a bad upgrade; 403
     /// for a browser `Origin` not allowed; whatever the endpoint says about the request;
     /// else the 101 answer.
-    func route(_ request: HTTPRequest, on loop: EventLoop) -> Result<Admitted, HTTPError> {
+    func route(_ request: HTTPRequest, from address: String, on loop: EventLoop) -> Result<Admitted, HTTPError> {
         let path = request.path
         guard let endpoint = endpoints.first(where: { $0.matches(path: path) }) else {
             return .failure(HTTPError(.error(404, "no endpoint at \(path)")))
@@ -71,7 +71,7 @@ final class Router: Sendable {
             return .failure(HTTPError(.error(403, "origin \(origin.prefix(200)) is not allowed here")))
         }
         let session: any WebSocketSession
-        switch endpoint.makeSession(for: request, on: loop) {
+        switch endpoint.makeSession(for: request, from: address, on: loop) {
         case .failure(let error): return .failure(error)
         case .success(let made): session = made
         }

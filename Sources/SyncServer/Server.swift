@@ -48,6 +48,8 @@ public final class Server: Sendable {
         var roomOptions = configuration.rooms
         roomOptions.maxRooms = configuration.limits.rooms
         roomOptions.maxMembersPerRoom = configuration.limits.membersPerRoom
+        roomOptions.roomCreationsPerMinute = configuration.limits.roomCreationsPerMinute
+        roomOptions.unclaimedRoomsPerAddress = configuration.limits.unclaimedRoomsPerAddress
         let engine = redis.map { RedisRoomEngine(endpoint: $0, loop: group.loops[0], roomIdleSeconds: roomOptions.roomIdleSeconds, logger: logger) }
         self.engine = engine
         hub = try LocalRoomHub(loops: group.loops, options: roomOptions, store: store, engine: engine, logger: logger)

@@ -67,6 +67,14 @@ public struct ServerConfiguration: Sendable {
         public var rooms = 10_000
         /// Members (presenters and followers) of one room.
         public var membersPerRoom = 16_384
+        /// Rooms one client address may create per minute (and at once); 0 is no limit.
+        /// 60: a person or a script opening rooms by hand never meets it; a loop filling the
+        /// room table from one address does at once.
+        public var roomCreationsPerMinute = 60
+        /// Rooms one client address may hold that no presenter has joined (a follower waiting
+        /// for its presenter); 0 is no limit. 50 covers an audience behind one NAT waiting in
+        /// several rooms.
+        public var unclaimedRoomsPerAddress = 50
         /// Largest `/rooms` message: 2 MiB, so that a 1 MiB document fits escaped.
         public var roomMessageBytes = 2 << 20
         /// Largest shared document (UTF-8 bytes).

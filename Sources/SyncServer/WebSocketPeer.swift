@@ -226,7 +226,7 @@ public final class WebSocketPeer: ChannelHandler {
     }
 
     private func upgrade(_ request: HTTPRequest, remainder: [UInt8]) {
-        switch router.route(request, on: channel.loop) {
+        switch router.route(request, from: channel.peerAddress, on: channel.loop) {
         case .failure(let error):
             refuse(error.response, request: request)
         case .success(let admitted):

@@ -58,6 +58,9 @@ struct Serve: ParsableCommand {
     @Option(help: "Members of one room. [limits.membersPerRoom]")
     var maxMembers: Int?
 
+    @Option(help: "Rooms one client address may create per minute; 0 is no limit (load tests). [limits.roomCreationsPerMinute]")
+    var roomCreations: Int?
+
     @Option(help: "Scrolls per second per presenter; 0 is no limit. [limits.scrollRate]")
     var scrollRate: Double?
 
@@ -107,6 +110,7 @@ struct Serve: ParsableCommand {
         number("limits.connectionsPerAddress", maxConnectionsPerAddress)
         number("limits.rooms", maxRooms)
         number("limits.membersPerRoom", maxMembers)
+        number("limits.roomCreationsPerMinute", roomCreations)
         number("limits.scrollRate", scrollRate)
         if !origin.isEmpty { values.append(("origins", .array(origin.map { .string($0) }))) }
         if requireKeys { values.append(("rooms.requireKeys", .bool(true))) }

@@ -54,6 +54,84 @@ struct HostileClientTests {
         #expect(try metricValue("scrollsync_unfinished_message_bytes", port: server.port) == 0)
     }
 
+    /// Issue 17.2: 10,050 follower upgrades to new rooms from one address no longer fill the
+    /// room table: past the unclaimed-room count they get 429 with Retry-After, a presenter
+    /// from another address creates a room at once, and the followers' rooms go as soon as
+    /// they leave.
+    @Test func oneAddressCannotFillTheRoomTable() throws {
+        let server = try ServerProcess(["--room-creations", "0"])
+        var open = [RawClient]()
+        var refused = 0
+        var retryAfter = true
+        for index in 0..<10_050 {
+            let client = try RawClient(port: server.port)
+            let head = client.upgrade(path: "/rooms/flood\(index)")
+            if head.hasPrefix("HTTP/1.1 101 ") {
+                open.append(client)
+            } else {
+                #expect(head.hasPrefix("HTTP/1.1 429 "), "\(head)")
+                retryAfter = retryAfter && head.contains("Retry-After: ")
+                refused += 1
+            }
+        }
+        #expect(open.count == 50, "the default unclaimed rooms per address")
+        #expect(refused == 10_000)
+        #expect(retryAfter)
+        let presenter = try RawClient(port: server.port, from: "127.0.0.2")
+        let answer = presenter.upgrade(path: "/rooms/talk?role=presenter&key=k")
+        #expect(answer.hasPrefix("HTTP/1.1 101 "), "a presenter elsewhere is not locked out: \(answer)")
+        // The flood's rooms go once their followers leave; the presenter's stays.
+        open.removeAll()
+        var rooms = ""
+        for _ in 0..<100 {
+            rooms = try httpGet("/rooms", port: server.port)
+            if !rooms.contains("flood") { break }
+            usleep(50_000)
+        }
+        #expect(!rooms.contains("flood"), "\(rooms.suffix(300))")
+        #expect(rooms.contains("\"talk\""))
+        let follower = try RawClient(port: server.port)
+        #expect(follower.upgrade(path: "/rooms/after-the-flood").hasPrefix("HTTP/1.1 101 "), "the address may create rooms again")
+    }
+
+    /// Room creation is rate-limited per address (presenters too), 429 with Retry-After.
+    @Test func roomCreationIsRateLimitedPerAddress() throws {
+        let server = try ServerProcess(["--room-creations", "5"])
+        var answers = [String]()
+        for index in 0..<6 {
+            let client = try RawClient(port: server.port)
+            answers.append(client.upgrade(path: "/rooms/rate\(index)?role=presenter"))
+        }
+        #expect(answers.prefix(5).allSatisfy { $0.hasPrefix("HTTP/1.1 101 ") }, "\(answers)")
+        #expect(answers[5].hasPrefix("HTTP/1.1 429 ") && answers[5].contains("Retry-After: "), "\(answers[5])")
+        let elsewhere = try RawClient(port: server.port, from: "127.0.0.3")
+        #expect(elsewhere.upgrade(path: "/rooms/rate-other?role=presenter").hasPrefix("HTTP/1.1 101 "))
+        let existing = try RawClient(port: server.port)
+        #expect(existing.upgrade(path: "/rooms/rate0").hasPrefix("HTTP/1.1 101 "), "joining a room that exists is not a creation")
+    }
+
+    /// A room a presenter opened but never drove (no scroll, no document) is forgotten after
+    /// rooms.undrivenIdleSeconds; one that was driven keeps rooms.idleSeconds.
+    @Test func roomsNeverDrivenExpireQuickly() throws {
+        let server = try ServerProcess(environment: ["SCROLLSYNC_ROOMS_UNDRIVEN_IDLE_SECONDS": "1"])
+        do {
+            let idle = try RawClient(port: server.port)
+            #expect(idle.upgrade(path: "/rooms/undriven?role=presenter&key=k").hasPrefix("HTTP/1.1 101 "))
+            let driver = try RawClient(port: server.port)
+            #expect(driver.upgrade(path: "/rooms/driven?role=presenter&key=k").hasPrefix("HTTP/1.1 101 "))
+            driver.send(maskedFrame(0x1, Array(#"{"type":"scroll","offset":3}"#.utf8)))
+            #expect(serverTexts(driver.receive(atLeast: 300, timeout: 2)).contains { $0.contains(#""type":"state""#) })
+        }
+        var rooms = ""
+        for _ in 0..<100 {
+            rooms = try httpGet("/rooms", port: server.port)
+            if !rooms.contains("undriven") { break }
+            usleep(100_000)
+        }
+        #expect(!rooms.contains("\"undriven\""), "\(rooms)")
+        #expect(rooms.contains("\"driven\""), "\(rooms)")
+    }
+
     /// Values that quote the request (`role=…`) cannot forge a log line or carry an escape
     /// sequence into the log or the 400's body.
     @Test func requestTextCannotForgeLogLinesOrEscapeSequences() throws {
