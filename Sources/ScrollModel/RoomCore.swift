@@ -37,16 +37,27 @@ public struct RoomCore: Sendable {
     /// Display names of the members that gave one (load-test followers and many others do not).
     public private(set) var names: [SessionID: String] = [:]
     private var presenterKey: [UInt8]?
+    /// Its presenter key was lost (a damaged store): no presenter may join, and no key may
+    /// be bound, until an operator restores it. Followers still see its last state.
+    public private(set) var isLocked = false
+    /// The next state's `seq` is above this (a restored room continues above what it may
+    /// have sent before a crash).
+    private var seqBase = 0
 
     public init(name: String) { self.name = name }
 
-    /// Restores a room (e.g. from a store), without members.
-    public init(name: String, state: ScrollState?, document: SharedDocument?, presenterKey: [UInt8]?) {
+    /// Restores a room (e.g. from a store), without members; its next `seq` is above `seqBase`.
+    public init(name: String, state: ScrollState?, document: SharedDocument?, presenterKey: [UInt8]?, locked: Bool = false, seqBase: Int = 0) {
         self.name = name
         self.state = state
         self.document = document
         self.presenterKey = presenterKey
+        self.seqBase = seqBase
+        isLocked = locked && presenterKey == nil
     }
+
+    /// The `seq` of the newest state, or what the next one continues from.
+    public var lastSeq: Int { max(state?.seq ?? 0, seqBase) }
 
     public var hasPresenterKey: Bool { presenterKey != nil }
     /// The presenter key as the room holds it (the hub gives digests, not keys).
@@ -73,6 +84,9 @@ public struct RoomCore: Sendable {
                               claimsControl: Bool = true) -> Result<(Welcome, [Broadcast]), ProtocolError> {
         var broadcasts = [Broadcast]()
         if role == .presenter {
+            guard !isLocked else {
+                return .failure(ProtocolError(.unauthorized, "room \(self.name) is locked: its presenter key could not be read back from the server's store; the operator must restore it"))
+            }
             let given = key.map { Array($0.utf8) }
             if let presenterKey {
                 guard let given, Self.constantTimeEqual(given, presenterKey) else {
@@ -154,7 +168,9 @@ public struct RoomCore: Sendable {
                 ? "you do not drive this room; send {\"type\":\"control\",\"action\":\"take\"} first"
                 : "followers cannot scroll the room"))
         }
-        return .success(ScrollState.next(after: previous ?? state, applying: update, by: id.description, doc: document?.fingerprint))
+        var next = ScrollState.next(after: previous ?? state, applying: update, by: id.description, doc: document?.fingerprint)
+        if next.seq <= seqBase { next.seq = seqBase + 1 }
+        return .success(next)
     }
 
     // MARK: Changes made elsewhere (another node of a shared hub)
@@ -174,6 +190,7 @@ public struct RoomCore: Sendable {
     /// Takes the room's key digest as kept elsewhere.
     public mutating func adopt(presenterKey digest: String?) {
         presenterKey = digest.map { Array($0.utf8) }
+        if presenterKey != nil { isLocked = false }
     }
 
     /// Compares without an early exit, so timing does not reveal how much of a key matched.

@@ -121,3 +121,23 @@ public enum Fingerprint {
         return hex16(hash)
     }
 }
+
+extension ScrollState {
+    /// Why this state could not have come from a valid `scroll` (offsets and extents finite
+    /// and within the limits, progress and fraction within 0…1, a bounded anchor id, an
+    /// integer `t`, `seq` ≥ 1), or nil. A state read back from storage is held to the same
+    /// rules as one a presenter sends.
+    public func problem(limits: ClientMessage.Limits = .init()) -> String? {
+        guard seq >= 1 else { return "seq \(seq) is below 1" }
+        for (name, value) in [("offset", offset as Double?), ("viewport", viewport), ("content", content)] {
+            if let value, !(value.isFinite && value >= 0 && value <= limits.maxExtent) { return "\(name) \(value) is outside 0…\(Int(limits.maxExtent))" }
+        }
+        if let progress, !(progress.isFinite && (0...1).contains(progress)) { return "progress \(progress) is outside 0…1" }
+        if let anchor {
+            guard !anchor.id.isEmpty, anchor.id.utf8.count <= limits.maxAnchorBytes else { return "anchor id of \(anchor.id.utf8.count) bytes" }
+            guard anchor.fraction.isFinite, (0...1).contains(anchor.fraction) else { return "anchor fraction \(anchor.fraction) is outside 0…1" }
+        }
+        if let t, Int64(t).map({ abs($0) <= 1 << 53 }) != true { return "t \(t.prefix(32)) is not an integer of at most 2^53" }
+        return nil
+    }
+}

@@ -57,6 +57,12 @@ public final class LocalRoomHub: RoomHub {
             var removed = false
             /// The address that created it, while no presenter has joined it (unclaimed).
             var creator: String?
+            /// With a store: the highest `seq` the store has written as usable (a restarted
+            /// room continues above it), the highest asked for, and a scroll that waits for
+            /// the store to write a higher one (a newer scroll replaces it).
+            var seqWritten = Int.max
+            var seqAsked = 0
+            var held: (message: ClientMessage, member: Unchecked<RoomMember>)?
             /// When presence was last sent, and whether a coalesced send is scheduled.
             var presenceSentAt: UInt64 = 0
             var presenceScheduled = false
@@ -90,6 +96,11 @@ public final class LocalRoomHub: RoomHub {
         }
     }
 
+    /// `seq` is reserved in blocks: the store writes a ceiling this far ahead of the room's
+    /// `seq`, and a new block is asked for when half of one is left, so a scroll waits for
+    /// the disk only when the store lags by thousands of scrolls.
+    static let seqBlock = 4096
+
     public let options: Options
     public let counters = RoomCounters()
     private let loops: [EventLoop]
@@ -116,16 +127,28 @@ public final class LocalRoomHub: RoomHub {
         let now = loops.first?.now ?? 0
         rooms.withLock { rooms in
             for stored in restored {
-                let core = RoomCore(name: stored.name, state: stored.state, document: stored.document,
-                                    presenterKey: stored.keyDigest.map { Array($0.utf8) })
+                // Nothing above the stored ceiling was ever sent (files from before ceilings: a
+                // block above their state); the restored state is shown one above it.
+                let base = stored.seqCeiling > 0 ? max(stored.state?.seq ?? 0, stored.seqCeiling)
+                                                 : (stored.state?.seq ?? 0) + (stored.state == nil ? 0 : Self.seqBlock - 1)
+                var state = stored.state
+                state?.seq = base + 1
+                let core = RoomCore(name: stored.name, state: state, document: stored.document,
+                                    presenterKey: stored.keyDigest.map { Array($0.utf8) }, locked: stored.locked, seqBase: base)
                 let room = Room(core: core, loops: loops.count)
-                room.guarded.withLock { $0.emptySince = now }
+                room.guarded.withLock { guarded in
+                    guarded.emptySince = now
+                    guarded.seqWritten = base
+                    save(&guarded)  // asks for a block above the restored seq
+                }
                 rooms[stored.name] = room
             }
         }
         if !restored.isEmpty { logger.info("rooms restored", metadata: ["count": "\(restored.count)"]) }
+        store?.written = { [weak self] name, ceiling in self?.seqWritten(room: name, ceiling: ceiling) }
         loops.first?.onTick { [weak self] in
             self?.forgetIdleRooms()
+            self?.releaseHeldScrollsWhileStoreFails()
             if let now = self?.loops.first?.now { self?.creationLimits.sweep(now: now) }
             self?.keepShared()
         }
@@ -189,7 +212,10 @@ public final class LocalRoomHub: RoomHub {
             let (room, created) = rooms.withLock { rooms in
                 if let room = rooms[name] { return (room, false) }
                 let room = Room(core: RoomCore(name: name), loops: loops.count, attached: !shared)
-                if role == .follower { room.guarded.withLock { $0.creator = member.address } }
+                room.guarded.withLock { guarded in
+                    if role == .follower { guarded.creator = member.address }
+                    if store != nil { guarded.seqWritten = 0 }  // its first seq waits for a written ceiling
+                }
                 creationLimits.created(address: member.address, claimed: role == .presenter, now: member.peer.channel.loop.now)
                 rooms[name] = room
                 return (room, true)
@@ -256,7 +282,7 @@ public final class LocalRoomHub: RoomHub {
                     creationLimits.settled(address: creator)
                 }
                 if !hadKey && guarded.core.hasPresenterKey {
-                    save(guarded.core)
+                    save(&guarded)
                     if shared, let engine, let digest = guarded.core.presenterKeyText {
                         engine.bindKey(room: name, digest: digest) { kept in
                             room.guarded.withLock { $0.core.adopt(presenterKey: kept) }
@@ -354,12 +380,52 @@ public final class LocalRoomHub: RoomHub {
     /// Applies a message on this node alone (no engine, or it is unavailable).
     private func receiveHere(_ message: ClientMessage, from member: RoomMember, room: Room) -> ProtocolError? {
         room.guarded.withLock { guarded in
-            switch guarded.core.receive(message, from: member.id) {
-            case .failure(let error): return error
-            case .success(let broadcasts):
-                if broadcasts.contains(where: \.isStoredChange) { save(guarded.core) }
-                publish(broadcasts, in: &guarded, room: room, loop: member.peer.channel.loop)
+            if case .scroll(let update) = message, guarded.core.lastSeq >= guarded.seqWritten,
+               store?.health.failing == false {
+                // The store has not yet written a ceiling above the next seq: the scroll waits
+                // for it (a newer one replaces it), so that seq never goes back after a crash.
+                if case .failure(let error) = guarded.core.proposeScroll(update, from: member.id) { return error }
+                guarded.held = (message, Unchecked(member))
+                save(&guarded)
                 return nil
+            }
+            return apply(message, from: member, in: &guarded, room: room)
+        }
+    }
+
+    private func apply(_ message: ClientMessage, from member: RoomMember, in guarded: inout Room.Guarded, room: Room) -> ProtocolError? {
+        switch guarded.core.receive(message, from: member.id) {
+        case .failure(let error): return error
+        case .success(let broadcasts):
+            if broadcasts.contains(where: \.isStoredChange) { save(&guarded) }
+            publish(broadcasts, in: &guarded, room: room, loop: member.peer.channel.loop)
+            return nil
+        }
+    }
+
+    /// The store wrote `ceiling` for room `name`: seq up to it may be used; a held scroll goes.
+    private func seqWritten(room name: String, ceiling: Int) {
+        guard let room = rooms.withLock({ $0[name] }) else { return }
+        releaseHeldScroll(room) { guarded in
+            guarded.seqWritten = max(guarded.seqWritten, ceiling)
+            return guarded.core.lastSeq < guarded.seqWritten
+        }
+    }
+
+    /// Applies the room's held scroll when `ready` says so.
+    private func releaseHeldScroll(_ room: Room, when ready: (inout Room.Guarded) -> Bool) {
+        let waiting = room.guarded.withLock { guarded -> (ClientMessage, Unchecked<RoomMember>)? in
+            guard ready(&guarded), let held = guarded.held else { return nil }
+            guarded.held = nil
+            return held
+        }
+        // Applied on the sender's loop, where its member lives.
+        guard let (message, member) = waiting else { return }
+        member.value.peer.channel.loop.execute { [self] in
+            let member = member.value
+            guard member.roomHandle === room else { return }
+            if let error = room.guarded.withLock({ apply(message, from: member, in: &$0, room: room) }) {
+                member.peer.send(text: ServerMessage.error(error))
             }
         }
     }
@@ -458,8 +524,24 @@ public final class LocalRoomHub: RoomHub {
         for case let local? in guarded.locals { local.post(item) }
     }
 
-    private func save(_ core: RoomCore) {
-        store?.save(StoredRoom(name: core.name, state: core.state, document: core.document, keyDigest: core.presenterKeyText))
+    /// While the store cannot write (disk full), a room does not wait for it: held scrolls go
+    /// out, and `seq` is kept only in memory until the store writes again (the failure is
+    /// logged and shown in /healthz; a crash in that time may repeat `seq` numbers).
+    private func releaseHeldScrollsWhileStoreFails() {
+        guard let store, store.health.failing else { return }
+        let all = rooms.withLock { Array($0.values) }
+        for room in all { releaseHeldScroll(room) { _ in true } }
+    }
+
+    /// Queues the room for the store, with a `seq` ceiling a block ahead when half the last
+    /// one is used.
+    private func save(_ guarded: inout Room.Guarded) {
+        guard let store else { return }
+        let core = guarded.core
+        let seq = core.lastSeq
+        if seq + Self.seqBlock / 2 > guarded.seqAsked { guarded.seqAsked = seq + Self.seqBlock }
+        store.save(StoredRoom(name: core.name, state: core.state, document: core.document, keyDigest: core.presenterKeyText,
+                              locked: core.isLocked, seqCeiling: guarded.seqAsked))
     }
 
     private func forgetIdleRooms() {

@@ -2,16 +2,29 @@ import ScrollModel
 import Transport
 import WebSocketCore
 
-/// `GET /healthz`: 200 while the server accepts connections. With Redis the body says
-/// whether it is reachable (`ok` or `degraded: redis unavailable`, still 200: the node
-/// keeps serving the rooms it holds).
+/// `GET /healthz`: 200 while the server accepts connections. The first line is `ok`, or
+/// `degraded` while something it depends on fails (still 200: it keeps serving); the lines
+/// after it say what: `redis: up|unavailable`, `store: ok|failing (reason)`, and
+/// `store: N damaged files at start-up` when some were.
 struct HealthEndpoint: HTTPEndpoint {
     let engine: RedisRoomEngine?
+    let store: (any RoomStore)?
     var path: String { "/healthz" }
 
     func respond(to request: HTTPRequest) -> HTTPResponse {
-        var body = "ok\n"
-        if let engine { body = engine.isAvailable ? "ok\nredis: up\n" : "degraded\nredis: unavailable\n" }
+        var degraded = false
+        var lines = [String]()
+        if let engine {
+            degraded = degraded || !engine.isAvailable
+            lines.append(engine.isAvailable ? "redis: up" : "redis: unavailable")
+        }
+        if let store {
+            let health = store.health
+            degraded = degraded || health.failing
+            lines.append(health.failing ? "store: failing (\(health.lastError ?? "write failed")), \(health.pendingRooms) rooms waiting" : "store: ok")
+            if health.damagedFiles > 0 { lines.append("store: \(health.damagedFiles) damaged files at start-up (see the log)") }
+        }
+        let body = ([degraded ? "degraded" : "ok"] + lines).joined(separator: "\n") + "\n"
         return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Array(body.utf8))
     }
 }
@@ -60,6 +73,7 @@ struct MetricsEndpoint: HTTPEndpoint {
     let loops: [EventLoop]
     let engine: RedisRoomEngine?
     let messageBudget: MessageBudget
+    let store: (any RoomStore)?
     var path: String { "/metrics" }
 
     func respond(to request: HTTPRequest) -> HTTPResponse {
@@ -108,6 +122,13 @@ struct MetricsEndpoint: HTTPEndpoint {
                                      help: "Time from a room change to its delivery on each event loop with members.")
         text.gauge("scrollsync_event_loop_lag_seconds", "How late each event loop ran its last once-a-second tick.",
                    loops.map { ("loop=\"\($0.index)\"", Double($0.lagNanoseconds.load(ordering: .relaxed)) / 1e9) })
+        if let store {
+            let health = store.health
+            text.metric("scrollsync_store_up", "gauge", "1 while the store writes, 0 while its writes fail (they are retried).", [("", health.failing ? 0 : 1)])
+            text.metric("scrollsync_store_write_failures_total", "counter", "Store writes that failed (each is retried).", [("", health.failedWrites)])
+            text.metric("scrollsync_store_pending_rooms", "gauge", "Rooms waiting to be written.", [("", health.pendingRooms)])
+            text.metric("scrollsync_store_damaged_files", "gauge", "Stored files found damaged at start-up.", [("", health.damagedFiles)])
+        }
         if let engine {
             text.metric("scrollsync_redis_up", "gauge", "1 while Redis is reachable (rooms are shared), 0 while this node serves alone.",
                         [("", engine.isAvailable ? 1 : 0)])

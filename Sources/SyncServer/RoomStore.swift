@@ -1,4 +1,6 @@
+import CLinux
 import COpenSSL
+import Logging
 import ScrollModel
 import Synchronization
 import Transport
@@ -13,25 +15,52 @@ public struct StoredRoom: Sendable, Equatable {
     public var state: ScrollState?
     public var document: SharedDocument?
     public var keyDigest: String?
+    /// The room had a key that could not be read back: it is restored locked (presenters
+    /// refused), never keyless.
+    public var locked = false
+    /// The highest `seq` the room may use before the store has written a higher one: a
+    /// restarted room continues above it, so `seq` never goes back across a crash.
+    public var seqCeiling = 0
 
-    public init(name: String, state: ScrollState?, document: SharedDocument?, keyDigest: String?) {
+    public init(name: String, state: ScrollState?, document: SharedDocument?, keyDigest: String?, locked: Bool = false, seqCeiling: Int = 0) {
         self.name = name
         self.state = state
         self.document = document
         self.keyDigest = keyDigest
+        self.locked = locked
+        self.seqCeiling = seqCeiling
     }
 }
 
+/// How the store is doing, for /healthz and /metrics.
+public struct StoreHealth: Sendable, Equatable {
+    /// The last write failed and is being retried (disk full, read-only, gone).
+    public var failing = false
+    /// What the last failure said.
+    public var lastError: String?
+    /// Writes that failed since start (each is retried).
+    public var failedWrites = 0
+    /// Files found damaged at start-up (checksum, format or values).
+    public var damagedFiles = 0
+    /// Rooms waiting to be written.
+    public var pendingRooms = 0
+}
+
 /// Where rooms are kept. `save` and `remove` never block the caller (an event loop).
-public protocol RoomStore: Sendable {
+public protocol RoomStore: AnyObject, Sendable {
     /// Every stored room, read at start-up.
     func loadAll() throws(StoreError) -> [StoredRoom]
-    /// Records a room's newest contents; a later save of the same room replaces it.
+    /// Records a room's newest contents; a later save of the same room replaces it. Once its
+    /// state is written, `written` hears the room's `seqCeiling` (now safe to use).
     func save(_ room: StoredRoom)
     /// Forgets a room.
     func remove(_ name: String)
-    /// Waits until everything saved so far is written.
-    func flush()
+    /// Waits until everything saved so far is written (a few seconds at most); false when
+    /// something could not be written.
+    @discardableResult func flush() -> Bool
+    var health: StoreHealth { get }
+    /// Called on the store's thread with a room's name and the `seq` ceiling just written.
+    var written: (@Sendable (String, Int) -> Void)? { get set }
 }
 
 public struct StoreError: Error, CustomStringConvertible, Sendable {
@@ -41,36 +70,43 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
 /// Presenter keys are compared and stored as SHA-256 digests salted with the room name.
 enum PresenterKey {
     static func digest(_ key: String, room: String) -> String {
-        var input = Array("scrollsync.v1 presenter key\u{0}\(room)\u{0}\(key)".utf8)
-        var digest = [UInt8](repeating: 0, count: 32)
-        _ = input.withUnsafeMutableBytes { SHA256($0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count, &digest) }
-        return digest.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        StoreFile.sha256(Array("scrollsync.v1 presenter key\u{0}\(room)\u{0}\(key)".utf8))
     }
 }
 
 /// The embedded store: three small files per room in one directory, written by a thread
 /// of its own (latest contents per room, at most every `interval`, and never more than a
-/// third of that thread's time), each replaced
-/// atomically (write, then rename), so a `kill -9` at any moment leaves either the old
-/// or the new file. The files hold the wire messages themselves:
-/// `NAME.state` a `state`, `NAME.document` a `document`, `NAME.key` the key digest.
-public final class FileRoomStore: RoomStore {
+/// third of that thread's time). Each file is replaced atomically (write, fsync, rename),
+/// so a `kill -9` at any moment leaves the old or the new file, and carries a checksum
+/// (`StoreFile`), so a damaged file is noticed rather than read. `NAME.key` holds the key
+/// digest, `NAME.state` a `state` and `NAME.document` a `document` message; the key is
+/// written first, and a room is only marked written when all its files are.
+///
+/// A failed write is logged as an error, retried (every second) until it succeeds, and shown
+/// in `health`. One server per directory: a lock (`.lock`, `flock`) is held for the store's
+/// life, and a second server is refused with a clear message.
+public final class FileRoomStore: RoomStore, @unchecked Sendable {
     private enum Pending { case save(StoredRoom), remove }
     private struct Queue {
         var pending: [String: Pending] = [:]
         var writing = false
-        /// Fingerprint of the document file on disk, per room: documents are rewritten only when they change.
+        /// What is on disk per room: documents and keys are rewritten only when they change.
         var writtenDocuments: [String: String] = [:]
         var writtenKeys: [String: String] = [:]
+        var health = StoreHealth()
     }
 
     public let directory: String
     private let interval: UInt32
     private let queue = Mutex(Queue())
+    private let logger: Logger
+    private let lockDescriptor: Int32
+    private let writtenHandler = Mutex<(@Sendable (String, Int) -> Void)?>(nil)
 
-    /// Creates `directory` if needed. Writes happen at most every `intervalMilliseconds`.
-    public init(directory: String, intervalMilliseconds: UInt32 = 50) throws(StoreError) {
+    /// Creates `directory` if needed and locks it. Writes happen at most every `intervalMilliseconds`.
+    public init(directory: String, intervalMilliseconds: UInt32 = 50, logger: Logger = Logger(label: "scrollsync")) throws(StoreError) {
         self.directory = directory
+        self.logger = logger
         interval = intervalMilliseconds
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
             throw StoreError(description: "cannot create \(directory): \(String(cString: strerror(errno)))")
@@ -78,13 +114,49 @@ public final class FileRoomStore: RoomStore {
         guard access(directory, W_OK) == 0 else {
             throw StoreError(description: "cannot write to \(directory): \(String(cString: strerror(errno)))")
         }
+        lockDescriptor = try Self.lock(directory)
         let store = UnsafeTransfer(self)
         pthread_detach(spawnThread { store.value.run() })
     }
 
+    /// Takes `directory/.lock` for this process, or explains who holds it.
+    private static func lock(_ directory: String) throws(StoreError) -> Int32 {
+        let path = "\(directory)/.lock"
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StoreError(description: "cannot open \(path): \(String(cString: strerror(errno)))") }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            var holder = [UInt8](repeating: 0, count: 32)
+            let count = pread(fd, &holder, holder.count, 0)
+            let pid = count > 0 ? String(decoding: holder[0..<count], as: UTF8.self).filter(\.isNumber) : ""
+            close(fd)
+            throw StoreError(description: "data directory \(directory) is in use by another scrollsync server\(pid.isEmpty ? "" : " (pid \(pid))"); "
+                + "give each server its own --data-dir, or stop the other one")
+        }
+        let text = Array("\(getpid())\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        return fd
+    }
+
+    deinit { close(lockDescriptor) }
+
+    public var written: (@Sendable (String, Int) -> Void)? {
+        get { writtenHandler.withLock { $0 } }
+        set { writtenHandler.withLock { $0 = newValue } }
+    }
+
+    public var health: StoreHealth {
+        queue.withLock { queue in
+            var health = queue.health
+            health.pendingRooms = queue.pending.count
+            return health
+        }
+    }
+
+    // MARK: Reading
+
     public func loadAll() throws(StoreError) -> [StoredRoom] {
         guard let dir = opendir(directory) else { throw StoreError(description: "cannot read \(directory): \(String(cString: strerror(errno)))") }
-        defer { closedir(dir) }
         var names = Set<String>()
         while let entry = readdir(dir) {
             let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
@@ -92,12 +164,10 @@ public final class FileRoomStore: RoomStore {
                 names.insert(String(file.dropLast(suffix.count)))
             }
         }
+        closedir(dir)
         var rooms = [StoredRoom]()
         for name in names.sorted() where RoomEndpoint.isValidRoomName(name) {
-            var room = StoredRoom(name: name, state: nil, document: nil, keyDigest: nil)
-            if let text = read("\(name).state"), case .state(let state)? = try? ServerEvent.decode(text) { room.state = state }
-            if let text = read("\(name).document"), case .document(let document)? = try? ServerEvent.decode(text) { room.document = document }
-            if let text = read("\(name).key"), text.count == 64 { room.keyDigest = text }
+            let room = restore(name)
             queue.withLock {
                 $0.writtenDocuments[name] = room.document?.fingerprint
                 $0.writtenKeys[name] = room.keyDigest
@@ -107,6 +177,92 @@ public final class FileRoomStore: RoomStore {
         return rooms
     }
 
+    /// One room from its files. A damaged file is logged and counted, never silently
+    /// dropped; a room that had a key it can no longer prove is restored locked.
+    private func restore(_ name: String) -> StoredRoom {
+        var room = StoredRoom(name: name, state: nil, document: nil, keyDigest: nil)
+        var keyed = false
+        func damaged(_ file: String, _ why: String) {
+            queue.withLock { $0.health.damagedFiles += 1 }
+            logger.error("stored file damaged", metadata: ["file": "\(directory)/\(file)", "reason": "\(why)"])
+        }
+        switch read("\(name).key") {
+        case nil: break
+        case .failure(let error): damaged("\(name).key", error.description); keyed = true
+        case .success(let contents):
+            let digest = String(decoding: contents.payload, as: UTF8.self)
+            if digest.utf8.count == 64 && digest.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) {
+                room.keyDigest = digest
+            } else {
+                damaged("\(name).key", "not a key digest")
+                keyed = true
+            }
+        }
+        switch read("\(name).state") {
+        case nil: break
+        case .failure(let error): damaged("\(name).state", error.description)
+        case .success(let contents):
+            keyed = keyed || contents.keyed
+            room.seqCeiling = contents.ceiling
+            if contents.payload.isEmpty {
+                break  // a ceiling reserved before the room's first state
+            } else if case .state(let state)? = contents.payload.withUnsafeBytes({ try? ServerEvent.decode($0) }) {
+                if let problem = state.problem() { damaged("\(name).state", problem) } else { room.state = state }
+            } else {
+                damaged("\(name).state", "not a state message")
+            }
+        }
+        switch read("\(name).document") {
+        case nil: break
+        case .failure(let error): damaged("\(name).document", error.description)
+        case .success(let contents):
+            keyed = keyed || contents.keyed
+            if case .document(let document)? = contents.payload.withUnsafeBytes { try? ServerEvent.decode($0) } {
+                room.document = document
+            } else {
+                damaged("\(name).document", "not a document message")
+            }
+        }
+        if keyed && room.keyDigest == nil {
+            room.locked = true
+            logger.error("room restored locked: its presenter key could not be read", metadata: [
+                "room": "\(name)", "fix": "restore \(directory)/\(name).key from a backup, or delete the room's files to free the name",
+            ])
+        }
+        return room
+    }
+
+    /// A file's checked contents; nil when it does not exist. A file written before files
+    /// carried checksums is read if it is exactly what was written then.
+    private func read(_ file: String) -> Result<StoreFile.Contents, StoreError>? {
+        let path = "\(directory)/\(file)"
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            return errno == ENOENT ? nil : .failure(StoreError(description: "cannot open: \(String(cString: strerror(errno)))"))
+        }
+        defer { close(fd) }
+        var bytes = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = Glibc.read(fd, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 { return .failure(StoreError(description: "cannot read: \(String(cString: strerror(errno)))")) }
+            guard count > 0 else { break }
+            bytes += buffer[0..<count]
+            if bytes.count > 64 << 20 { return .failure(StoreError(description: "larger than 64 MiB")) }
+        }
+        if bytes.starts(with: Array(StoreFile.magic.utf8)) { return StoreFile.decode(bytes) }
+        // Before checksums: a key file was exactly 64 hex digits, the others one JSON message.
+        if file.hasSuffix(".key") {
+            guard bytes.count == 64 else { return .failure(StoreError(description: "not a key digest (\(bytes.count) bytes)")) }
+        } else if bytes.withUnsafeBytes({ try? ServerEvent.decode($0) }) == nil {
+            return .failure(StoreError(description: "not a message"))
+        }
+        return .success(StoreFile.Contents(payload: bytes, keyed: false, ceiling: 0))
+    }
+
+    // MARK: Writing
+
     public func save(_ room: StoredRoom) {
         queue.withLock { $0.pending[room.name] = .save(room) }
     }
@@ -115,11 +271,15 @@ public final class FileRoomStore: RoomStore {
         queue.withLock { $0.pending[name] = .remove }
     }
 
-    public func flush() {
-        for _ in 0..<2000 {
-            if queue.withLock({ $0.pending.isEmpty && !$0.writing }) { return }
+    @discardableResult
+    public func flush() -> Bool {
+        for _ in 0..<3000 {
+            if queue.withLock({ $0.pending.isEmpty && !$0.writing }) { return true }
             usleep(1000)
         }
+        let health = self.health
+        logger.error("store: rooms not written at exit", metadata: ["rooms": "\(health.pendingRooms)", "error": "\(health.lastError ?? "-")"])
+        return false
     }
 
     private func run() {
@@ -132,71 +292,97 @@ public final class FileRoomStore: RoomStore {
                 queue.writing = !queue.pending.isEmpty
                 return queue.pending
             }
+            var failure: String?
             for (name, pending) in batch {
+                let outcome: String?
                 switch pending {
-                case .save(let room): write(room)
-                case .remove:
-                    for suffix in [".state", ".document", ".key"] { unlink("\(directory)/\(name)\(suffix)") }
-                    queue.withLock {
-                        $0.writtenDocuments[name] = nil
-                        $0.writtenKeys[name] = nil
-                    }
+                case .save(let room): outcome = write(room)
+                case .remove: outcome = erase(name)
+                }
+                guard let outcome else { continue }
+                failure = outcome
+                // Retried in the next round, unless a newer change replaced it meanwhile.
+                queue.withLock { queue in
+                    queue.health.failedWrites += 1
+                    if queue.pending[name] == nil { queue.pending[name] = pending }
                 }
             }
-            queue.withLock { $0.writing = false }
+            let recovered = queue.withLock { queue -> Bool in
+                queue.writing = false
+                let wasFailing = queue.health.failing
+                queue.health.failing = failure != nil
+                if let failure { queue.health.lastError = failure }
+                return wasFailing && failure == nil
+            }
+            if let failure {
+                logger.error("store: write failed, retrying every second", metadata: ["directory": "\(directory)", "error": "\(failure)"])
+            } else if recovered {
+                logger.notice("store: writing again", metadata: ["directory": "\(directory)"])
+            }
             // With many busy rooms a batch takes a while: rest twice as long as it took, so
-            // the store never takes more than a third of a core.
-            pause = max(UInt64(interval) * 1_000_000, 2 * (monotonicNanoseconds() - started))
+            // the store never takes more than a third of a core; while failing, a second.
+            let floor = failure == nil ? UInt64(interval) * 1_000_000 : 1_000_000_000
+            pause = max(floor, 2 * (monotonicNanoseconds() - started))
         }
     }
 
-    private func write(_ room: StoredRoom) {
-        if let state = room.state { replace("\(room.name).state", ServerMessage.state(state)) }
+    /// Writes a room's files, the key first; returns why it failed, or nil.
+    private func write(_ room: StoredRoom) -> String? {
         let (document, key) = queue.withLock { ($0.writtenDocuments[room.name], $0.writtenKeys[room.name]) }
-        if let shared = room.document, shared.fingerprint != document {
-            replace("\(room.name).document", ServerMessage.document(shared))
-            queue.withLock { $0.writtenDocuments[room.name] = shared.fingerprint }
-        }
+        let keyed = room.keyDigest != nil || room.locked
         if let digest = room.keyDigest, digest != key {
-            replace("\(room.name).key", Array(digest.utf8))
+            if let error = replace("\(room.name).key", StoreFile.encode(Array(digest.utf8), keyed: true)) { return error }
             queue.withLock { $0.writtenKeys[room.name] = digest }
         }
+        if let shared = room.document, shared.fingerprint != document {
+            if let error = replace("\(room.name).document", StoreFile.encode(ServerMessage.document(shared), keyed: keyed)) { return error }
+            queue.withLock { $0.writtenDocuments[room.name] = shared.fingerprint }
+        }
+        if room.state != nil || room.seqCeiling > 0 {
+            // Before the room's first state the file holds only the ceiling (no payload).
+            let payload = room.state.map { ServerMessage.state($0) } ?? []
+            if let error = replace("\(room.name).state", StoreFile.encode(payload, keyed: keyed, ceiling: room.seqCeiling)) { return error }
+            written?(room.name, room.seqCeiling)
+        }
+        return nil
     }
 
-    /// Writes `bytes` to a temporary file and renames it over `file`.
-    private func replace(_ file: String, _ bytes: [UInt8]) {
+    private func erase(_ name: String) -> String? {
+        for suffix in [".state", ".document", ".key"] where unlink("\(directory)/\(name)\(suffix)") != 0 && errno != ENOENT {
+            return "cannot remove \(name)\(suffix): \(String(cString: strerror(errno)))"
+        }
+        queue.withLock {
+            $0.writtenDocuments[name] = nil
+            $0.writtenKeys[name] = nil
+        }
+        return nil
+    }
+
+    /// Writes `bytes` to a temporary file, flushes it to the disk, and renames it over
+    /// `file`; returns why it failed, or nil.
+    private func replace(_ file: String, _ bytes: [UInt8]) -> String? {
         let path = "\(directory)/\(file)"
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return }
+        guard fd >= 0 else { return "cannot create \(file).tmp: \(String(cString: strerror(errno)))" }
         var offset = 0
-        let complete = bytes.withUnsafeBytes { buffer -> Bool in
+        var error: Int32 = 0
+        bytes.withUnsafeBytes { buffer in
             while offset < buffer.count {
                 let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
                 if written < 0 && errno == EINTR { continue }
-                guard written > 0 else { return false }
+                guard written > 0 else { error = written < 0 ? errno : ENOSPC; return }
                 offset += written
             }
-            return true
         }
+        if error == 0 && fsync(fd) != 0 { error = errno }
         close(fd)
-        if complete { rename(temporary, path) } else { unlink(temporary) }
-    }
-
-    private func read(_ file: String) -> String? {
-        let fd = open("\(directory)/\(file)", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = Glibc.read(fd, &buffer, buffer.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += buffer[0..<count]
-            if bytes.count > 64 << 20 { return nil }
+        if error == 0 && rename(temporary, path) != 0 { error = errno }
+        guard error == 0 else {
+            unlink(temporary)
+            return "cannot write \(file): \(String(cString: strerror(error)))"
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return nil
     }
 }
 

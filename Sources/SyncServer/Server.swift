@@ -42,7 +42,7 @@ public final class Server: Sendable {
             if let password = configuration.redisPassword { redis?.password = password }
             redis?.caFile = configuration.redisCAFile
         }
-        store = redis != nil ? nil : try configuration.dataDirectory.map { directory throws(StoreError) in try FileRoomStore(directory: directory) }
+        store = redis != nil ? nil : try configuration.dataDirectory.map { directory throws(StoreError) in try FileRoomStore(directory: directory, logger: logger) }
         let group = try EventLoopGroup(count: configuration.loops ?? EventLoopGroup.coreCount)
         self.group = group
         var roomOptions = configuration.rooms
@@ -64,8 +64,8 @@ public final class Server: Sendable {
         ]
         if configuration.echoEnabled { endpoints.append(EchoEndpoint(limits: configuration.echoLimits)) }
         let httpEndpoints: [any HTTPEndpoint] = [
-            HealthEndpoint(engine: engine),
-            MetricsEndpoint(counters: counters, hub: hub, loops: group.loops, engine: engine, messageBudget: messageBudget),
+            HealthEndpoint(engine: engine, store: store),
+            MetricsEndpoint(counters: counters, hub: hub, loops: group.loops, engine: engine, messageBudget: messageBudget, store: store),
             RoomsEndpoint(hub: hub, adminToken: configuration.adminToken),
         ]
         let router = Router(configuration: configuration, endpoints: endpoints, httpEndpoints: httpEndpoints, loops: group.loops.count,

@@ -1,0 +1,57 @@
+import COpenSSL
+
+/// How the embedded store writes one file: a header line that carries a SHA-256 of the
+/// payload, then the payload (a wire message, or a key digest):
+///
+///     scrollsync-store 1 keyed=1 ceiling=8192 sha256=<64 hex digits>\n<payload>
+///
+/// `keyed` says whether the room had a presenter key when the file was written (a room
+/// whose key file is then missing or damaged is restored locked, never keyless);
+/// `ceiling` is the highest `seq` the room may have used (state files; 0 elsewhere).
+/// A truncated, edited or otherwise damaged file fails the check instead of being read.
+enum StoreFile {
+    struct Contents: Equatable {
+        var payload: [UInt8]
+        var keyed: Bool
+        var ceiling: Int
+    }
+
+    static let magic = "scrollsync-store 1"
+
+    static func encode(_ payload: [UInt8], keyed: Bool, ceiling: Int = 0) -> [UInt8] {
+        Array("\(magic) keyed=\(keyed ? 1 : 0) ceiling=\(ceiling) sha256=\(sha256(payload))\n".utf8) + payload
+    }
+
+    /// The contents, or why the file cannot be trusted.
+    static func decode(_ bytes: [UInt8]) -> Result<Contents, StoreError> {
+        guard let newline = bytes.firstIndex(of: 10) else { return .failure(StoreError(description: "no header line (truncated or not a store file)")) }
+        let header = String(decoding: bytes[..<newline], as: UTF8.self).split(separator: " ")
+        guard header.count == 5, "\(header[0]) \(header[1])" == magic,
+              header[2].hasPrefix("keyed="), let keyed = Int(header[2].dropFirst(6)), keyed == 0 || keyed == 1,
+              header[3].hasPrefix("ceiling="), let ceiling = Int(header[3].dropFirst(8)), ceiling >= 0,
+              header[4].hasPrefix("sha256="), header[4].count == 71
+        else { return .failure(StoreError(description: "malformed header")) }
+        let payload = Array(bytes[(newline + 1)...])
+        guard header[4].dropFirst(7) == sha256(payload) else {
+            return .failure(StoreError(description: "checksum mismatch (the file was truncated or changed)"))
+        }
+        return .success(Contents(payload: payload, keyed: keyed == 1, ceiling: ceiling))
+    }
+
+    static func sha256(_ bytes: [UInt8]) -> String {
+        var digest = [UInt8](repeating: 0, count: 32)
+        bytes.withUnsafeBufferPointer { _ = SHA256($0.baseAddress, $0.count, &digest) }
+        return hex(digest)
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 15)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
