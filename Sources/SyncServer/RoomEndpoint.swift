@@ -90,6 +90,11 @@ struct TokenBucket {
         tokens -= 1
         return true
     }
+
+    /// Nanoseconds until a token will be there (as of the last `take`).
+    func wait(rate: Double) -> UInt64 {
+        tokens >= 1 ? 0 : UInt64(((1 - tokens) / rate * 1e9).rounded(.up))
+    }
 }
 
 extension WebSocketPeer {

@@ -50,6 +50,11 @@ public final class RoomMember: WebSocketSession {
         var waiting: [[UInt8]] = []
         /// Scrolls a presenter may still send.
         var scrollBucket: TokenBucket?
+        /// The newest scroll over the rate, applied as soon as the bucket allows (a newer one
+        /// replaces it), so the room always ends at the presenter's newest place.
+        var pendingScroll: ClientMessage?
+        /// When `rate_limited` was last sent (it goes at most once a second).
+        var rateNoticeAt: UInt64 = 0
         /// The client's address, which a room it creates is counted against.
         let address: String
 
@@ -164,10 +169,8 @@ public final class RoomMember: WebSocketSession {
         let refusal: ProtocolError?
         do {
             let message = try ClientMessage.decode(text, limits: shared.limits)
-            if case .scroll = message,
-               extras?.scrollBucket?.take(now: peer.channel.loop.now, rate: shared.scrollRate, burst: shared.scrollBurst) == false {
-                shared.counters?.rateLimited.add(1, ordering: .relaxed)
-                refusal = ProtocolError(.rateLimited, "more than \(shared.scrollRateText) scrolls per second; this one was dropped")
+            if case .scroll = message, let extras, extras.scrollBucket != nil {
+                refusal = limitRate(message, extras: extras, peer: peer)
             } else {
                 refusal = shared.hub.receive(message, from: self)
             }
@@ -175,6 +178,36 @@ public final class RoomMember: WebSocketSession {
             refusal = error
         }
         if let refusal { peer.send(text: ServerMessage.error(refusal)) }
+    }
+
+    /// A scroll under the rate goes to the room at once; one over it waits as the pending
+    /// scroll (replacing an older one) until the bucket has a token, so the newest place
+    /// always reaches the room. `rate_limited` says so at most once a second.
+    private func limitRate(_ message: ClientMessage, extras: Extras, peer: WebSocketPeer) -> ProtocolError? {
+        let now = peer.channel.loop.now
+        if extras.pendingScroll == nil, extras.scrollBucket?.take(now: now, rate: shared.scrollRate, burst: shared.scrollBurst) == true {
+            return shared.hub.receive(message, from: self)
+        }
+        shared.counters?.rateLimited.add(1, ordering: .relaxed)
+        let waiting = extras.pendingScroll != nil
+        extras.pendingScroll = message
+        if !waiting { schedulePendingScroll(extras: extras, peer: peer) }
+        guard now &- extras.rateNoticeAt >= 1_000_000_000 || extras.rateNoticeAt == 0 else { return nil }
+        extras.rateNoticeAt = now
+        return ProtocolError(.rateLimited, "more than \(shared.scrollRateText) scrolls per second: the newest goes to the room when the rate allows, older ones are dropped")
+    }
+
+    private func schedulePendingScroll(extras: Extras, peer: WebSocketPeer) {
+        let delay = max(extras.scrollBucket?.wait(rate: shared.scrollRate) ?? 0, 1_000_000)
+        peer.channel.loop.schedule(after: delay) { [self] in
+            guard stage == .joined, let extras = self.extras, let message = extras.pendingScroll else { return }
+            guard extras.scrollBucket?.take(now: peer.channel.loop.now, rate: shared.scrollRate, burst: shared.scrollBurst) == true else {
+                schedulePendingScroll(extras: extras, peer: peer)
+                return
+            }
+            extras.pendingScroll = nil
+            if let refusal = shared.hub.receive(message, from: self) { peer.send(text: ServerMessage.error(refusal)) }
+        }
     }
 
     public func received(binary: UnsafeRawBufferPointer, from peer: WebSocketPeer) {
