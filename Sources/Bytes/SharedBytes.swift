@@ -8,15 +8,19 @@ public final class SharedBytes: @unchecked Sendable {
     public let base: UnsafeRawPointer
     /// Number of bytes.
     public let count: Int
+    /// A newer replaceable message may take this one's place in a write queue while none of
+    /// it has been written (a slow reader gets the newest document, not a backlog of them).
+    public let replaceable: Bool
 
     private let storage: UnsafeMutableRawPointer
 
     /// Allocates `count` bytes and lets `initialize` fill all of them.
-    public init(count: Int, initialize: (UnsafeMutableRawBufferPointer) -> Void) {
+    public init(count: Int, replaceable: Bool = false, initialize: (UnsafeMutableRawBufferPointer) -> Void) {
         storage = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(count, 1), alignment: 16)
         initialize(UnsafeMutableRawBufferPointer(start: storage, count: count))
         base = UnsafeRawPointer(storage)
         self.count = count
+        self.replaceable = replaceable
     }
 
     /// Copies `bytes`.

@@ -12,13 +12,15 @@ public final class BroadcastFrame: Sendable {
 
     /// - Parameter deflater: a compressor that resets after every message (no context
     ///   takeover), or nil to send only the plain frame.
-    public init(text payload: [UInt8], deflater: Deflater?, compressionThreshold: Int = 64) {
+    /// - Parameter replaceable: a newer replaceable frame may take its place in a receiver's
+    ///   queue while it is unsent (documents).
+    public init(text payload: [UInt8], deflater: Deflater?, compressionThreshold: Int = 64, replaceable: Bool = false) {
         payloadLength = payload.count
-        plain = FrameEncoder.frame(opcode: .text, payload: payload)
+        plain = FrameEncoder.frame(opcode: .text, payload: payload, replaceable: replaceable)
         if let deflater, payload.count >= compressionThreshold {
             var out = [UInt8]()
             payload.withUnsafeBytes { deflater.compress($0, into: &out) }
-            compressed = FrameEncoder.frame(rsv1: true, opcode: .text, payload: out)
+            compressed = FrameEncoder.frame(rsv1: true, opcode: .text, payload: out, replaceable: replaceable)
         } else {
             compressed = nil
         }

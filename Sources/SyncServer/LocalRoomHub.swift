@@ -42,6 +42,9 @@ public final class LocalRoomHub: RoomHub {
         /// A room that nobody ever drove (no state, no document) is forgotten this soon after
         /// it empties: it holds nothing a returning presenter would miss but its key.
         public var undrivenIdleSeconds = 60
+        /// Bytes of shared documents all rooms together may hold; 0 is no limit. A document
+        /// beyond it is refused with `too_large`.
+        public var documentsTotalBytes = 256 << 20
         public init() {}
     }
 
@@ -111,6 +114,8 @@ public final class LocalRoomHub: RoomHub {
     public let engine: (any RoomEngine)?
     private let ticks = Atomic<Int>(0)
     private let creationLimits: RoomCreationLimits
+    /// Bytes of the documents all rooms hold now.
+    private let documentBytes = Atomic<Int>(0)
 
     /// - Parameter store: where rooms are kept across restarts; the rooms in it are
     ///   restored now (empty, so they expire after `roomIdleSeconds` unless someone joins).
@@ -136,6 +141,7 @@ public final class LocalRoomHub: RoomHub {
                 let core = RoomCore(name: stored.name, state: state, document: stored.document,
                                     presenterKey: stored.keyDigest.map { Array($0.utf8) }, locked: stored.locked, seqBase: base)
                 let room = Room(core: core, loops: loops.count)
+                documentBytes.add(stored.document?.text.utf8.count ?? 0, ordering: .relaxed)
                 room.guarded.withLock { guarded in
                     guarded.emptySince = now
                     guarded.seqWritten = base
@@ -368,6 +374,10 @@ public final class LocalRoomHub: RoomHub {
                 }
             case .document(let documentName, let format, let text):
                 guard role == .presenter else { return .refused(ProtocolError(.unauthorized, "only presenters may share a document")) }
+                let growth = text.utf8.count - (guarded.core.document?.text.utf8.count ?? 0)
+                if growth > 0, options.documentsTotalBytes > 0, documentBytes.load(ordering: .relaxed) + growth > options.documentsTotalBytes {
+                    return .refused(ProtocolError(.tooLarge, "the server holds as many bytes of shared documents as it may; try a smaller document or later"))
+                }
                 let document = SharedDocument(name: documentName, format: format, text: text, by: sender.id.description)
                 engine.share(document: ServerMessage.document(document), room: name, done: done)
             case .follow:
@@ -394,14 +404,38 @@ public final class LocalRoomHub: RoomHub {
     }
 
     private func apply(_ message: ClientMessage, from member: RoomMember, in guarded: inout Room.Guarded, room: Room) -> ProtocolError? {
+        var documentGrowth = 0
+        if case .document(_, _, let text) = message {
+            documentGrowth = text.utf8.count - (guarded.core.document?.text.utf8.count ?? 0)
+            if let refusal = reserveDocumentBytes(documentGrowth) { return refusal }
+        }
         switch guarded.core.receive(message, from: member.id) {
-        case .failure(let error): return error
+        case .failure(let error):
+            documentBytes.subtract(documentGrowth, ordering: .relaxed)
+            return error
         case .success(let broadcasts):
             if broadcasts.contains(where: \.isStoredChange) { save(&guarded) }
             publish(broadcasts, in: &guarded, room: room, loop: member.peer.channel.loop)
             return nil
         }
     }
+
+    /// Counts `growth` more bytes of documents, or says why not (the total is at its limit).
+    private func reserveDocumentBytes(_ growth: Int) -> ProtocolError? {
+        let limit = options.documentsTotalBytes
+        var current = documentBytes.load(ordering: .relaxed)
+        while true {
+            if limit > 0 && growth > 0 && current + growth > limit {
+                return ProtocolError(.tooLarge, "the server holds as many bytes of shared documents as it may (\(limit >> 20) MiB); try a smaller document or later")
+            }
+            let (exchanged, original) = documentBytes.compareExchange(expected: current, desired: current + growth, ordering: .relaxed)
+            if exchanged { return nil }
+            current = original
+        }
+    }
+
+    /// Bytes of shared documents the rooms hold (for /metrics).
+    public var documentBytesHeld: Int { documentBytes.load(ordering: .relaxed) }
 
     /// The store wrote `ceiling` for room `name`: seq up to it may be used; a held scroll goes.
     private func seqWritten(room name: String, ceiling: Int) {
@@ -486,7 +520,8 @@ public final class LocalRoomHub: RoomHub {
                 item = .reliable(BroadcastFrame(text: ServerMessage.driver(id?.description, name: name), deflater: deflater))
             case .document(let document):
                 guarded.documentVersion &+= 1
-                item = .document(version: guarded.documentVersion, BroadcastFrame(text: ServerMessage.document(document), deflater: deflater))
+                item = .document(version: guarded.documentVersion,
+                                 BroadcastFrame(text: ServerMessage.document(document), deflater: deflater, replaceable: true))
             }
             for case let local? in guarded.locals { local.post(item) }
         }
@@ -556,6 +591,7 @@ public final class LocalRoomHub: RoomHub {
                     guard let since = guarded.emptySince,
                           elapsedNanoseconds(from: since, to: now) >= UInt64(idleSeconds) * 1_000_000_000 else { return true }
                     guarded.removed = true
+                    documentBytes.subtract(guarded.core.document?.text.utf8.count ?? 0, ordering: .relaxed)
                     forgotten.append((name, idleSeconds, guarded.creator))
                     guarded.creator = nil
                     return false
@@ -597,6 +633,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
         var broadcasts = [Broadcast]()
         if let key = snapshot.keyDigest { guarded.core.adopt(presenterKey: key) }
         if let document = snapshot.document, document.fingerprint != guarded.core.document?.fingerprint {
+            documentBytes.add(document.text.utf8.count - (guarded.core.document?.text.utf8.count ?? 0), ordering: .relaxed)
             guarded.core.adopt(document: document)
             broadcasts.append(.document(document))
         }
@@ -634,9 +671,10 @@ extension LocalRoomHub: SharedRoomsDelegate {
                 guarded.core.adopt(driver: driver)
                 item = .reliable(BroadcastFrame(text: Array(message), deflater: deflater))
             case .document(let document):
+                documentBytes.add(document.text.utf8.count - (guarded.core.document?.text.utf8.count ?? 0), ordering: .relaxed)
                 guarded.core.adopt(document: document)
                 guarded.documentVersion &+= 1
-                item = .document(version: guarded.documentVersion, BroadcastFrame(text: Array(message), deflater: deflater))
+                item = .document(version: guarded.documentVersion, BroadcastFrame(text: Array(message), deflater: deflater, replaceable: true))
             default:
                 return
             }

@@ -13,8 +13,8 @@ public struct RoomEndpoint: WebSocketEndpoint {
     public var hub: any RoomHub { shared.hub }
     public var messageLimits: ClientMessage.Limits { shared.limits }
     /// Scrolls per second per presenter (0: no limit) and the burst allowed before it applies.
-    public var scrollRate: Double { shared.scrollRate }
-    public var scrollBurst: Int { Int(shared.scrollBurst) }
+    public var scrollRate: Double { shared.scrollLimit?.rate ?? 0 }
+    public var scrollBurst: Int { Int(shared.scrollLimit?.burst ?? 1) }
     public var subprotocols: [String] { [protocolName] }
     public var sharesCompressedFrames: Bool { true }
     /// 64 KiB: a few hundred states at most wait in the kernel for a slow follower; the
@@ -24,14 +24,20 @@ public struct RoomEndpoint: WebSocketEndpoint {
     /// - Parameter limits: 2 MiB messages: a 1 MiB document, escaped, fits.
     public init(hub: any RoomHub, limits: WebSocketConnection.Limits = .init(maxFrameSize: 2 << 20, maxMessageSize: 2 << 20),
                 messageLimits: ClientMessage.Limits = .init(), scrollRate: Double = 0, scrollBurst: Int = 1) {
-        self.init(hub: hub, limits: limits, messageLimits: messageLimits, scrollRate: scrollRate, scrollBurst: scrollBurst, counters: nil)
+        self.init(hub: hub, limits: limits, messageLimits: messageLimits, scrollRate: scrollRate, scrollBurst: scrollBurst,
+                  documentsPerMinute: 0, documentBurst: 1, counters: nil)
     }
 
+    /// - Parameters: documentsPerMinute: documents a presenter may share per minute (0: no
+    ///   limit), `documentBurst` of them at once.
     init(hub: any RoomHub, limits: WebSocketConnection.Limits, messageLimits: ClientMessage.Limits, scrollRate: Double, scrollBurst: Int,
-         counters: ServerCounters?) {
+         documentsPerMinute: Int, documentBurst: Int, counters: ServerCounters?) {
         self.limits = limits
-        shared = RoomMember.Shared(hub: hub, limits: messageLimits, scrollRate: scrollRate, scrollBurst: Double(max(1, scrollBurst)),
-                                   counters: counters)
+        func number(_ value: Double) -> String { value.rounded() == value ? String(Int(value)) : String(value) }
+        let scrolls = scrollRate > 0 ? RateLimit(rate: scrollRate, burst: Double(max(1, scrollBurst)), description: "\(number(scrollRate)) scrolls per second") : nil
+        let documents = documentsPerMinute > 0
+            ? RateLimit(rate: Double(documentsPerMinute) / 60, burst: Double(max(1, documentBurst)), description: "\(documentsPerMinute) documents per minute") : nil
+        shared = RoomMember.Shared(hub: hub, limits: messageLimits, scrollLimit: scrolls, documentLimit: documents, counters: counters)
     }
 
     public func matches(path: Substring) -> Bool { path.hasPrefix("/rooms/") }
@@ -55,9 +61,7 @@ public struct RoomEndpoint: WebSocketEndpoint {
         }
         if let refusal = hub.admission(room: name, role: role, address: address) { return .failure(HTTPError(refusal)) }
         let displayName = query["name"].map { String($0.prefix(64)) }
-        let bucket = role == .presenter && scrollRate > 0 ? TokenBucket(burst: shared.scrollBurst, now: loop.now) : nil
-        return .success(RoomMember(shared: shared, room: name, role: role, name: displayName, key: query["key"], scrollBucket: bucket,
-                                   address: address))
+        return .success(RoomMember(shared: shared, room: name, role: role, name: displayName, key: query["key"], address: address, now: loop.now))
     }
 
     static func isValidRoomName(_ name: String) -> Bool {

@@ -10,20 +10,18 @@ public final class RoomMember: WebSocketSession {
     final class Shared: Sendable {
         let hub: any RoomHub
         let limits: ClientMessage.Limits
-        /// Scrolls per second per presenter (0: no limit), and the burst before it applies.
-        let scrollRate: Double
-        let scrollBurst: Double
+        /// Scrolls and documents per presenter (nil: no limit).
+        let scrollLimit: RateLimit?
+        let documentLimit: RateLimit?
         let counters: ServerCounters?
 
-        init(hub: any RoomHub, limits: ClientMessage.Limits, scrollRate: Double, scrollBurst: Double, counters: ServerCounters?) {
+        init(hub: any RoomHub, limits: ClientMessage.Limits, scrollLimit: RateLimit?, documentLimit: RateLimit?, counters: ServerCounters?) {
             self.hub = hub
             self.limits = limits
-            self.scrollRate = scrollRate
-            self.scrollBurst = scrollBurst
+            self.scrollLimit = scrollLimit
+            self.documentLimit = documentLimit
             self.counters = counters
         }
-
-        var scrollRateText: String { scrollRate.rounded() == scrollRate ? String(Int(scrollRate)) : String(scrollRate) }
     }
 
     private enum Stage: UInt8 {
@@ -48,22 +46,19 @@ public final class RoomMember: WebSocketSession {
         var name: String?
         /// What it sent before its welcome, kept for after it.
         var waiting: [[UInt8]] = []
-        /// Scrolls a presenter may still send.
-        var scrollBucket: TokenBucket?
-        /// The newest scroll over the rate, applied as soon as the bucket allows (a newer one
-        /// replaces it), so the room always ends at the presenter's newest place.
-        var pendingScroll: ClientMessage?
-        /// When `rate_limited` was last sent (it goes at most once a second).
-        var rateNoticeAt: UInt64 = 0
+        /// A presenter's scrolls and documents over their rates (nil: not limited).
+        var scrollGate: RateGate?
+        var documentGate: RateGate?
         /// The client's address, which a room it creates is counted against.
         let address: String
 
-        init(room: String, key: String?, name: String?, scrollBucket: TokenBucket?, address: String) {
+        init(room: String, key: String?, name: String?, scrollGate: RateGate?, documentGate: RateGate?, address: String) {
             self.address = address
             self.room = room
             self.key = key
             self.name = name
-            self.scrollBucket = scrollBucket
+            self.scrollGate = scrollGate
+            self.documentGate = documentGate
         }
 
         /// Forgets what the join needed; true when nothing is left.
@@ -71,7 +66,7 @@ public final class RoomMember: WebSocketSession {
             key = nil
             name = nil
             waiting = []
-            return scrollBucket == nil
+            return scrollGate == nil && documentGate == nil
         }
     }
 
@@ -103,10 +98,12 @@ public final class RoomMember: WebSocketSession {
     /// It left (disconnected), perhaps while its join waited.
     var left = false
 
-    init(shared: Shared, room: String, role: Role, name: String?, key: String?, scrollBucket: TokenBucket?, address: String) {
+    init(shared: Shared, room: String, role: Role, name: String?, key: String?, address: String, now: UInt64) {
         self.shared = shared
         self.role = role
-        extras = Extras(room: room, key: key, name: name, scrollBucket: scrollBucket, address: address)
+        let presenter = role == .presenter
+        extras = Extras(room: room, key: key, name: name, scrollGate: presenter ? shared.scrollLimit.map { RateGate($0, now: now) } : nil,
+                        documentGate: presenter ? shared.documentLimit.map { RateGate($0, now: now) } : nil, address: address)
     }
 
     /// The display name it gave, while it joins (its room keeps it after that).
@@ -169,8 +166,10 @@ public final class RoomMember: WebSocketSession {
         let refusal: ProtocolError?
         do {
             let message = try ClientMessage.decode(text, limits: shared.limits)
-            if case .scroll = message, let extras, extras.scrollBucket != nil {
-                refusal = limitRate(message, extras: extras, peer: peer)
+            if case .scroll = message, let extras, extras.scrollGate != nil {
+                refusal = limitRate(message, \.scrollGate, extras: extras, peer: peer)
+            } else if case .document = message, let extras, extras.documentGate != nil {
+                refusal = limitRate(message, \.documentGate, extras: extras, peer: peer)
             } else {
                 refusal = shared.hub.receive(message, from: self)
             }
@@ -180,32 +179,34 @@ public final class RoomMember: WebSocketSession {
         if let refusal { peer.send(text: ServerMessage.error(refusal)) }
     }
 
-    /// A scroll under the rate goes to the room at once; one over it waits as the pending
-    /// scroll (replacing an older one) until the bucket has a token, so the newest place
-    /// always reaches the room. `rate_limited` says so at most once a second.
-    private func limitRate(_ message: ClientMessage, extras: Extras, peer: WebSocketPeer) -> ProtocolError? {
+    /// A message under its rate goes to the room at once; one over it waits as the gate's
+    /// pending message (replacing an older one) until the bucket has a token, so the newest
+    /// place or document always reaches the room. `rate_limited` says so at most once a second.
+    private func limitRate(_ message: ClientMessage, _ gate: ReferenceWritableKeyPath<Extras, RateGate?>, extras: Extras,
+                           peer: WebSocketPeer) -> ProtocolError? {
         let now = peer.channel.loop.now
-        if extras.pendingScroll == nil, extras.scrollBucket?.take(now: now, rate: shared.scrollRate, burst: shared.scrollBurst) == true {
-            return shared.hub.receive(message, from: self)
-        }
+        guard var state = extras[keyPath: gate] else { return shared.hub.receive(message, from: self) }
+        defer { extras[keyPath: gate] = state }
+        if state.pending == nil, state.take(now: now) { return shared.hub.receive(message, from: self) }
         shared.counters?.rateLimited.add(1, ordering: .relaxed)
-        let waiting = extras.pendingScroll != nil
-        extras.pendingScroll = message
-        if !waiting { schedulePendingScroll(extras: extras, peer: peer) }
-        guard now &- extras.rateNoticeAt >= 1_000_000_000 || extras.rateNoticeAt == 0 else { return nil }
-        extras.rateNoticeAt = now
-        return ProtocolError(.rateLimited, "more than \(shared.scrollRateText) scrolls per second: the newest goes to the room when the rate allows, older ones are dropped")
+        let waiting = state.pending != nil
+        state.pending = message
+        if !waiting { scheduleRelease(gate, after: state.wait(), peer: peer) }
+        guard state.noticeAt == 0 || now &- state.noticeAt >= 1_000_000_000 else { return nil }
+        state.noticeAt = now
+        return ProtocolError(.rateLimited, "more than \(state.limit.description): the newest goes to the room when the rate allows, older ones are dropped")
     }
 
-    private func schedulePendingScroll(extras: Extras, peer: WebSocketPeer) {
-        let delay = max(extras.scrollBucket?.wait(rate: shared.scrollRate) ?? 0, 1_000_000)
-        peer.channel.loop.schedule(after: delay) { [self] in
-            guard stage == .joined, let extras = self.extras, let message = extras.pendingScroll else { return }
-            guard extras.scrollBucket?.take(now: peer.channel.loop.now, rate: shared.scrollRate, burst: shared.scrollBurst) == true else {
-                schedulePendingScroll(extras: extras, peer: peer)
+    private func scheduleRelease(_ gate: ReferenceWritableKeyPath<Extras, RateGate?>, after delay: UInt64, peer: WebSocketPeer) {
+        peer.channel.loop.schedule(after: max(delay, 1_000_000)) { [self] in
+            guard stage == .joined, let extras, var state = extras[keyPath: gate], let message = state.pending else { return }
+            guard state.take(now: peer.channel.loop.now) else {
+                scheduleRelease(gate, after: state.wait(), peer: peer)
+                extras[keyPath: gate] = state
                 return
             }
-            extras.pendingScroll = nil
+            state.pending = nil
+            extras[keyPath: gate] = state
             if let refusal = shared.hub.receive(message, from: self) { peer.send(text: ServerMessage.error(refusal)) }
         }
     }
@@ -224,6 +225,31 @@ public final class RoomMember: WebSocketSession {
         case .new, .ended: break
         }
     }
+}
+
+/// A per-presenter rate: `rate` messages a second, `burst` at once.
+struct RateLimit: Sendable {
+    let rate: Double
+    let burst: Double
+    /// What is limited, for `rate_limited`'s message ("1000 scrolls per second").
+    let description: String
+}
+
+/// A rate limit that conflates: a token bucket, and the newest message over the rate.
+struct RateGate {
+    let limit: RateLimit
+    private var bucket: TokenBucket
+    var pending: ClientMessage?
+    /// When `rate_limited` was last sent.
+    var noticeAt: UInt64 = 0
+
+    init(_ limit: RateLimit, now: UInt64) {
+        self.limit = limit
+        bucket = TokenBucket(burst: limit.burst, now: now)
+    }
+
+    mutating func take(now: UInt64) -> Bool { bucket.take(now: now, rate: limit.rate, burst: limit.burst) }
+    func wait() -> UInt64 { bucket.wait(rate: limit.rate) }
 }
 
 /// The last `seq` sent to a member, in 4 bytes: its low 32 bits, compared by wrapping

@@ -50,6 +50,7 @@ public final class Server: Sendable {
         roomOptions.maxMembersPerRoom = configuration.limits.membersPerRoom
         roomOptions.roomCreationsPerMinute = configuration.limits.roomCreationsPerMinute
         roomOptions.unclaimedRoomsPerAddress = configuration.limits.unclaimedRoomsPerAddress
+        roomOptions.documentsTotalBytes = configuration.limits.documentsTotalBytes
         let engine = redis.map { RedisRoomEngine(endpoint: $0, loop: group.loops[0], roomIdleSeconds: roomOptions.roomIdleSeconds, logger: logger) }
         self.engine = engine
         hub = try LocalRoomHub(loops: group.loops, options: roomOptions, store: store, engine: engine, logger: logger)
@@ -60,7 +61,8 @@ public final class Server: Sendable {
         Self.mapLargeBuffers()
         var endpoints: [any WebSocketEndpoint] = [
             RoomEndpoint(hub: hub, limits: configuration.roomLimits, messageLimits: messageLimits,
-                         scrollRate: configuration.limits.scrollRate, scrollBurst: configuration.limits.scrollBurst, counters: counters),
+                         scrollRate: configuration.limits.scrollRate, scrollBurst: configuration.limits.scrollBurst,
+                         documentsPerMinute: configuration.limits.documentsPerMinute, documentBurst: configuration.limits.documentBurst, counters: counters),
         ]
         if configuration.echoEnabled { endpoints.append(EchoEndpoint(limits: configuration.echoLimits)) }
         let httpEndpoints: [any HTTPEndpoint] = [

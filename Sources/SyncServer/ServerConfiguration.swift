@@ -93,6 +93,15 @@ public struct ServerConfiguration: Sendable {
         public var scrollRate = 1000.0
         /// Scrolls a presenter may send at once before the rate applies.
         public var scrollBurst = 1000
+        /// Documents a presenter may share per minute (0: no limit), and at once. A document
+        /// goes to every member: 30 a minute is one every two seconds, far more than a person
+        /// editing live shares, while a loop of 1 MiB documents cannot flood the room.
+        public var documentsPerMinute = 30
+        public var documentBurst = 5
+        /// Bytes of shared documents all rooms together may hold (in memory, and so on disk);
+        /// a document beyond it is refused with `too_large`. 256 MiB: 256 rooms with a 1 MiB
+        /// document each, or thousands with ordinary ones.
+        public var documentsTotalBytes = 256 << 20
         public init() {}
     }
 

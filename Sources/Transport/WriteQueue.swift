@@ -27,10 +27,20 @@ public struct WriteQueue {
 
     public var isEmpty: Bool { head == nil }
 
-    public mutating func append(_ bytes: SharedBytes) {
-        guard bytes.count > 0 else { return }
+    /// Queues `bytes` last. A replaceable message first takes out an older replaceable one
+    /// that is still wholly unsent (never the oldest chunk, which may be half written or
+    /// handed to TLS); returns whether it did.
+    @discardableResult
+    public mutating func append(_ bytes: SharedBytes) -> Bool {
+        guard bytes.count > 0 else { return false }
+        var replaced = false
+        if bytes.replaceable, let index = rest.firstIndex(where: { $0.bytes.replaceable }) {
+            byteCount -= rest.remove(at: index).bytes.count
+            replaced = true
+        }
         if head == nil { head = Chunk(bytes: bytes, offset: 0) } else { rest.append(Chunk(bytes: bytes, offset: 0)) }
         byteCount += bytes.count
+        return replaced
     }
 
     /// Empties the queue and gives its storage back.

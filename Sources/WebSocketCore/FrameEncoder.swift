@@ -38,11 +38,12 @@ public enum FrameEncoder {
     }
 
     /// A complete frame; the payload is masked with `maskKey` when one is given.
+    /// `replaceable`: see `SharedBytes.replaceable`.
     public static func frame(
-        fin: Bool = true, rsv1: Bool = false, opcode: Opcode, payload: UnsafeRawBufferPointer, maskKey: UInt32? = nil
+        fin: Bool = true, rsv1: Bool = false, opcode: Opcode, payload: UnsafeRawBufferPointer, maskKey: UInt32? = nil, replaceable: Bool = false
     ) -> SharedBytes {
         let headerLength = headerLength(payloadLength: payload.count, masked: maskKey != nil)
-        return SharedBytes(count: headerLength + payload.count) { buffer in
+        return SharedBytes(count: headerLength + payload.count, replaceable: replaceable) { buffer in
             writeHeader(into: buffer, fin: fin, rsv1: rsv1, opcode: opcode, payloadLength: payload.count, maskKey: maskKey)
             if payload.count > 0 {
                 let body = UnsafeMutableRawBufferPointer(rebasing: buffer[headerLength...])
@@ -52,8 +53,9 @@ public enum FrameEncoder {
         }
     }
 
-    public static func frame(fin: Bool = true, rsv1: Bool = false, opcode: Opcode, payload: [UInt8], maskKey: UInt32? = nil) -> SharedBytes {
-        payload.withUnsafeBytes { frame(fin: fin, rsv1: rsv1, opcode: opcode, payload: $0, maskKey: maskKey) }
+    public static func frame(fin: Bool = true, rsv1: Bool = false, opcode: Opcode, payload: [UInt8], maskKey: UInt32? = nil,
+                             replaceable: Bool = false) -> SharedBytes {
+        payload.withUnsafeBytes { frame(fin: fin, rsv1: rsv1, opcode: opcode, payload: $0, maskKey: maskKey, replaceable: replaceable) }
     }
 
     /// The payload of a close frame: the code in network order and the reason, cut to

@@ -131,6 +131,66 @@ struct HostileClientTests {
         #expect(rooms.contains("\"driven\""), "\(rooms)")
     }
 
+    /// Issue 17.6: a follower that never reads while the presenter shares a 1 MiB document
+    /// every 50 ms (no rate limit here) costs the server a few MiB: a newer document replaces
+    /// an unsent one in the follower's queue.
+    @Test func documentsConflateForAFollowerThatDoesNotRead() throws {
+        let server = try ServerProcess(environment: ["SCROLLSYNC_LIMITS_DOCUMENTS_PER_MINUTE": "0"])
+        let presenter = try RoomConnection(port: server.port, path: "/rooms/docs?role=presenter&key=k")
+        #expect(presenter.wait { $0.contains("\"type\":\"welcome\"") })
+        let stalled = try RawClient(port: server.port)
+        #expect(stalled.upgrade(path: "/rooms/docs").hasPrefix("HTTP/1.1 101 "))
+        presenter.send(#"{"type":"scroll","offset":1}"#)
+        #expect(presenter.wait { $0.contains("\"offset\":1,") })
+        let baseline = server.residentKiB
+        let filler = String(repeating: "lorem ipsum ", count: (1 << 20) / 12 - 20)
+        var peak = baseline
+        for index in 0..<40 {
+            let document = #"{"type":"document","name":"d.md","format":"markdown","text":"\#(index) \#(filler)"}"#
+            presenter.client.send(zeroMaskedFrame(Array(document.utf8)))
+            _ = presenter.wait(timeout: 0.05) { _ in false }  // the presenter reads its own echo
+            peak = max(peak, server.residentKiB)
+        }
+        #expect(presenter.wait(timeout: 10) { $0.hasPrefix(#"{"type":"document""#) && $0.contains(#""text":"39 "#) }, "the last document went out")
+        peak = max(peak, server.residentKiB)
+        #expect(peak - baseline < 16 << 10, "the server's RSS rose from \(baseline) to \(peak) KiB for 40 MiB of documents")
+        withExtendedLifetime(stalled) {}
+    }
+
+    /// Documents are rate-limited per presenter (a burst, then a rate), conflating like
+    /// scrolls: the newest reaches the room, `rate_limited` once.
+    @Test func documentsAreRateLimitedAndTheNewestWins() throws {
+        let server = try ServerProcess(environment: ["SCROLLSYNC_LIMITS_DOCUMENTS_PER_MINUTE": "60", "SCROLLSYNC_LIMITS_DOCUMENT_BURST": "2"])
+        let presenter = try RoomConnection(port: server.port, path: "/rooms/docrate?role=presenter&key=k")
+        #expect(presenter.wait { $0.contains("\"type\":\"welcome\"") })
+        let follower = try RoomConnection(port: server.port, path: "/rooms/docrate")
+        presenter.client.send((1...6).flatMap { maskedFrame(0x1, Array(#"{"type":"document","text":"version \#($0)"}"#.utf8)) })
+        #expect(presenter.wait { $0.contains("\"code\":\"rate_limited\"") && $0.contains("documents per minute") }, "\(presenter.received)")
+        #expect(follower.wait(timeout: 5) { $0.contains("\"text\":\"version 6\"") }, "the newest document reaches the room within a second")
+        let seen = follower.received.filter { $0.contains("\"type\":\"document\"") }
+        #expect(!seen.contains { $0.contains("version 3") || $0.contains("version 4") || $0.contains("version 5") }, "\(seen)")
+        #expect(presenter.received.filter { $0.contains("rate_limited") }.count == 1)
+    }
+
+    /// The documents all rooms hold are capped: past it a new document is refused with
+    /// `too_large` and a reason; replacing one with a smaller one is fine.
+    @Test func documentBytesAreCappedAcrossRooms() throws {
+        let server = try ServerProcess(environment: ["SCROLLSYNC_LIMITS_DOCUMENTS_TOTAL_BYTES": "3000"])
+        let first = try RoomConnection(port: server.port, path: "/rooms/cap-a?role=presenter&key=k")
+        let second = try RoomConnection(port: server.port, path: "/rooms/cap-b?role=presenter&key=k")
+        #expect(first.wait { $0.contains("\"type\":\"welcome\"") } && second.wait { $0.contains("\"type\":\"welcome\"") })
+        let big = String(repeating: "a", count: 2000)
+        first.send(#"{"type":"document","text":"\#(big)"}"#)
+        #expect(first.wait { $0.hasPrefix(#"{"type":"document""#) })
+        second.send(#"{"type":"document","text":"\#(big)"}"#)
+        #expect(second.wait { $0.contains("\"code\":\"too_large\"") && $0.contains("shared documents") }, "\(second.received)")
+        #expect(try metricValue("scrollsync_document_bytes", port: server.port) == 2000)
+        first.send(#"{"type":"document","text":"small"}"#)
+        #expect(first.wait { $0.contains("\"text\":\"small\"") })
+        second.send(#"{"type":"document","text":"\#(big)"}"#)
+        #expect(second.wait { $0.hasPrefix(#"{"type":"document""#) }, "room freed: \(second.received)")
+    }
+
     /// Values that quote the request (`role=…`) cannot forge a log line or carry an escape
     /// sequence into the log or the 400's body.
     @Test func requestTextCannotForgeLogLinesOrEscapeSequences() throws {
@@ -192,4 +252,19 @@ struct TLSSuiteTests {
         #expect(!result.output.contains("hunter2"))
         #expect(result.output.contains("redis://ops:********@10.0.0.5:6379/0"), "\(result.output)")
     }
+}
+
+/// A client frame masked with the key 0 (allowed by RFC 6455, and free to build for a large
+/// payload: the masked bytes are the payload itself).
+func zeroMaskedFrame(_ payload: [UInt8]) -> [UInt8] {
+    var frame: [UInt8] = [0x81]
+    if payload.count < 126 {
+        frame.append(0x80 | UInt8(payload.count))
+    } else if payload.count <= 0xFFFF {
+        frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+    } else {
+        frame.append(0x80 | 127)
+        for i in (0..<8).reversed() { frame.append(UInt8(truncatingIfNeeded: payload.count >> (8 * i))) }
+    }
+    return frame + [0, 0, 0, 0] + payload
 }

@@ -273,3 +273,34 @@ struct DirtyListTests {
         #expect(received >= 4, "the armed channel wrote \(received) bytes; ticks stopped reaching the socket")
     }
 }
+
+@Suite("Write queue")
+struct WriteQueueTests {
+    static func bytes(_ text: String, replaceable: Bool = false) -> SharedBytes {
+        SharedBytes(count: text.utf8.count, replaceable: replaceable) { $0.copyMemory(from: UnsafeRawBufferPointer(start: Array(text.utf8), count: text.utf8.count)) }
+    }
+
+    static func contents(_ queue: WriteQueue) -> String {
+        var queue = queue
+        var out = ""
+        while let first = queue.first {
+            out += String(decoding: first, as: UTF8.self) + "|"
+            queue.consume(first.count)
+        }
+        return out
+    }
+
+    /// A newer replaceable message takes out an older unsent one, keeping everything else in
+    /// order; the oldest chunk (perhaps half written) is never taken out.
+    @Test func aNewerDocumentReplacesAnUnsentOne() {
+        var queue = WriteQueue()
+        var replaced = [Bool]()
+        for (text, replaceable) in [("doc1", true), ("state1", false), ("doc2", true), ("driver", false), ("doc3", true)] {
+            replaced.append(queue.append(Self.bytes(text, replaceable: replaceable)))
+        }
+        // doc1 is the oldest chunk (kept); doc2 was wholly unsent when doc3 came (replaced).
+        #expect(replaced == [false, false, false, false, true])
+        #expect(Self.contents(queue) == "doc1|state1|driver|doc3|")
+        #expect(queue.byteCount == "doc1state1driverdoc3".utf8.count)
+    }
+}
