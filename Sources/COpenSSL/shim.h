@@ -4,6 +4,8 @@
 #define SCROLLSYNC_COPENSSL_SHIM_H
 #include <openssl/ssl.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
 
 static inline long scrollsync_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
     return SSL_CTX_set_min_proto_version(ctx, version);

@@ -209,6 +209,8 @@ public final class RoomCounters: Sendable {
     /// Broadcast frames and their bytes queued to members.
     public let broadcastFrames = Atomic<Int>(0)
     public let broadcastBytes = Atomic<Int>(0)
+    /// Presenters refused for a wrong key.
+    public let presenterKeyFailures = Atomic<Int>(0)
     /// Time from a room change to its delivery on a loop.
     public let broadcastLatency = LatencyHistogram()
 

@@ -45,6 +45,9 @@ public final class LocalRoomHub: RoomHub {
         /// Bytes of shared documents all rooms together may hold; 0 is no limit. A document
         /// beyond it is refused with `too_large`.
         public var documentsTotalBytes = 256 << 20
+        /// Wrong presenter keys one address may try per room and minute; past it: 429.
+        /// 10 covers typos; key guessing gets 10 tries a minute instead of thousands a second.
+        public var keyFailuresPerMinute = 10
         public init() {}
     }
 
@@ -114,6 +117,8 @@ public final class LocalRoomHub: RoomHub {
     public let engine: (any RoomEngine)?
     private let ticks = Atomic<Int>(0)
     private let creationLimits: RoomCreationLimits
+    private let keyFailures: KeyFailureLimits
+    private let keyHasher = KeyHasher()
     /// Bytes of the documents all rooms hold now.
     private let documentBytes = Atomic<Int>(0)
 
@@ -128,6 +133,7 @@ public final class LocalRoomHub: RoomHub {
         self.engine = engine
         self.logger = logger
         creationLimits = RoomCreationLimits(perMinute: options.roomCreationsPerMinute, unclaimedPerAddress: options.unclaimedRoomsPerAddress)
+        keyFailures = KeyFailureLimits(perMinute: options.keyFailuresPerMinute)
         let restored = try store?.loadAll() ?? []
         let now = loops.first?.now ?? 0
         rooms.withLock { rooms in
@@ -155,7 +161,10 @@ public final class LocalRoomHub: RoomHub {
         loops.first?.onTick { [weak self] in
             self?.forgetIdleRooms()
             self?.releaseHeldScrollsWhileStoreFails()
-            if let now = self?.loops.first?.now { self?.creationLimits.sweep(now: now) }
+            if let now = self?.loops.first?.now {
+                self?.creationLimits.sweep(now: now)
+                self?.keyFailures.sweep(now: now)
+            }
             self?.keepShared()
         }
         engine?.delegate = self
@@ -190,6 +199,10 @@ public final class LocalRoomHub: RoomHub {
     }
 
     public func admission(room name: String, role: Role, address: String) -> HTTPResponse? {
+        if role == .presenter, let retryAfter = keyFailures.retryAfter(address: address, room: name, now: loops.first?.now ?? 0) {
+            return .error(429, "too many wrong presenter keys for room \(name) from \(address); try again in \(retryAfter) s",
+                          headers: [("Retry-After", String(retryAfter))])
+        }
         let (room, count) = rooms.withLock { ($0[name], $0.count) }
         guard let room else {
             if let (reason, retryAfter) = creationLimits.refusal(address: address, now: loops.first?.now ?? 0) {
@@ -212,7 +225,17 @@ public final class LocalRoomHub: RoomHub {
 
     public func join(_ member: RoomMember, room name: String, role: Role, key: String?,
                      completion: @escaping (Result<RoomCore.Welcome, ProtocolError>) -> Void) {
-        let digest = key.map { $0.isEmpty ? $0 : PresenterKey.digest($0, room: name) }
+        join(member, room: name, role: role, key: key, proof: nil, completion: completion)
+    }
+
+    /// A presenter key hashed against the room's record `against` (nil: a fresh salt, to bind it).
+    private struct KeyProof: Sendable {
+        let against: String?
+        let record: String
+    }
+
+    private func join(_ member: RoomMember, room name: String, role: Role, key: String?, proof: KeyProof?,
+                      completion: @escaping (Result<RoomCore.Welcome, ProtocolError>) -> Void) {
         while true {
             let shared = engine?.isAvailable == true
             let (room, created) = rooms.withLock { rooms in
@@ -221,6 +244,7 @@ public final class LocalRoomHub: RoomHub {
                 room.guarded.withLock { guarded in
                     if role == .follower { guarded.creator = member.address }
                     if store != nil { guarded.seqWritten = 0 }  // its first seq waits for a written ceiling
+                    guarded.emptySince = member.peer.channel.loop.now  // until a join succeeds
                 }
                 creationLimits.created(address: member.address, claimed: role == .presenter, now: member.peer.channel.loop.now)
                 rooms[name] = room
@@ -233,14 +257,14 @@ public final class LocalRoomHub: RoomHub {
                 }
             }
             // The retry is made only when the join has to wait (most joins do not).
-            let outcome = join(member, room: room, name: name, role: role, key: digest) { [self] in
+            let outcome = join(member, room: room, name: name, role: role, key: key, proof: proof) { [self] in
                 let loop = member.peer.channel.loop
                 let waiting = Unchecked(member)
                 let answer = Unchecked(completion)
                 return { [self] in
                     loop.execute { [self] in
                         guard !waiting.value.left else { return }
-                        join(waiting.value, room: name, role: role, key: key, completion: answer.value)
+                        join(waiting.value, room: name, role: role, key: key, proof: proof, completion: answer.value)
                     }
                 }
             }
@@ -252,6 +276,16 @@ public final class LocalRoomHub: RoomHub {
             case .done(let result):
                 completion(result)
                 return
+            case .hash(let existing):
+                // The key is checked against the room's record by a slow hash, off this loop.
+                let waiting = Unchecked(member)
+                let answer = Unchecked(completion)
+                let queued = keyHasher.hash(key ?? "", matching: existing, room: name, on: member.peer.channel.loop) { [self] record in
+                    guard !waiting.value.left else { return }
+                    join(waiting.value, room: name, role: role, key: key, proof: KeyProof(against: existing, record: record), completion: answer.value)
+                }
+                if !queued { completion(.failure(ProtocolError(.rateLimited, "server busy checking presenter keys; try again in a moment"))) }
+                return
             }
         }
     }
@@ -262,11 +296,13 @@ public final class LocalRoomHub: RoomHub {
         case waiting
         /// The room was forgotten meanwhile.
         case removed
+        /// The presenter's key must first be hashed against the room's record (nil: none).
+        case hash(against: String?)
     }
 
     /// The retry is queued in the same critical section that finds the room still being
     /// fetched: queued after it, a fetch finishing in between would never run it.
-    private func join(_ member: RoomMember, room: Room, name: String, role: Role, key: String?,
+    private func join(_ member: RoomMember, room: Room, name: String, role: Role, key: String?, proof: KeyProof?,
                       retryWhenAttached makeRetry: () -> @Sendable () -> Void) -> JoinOutcome {
         let loop = member.peer.channel.loop
         let shared = engine?.isAvailable == true
@@ -277,15 +313,28 @@ public final class LocalRoomHub: RoomHub {
                 return .waiting
             }
             let hadKey = guarded.core.hasPresenterKey
-            switch guarded.core.join(member.id, role: role, name: member.name, key: key, keyRequired: options.requirePresenterKey,
+            let current = guarded.core.presenterKeyText
+            // A presenter's key becomes its record, hashed against the room's current record.
+            var given = key
+            if role == .presenter, let key, !key.isEmpty, !guarded.core.isLocked {
+                guard let proof, proof.against == current else { return .hash(against: current) }
+                given = proof.record
+            }
+            switch guarded.core.join(member.id, role: role, name: member.name, key: given, keyRequired: options.requirePresenterKey,
                                      claimsControl: !shared) {
             case .failure(let error):
+                if error.code == .unauthorized, role == .presenter, hadKey, !guarded.core.isLocked {
+                    keyFailed(room: name, address: member.address)
+                }
                 return .done(.failure(error))
             case .success(let (answer, broadcasts)):
                 var welcome = answer
                 if role == .presenter, let creator = guarded.creator {
                     guarded.creator = nil  // claimed: no longer counted against the follower's address
                     creationLimits.settled(address: creator)
+                }
+                if let current, PresenterKey.isLegacy(current), let key, role == .presenter {
+                    upgradeLegacyKey(key, from: current, room: room, loop: loop)
                 }
                 if !hadKey && guarded.core.hasPresenterKey {
                     save(&guarded)
@@ -418,6 +467,25 @@ public final class LocalRoomHub: RoomHub {
             publish(broadcasts, in: &guarded, room: room, loop: member.peer.channel.loop)
             return nil
         }
+    }
+
+    /// A record from an older server is replaced by a slow hash once its key is known good.
+    private func upgradeLegacyKey(_ key: String, from legacy: String, room: Room, loop: EventLoop) {
+        _ = keyHasher.hash(key, matching: nil, room: room.name, on: loop) { [self] record in
+            room.guarded.withLock { guarded in
+                guard guarded.core.presenterKeyText == legacy else { return }
+                guarded.core.adopt(presenterKey: record)
+                save(&guarded)
+            }
+        }
+    }
+
+    /// A presenter gave a wrong key: counted, logged (never the key), and limited per
+    /// address and room (`admission` answers 429 past the limit).
+    private func keyFailed(room name: String, address: String) {
+        counters.presenterKeyFailures.add(1, ordering: .relaxed)
+        keyFailures.failed(address: address, room: name, now: loops.first?.now ?? 0)
+        logger.warning("presenter key refused", metadata: ["room": "\(name)", "address": "\(address)"])
     }
 
     /// Counts `growth` more bytes of documents, or says why not (the total is at its limit).

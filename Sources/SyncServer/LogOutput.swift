@@ -21,7 +21,7 @@ public final class LogOutput: Sendable {
     private let fd: Int32
     private let capacity: Int
     private let queue = Mutex(Queue())
-    private let wakeup = Wakeup()
+    private let wakeup = Semaphore()
 
     /// Lines dropped because the queue was full.
     public var dropped: Int { queue.withLock { $0.dropped } }
@@ -76,14 +76,6 @@ public final class LogOutput: Sendable {
         }
     }
 
-}
-
-/// A counting semaphore for one waiter.
-private final class Wakeup: @unchecked Sendable {
-    private var semaphore = sem_t()
-    init() { sem_init(&semaphore, 0, 0) }
-    func signal() { sem_post(&semaphore) }
-    func wait() { while sem_wait(&semaphore) != 0 && errno == EINTR {} }
 }
 
 private func monotonicSeconds() -> Double {

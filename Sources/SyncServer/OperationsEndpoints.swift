@@ -111,6 +111,8 @@ struct MetricsEndpoint: HTTPEndpoint {
             ("", rooms.conflatedAtLoop.load(ordering: .relaxed) + rooms.conflatedAtSocket.load(ordering: .relaxed)),
         ])
         text.metric("scrollsync_rate_limited_total", "counter", "Scrolls refused with rate_limited.", [("", counters.rateLimited.load(ordering: .relaxed))])
+        text.metric("scrollsync_presenter_key_failures_total", "counter", "Presenters refused for a wrong or missing key.",
+                    [("", rooms.presenterKeyFailures.load(ordering: .relaxed))])
         text.metric("scrollsync_document_bytes", "gauge", "Bytes of shared documents the rooms hold (limit: limits.documentsTotalBytes).",
                     [("", hub.documentBytesHeld)])
         text.metric("scrollsync_unfinished_message_bytes", "gauge", "Bytes held in unfinished messages (limit: limits.unfinishedMessageBytes).",

@@ -67,13 +67,6 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
     public let description: String
 }
 
-/// Presenter keys are compared and stored as SHA-256 digests salted with the room name.
-enum PresenterKey {
-    static func digest(_ key: String, room: String) -> String {
-        StoreFile.sha256(Array("scrollsync.v1 presenter key\u{0}\(room)\u{0}\(key)".utf8))
-    }
-}
-
 /// The embedded store: three small files per room in one directory, written by a thread
 /// of its own (latest contents per room, at most every `interval`, and never more than a
 /// third of that thread's time). Each file is replaced atomically (write, fsync, rename),
@@ -191,7 +184,7 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
         case .failure(let error): damaged("\(name).key", error.description); keyed = true
         case .success(let contents):
             let digest = String(decoding: contents.payload, as: UTF8.self)
-            if digest.utf8.count == 64 && digest.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) {
+            if PresenterKey.isValid(digest) {
                 room.keyDigest = digest
             } else {
                 damaged("\(name).key", "not a key digest")
@@ -254,7 +247,7 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
         if bytes.starts(with: Array(StoreFile.magic.utf8)) { return StoreFile.decode(bytes) }
         // Before checksums: a key file was exactly 64 hex digits, the others one JSON message.
         if file.hasSuffix(".key") {
-            guard bytes.count == 64 else { return .failure(StoreError(description: "not a key digest (\(bytes.count) bytes)")) }
+            guard PresenterKey.isLegacy(String(decoding: bytes, as: UTF8.self)) else { return .failure(StoreError(description: "not a key digest (\(bytes.count) bytes)")) }
         } else if bytes.withUnsafeBytes({ try? ServerEvent.decode($0) }) == nil {
             return .failure(StoreError(description: "not a message"))
         }

@@ -51,6 +51,7 @@ public final class Server: Sendable {
         roomOptions.roomCreationsPerMinute = configuration.limits.roomCreationsPerMinute
         roomOptions.unclaimedRoomsPerAddress = configuration.limits.unclaimedRoomsPerAddress
         roomOptions.documentsTotalBytes = configuration.limits.documentsTotalBytes
+        roomOptions.keyFailuresPerMinute = configuration.limits.keyFailuresPerMinute
         let engine = redis.map { RedisRoomEngine(endpoint: $0, loop: group.loops[0], roomIdleSeconds: roomOptions.roomIdleSeconds, logger: logger) }
         self.engine = engine
         hub = try LocalRoomHub(loops: group.loops, options: roomOptions, store: store, engine: engine, logger: logger)

@@ -75,6 +75,9 @@ public struct ServerConfiguration: Sendable {
         /// for its presenter); 0 is no limit. 50 covers an audience behind one NAT waiting in
         /// several rooms.
         public var unclaimedRoomsPerAddress = 50
+        /// Wrong presenter keys one address may try per room and minute (0: no limit); past
+        /// it: 429 until the minute is over. 10 covers typos and stops guessing.
+        public var keyFailuresPerMinute = 10
         /// Largest `/rooms` message: 2 MiB, so that a 1 MiB document fits escaped.
         public var roomMessageBytes = 2 << 20
         /// Largest shared document (UTF-8 bytes).

@@ -55,6 +55,7 @@ public enum Settings {
         int("limits.rooms", \.limits.rooms, 1...10_000_000, "Rooms held at once."),
         int("limits.membersPerRoom", \.limits.membersPerRoom, 1...10_000_000, "Members of one room."),
         int("limits.roomCreationsPerMinute", \.limits.roomCreationsPerMinute, 0...1_000_000, "Rooms one address may create per minute; 0 is no limit."),
+        int("limits.keyFailuresPerMinute", \.limits.keyFailuresPerMinute, 0...1_000_000, "Wrong presenter keys one address may try per room and minute; 0 is no limit."),
         int("limits.unclaimedRoomsPerAddress", \.limits.unclaimedRoomsPerAddress, 0...1_000_000, "Rooms one address may hold that no presenter has joined; 0 is no limit."),
         int("limits.roomMessageBytes", \.limits.roomMessageBytes, 1024...(64 << 20), "Largest /rooms message."),
         int("limits.documentBytes", \.limits.documentBytes, 0...(32 << 20), "Largest shared document."),

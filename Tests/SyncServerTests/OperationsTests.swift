@@ -11,8 +11,8 @@ final class RoomConnection {
     private(set) var received = [String]()
     private(set) var closed = false
 
-    init(port: Int, path: String, headers: [String] = []) throws {
-        client = try RawClient(port: port)
+    init(port: Int, path: String, headers: [String] = [], from source: String? = nil) throws {
+        client = try RawClient(port: port, from: source)
         client.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
             + headers.map { $0 + "\r\n" }.joined() + "\r\n")

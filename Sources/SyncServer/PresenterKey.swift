@@ -1,0 +1,130 @@
+import COpenSSL
+import DequeModule
+import Synchronization
+import Transport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How a room keeps its presenter key: never the key, a slow salted hash of it (PBKDF2-HMAC-
+/// SHA256 through libssl, a random 16-byte salt per room), as text that the store and Redis
+/// keep as it is: `pbkdf2-sha256$ITERATIONS$SALT$HASH` (hex). A leaked record costs an
+/// attacker 80,000 HMACs per guess. Records of older servers (64 hex digits: one SHA-256 of
+/// the key salted with the room name) still verify, and are replaced at the next good join.
+enum PresenterKey {
+    /// About 14 ms on the reference machine: a presenter's join stays under 20 ms, and the
+    /// hashing runs on `KeyHasher`'s thread, never on an event loop.
+    static let iterations = 80_000
+    static let scheme = "pbkdf2-sha256"
+
+    /// The record of `key` made with the record `existing`'s salt and cost (to compare with
+    /// it), or with a fresh salt when there is none (to bind the key).
+    static func record(_ key: String, matching existing: String?, room: String) -> String {
+        if let existing, isLegacy(existing) { return legacyDigest(key, room: room) }
+        if let existing, let (iterations, salt) = parameters(existing) { return derive(key, salt: salt, iterations: iterations) }
+        var salt = [UInt8](repeating: 0, count: 16)
+        if RAND_bytes(&salt, 16) != 1 { for index in salt.indices { salt[index] = UInt8.random(in: 0...255) } }
+        return derive(key, salt: salt, iterations: iterations)
+    }
+
+    /// Whether `text` is a record this server can check a key against.
+    static func isValid(_ text: String) -> Bool {
+        isLegacy(text) || parameters(text).map { _ in text.split(separator: "$").last?.count == 64 } == true
+    }
+
+    static func isLegacy(_ text: String) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    /// The records of servers before slow hashing: SHA-256 salted with the room name.
+    static func legacyDigest(_ key: String, room: String) -> String {
+        StoreFile.sha256(Array("scrollsync.v1 presenter key\u{0}\(room)\u{0}\(key)".utf8))
+    }
+
+    private static func parameters(_ record: String) -> (iterations: Int, salt: [UInt8])? {
+        let parts = record.split(separator: "$", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == scheme, let iterations = Int(parts[1]), (1_000...10_000_000).contains(iterations),
+              parts[2].count == 32, let salt = bytes(hex: parts[2]) else { return nil }
+        return (iterations, salt)
+    }
+
+    private static func derive(_ key: String, salt: [UInt8], iterations: Int) -> String {
+        var hash = [UInt8](repeating: 0, count: 32)
+        let password = Array(key.utf8)
+        _ = password.withUnsafeBufferPointer { passwordBytes in
+            passwordBytes.withMemoryRebound(to: CChar.self) {
+                PKCS5_PBKDF2_HMAC($0.baseAddress, Int32($0.count), salt, Int32(salt.count), Int32(iterations), EVP_sha256(), 32, &hash)
+            }
+        }
+        return "\(scheme)$\(iterations)$\(StoreFile.hex(salt))$\(StoreFile.hex(hash))"
+    }
+
+    private static func bytes(hex: Substring) -> [UInt8]? {
+        var out = [UInt8]()
+        var iterator = hex.utf8.makeIterator()
+        while let high = iterator.next() {
+            guard let low = iterator.next(), let h = nibble(high), let l = nibble(low) else { return nil }
+            out.append(h << 4 | l)
+        }
+        return out
+    }
+
+    private static func nibble(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 48...57: byte - 48
+        case 97...102: byte - 87
+        default: nil
+        }
+    }
+}
+
+/// Hashes presenter keys on a thread of its own, so that an event loop never spends the
+/// milliseconds a slow hash takes. At most `capacity` jobs wait; beyond that `hash` answers
+/// nil at once (the join is refused as busy rather than queued without bound).
+final class KeyHasher: Sendable {
+    private struct Job {
+        let work: @Sendable () -> Void
+    }
+
+    private let jobs = Mutex(Deque<Job>())
+    private let capacity: Int
+    private let wakeup = Semaphore()
+
+    init(capacity: Int = 4096) {
+        self.capacity = capacity
+        let hasher = UnsafeTransfer(self)
+        pthread_detach(spawnThread { hasher.value.run() })
+    }
+
+    /// Runs `record(key, existing, room)` on the hasher's thread, then `done` with it on
+    /// `loop`; false when too many jobs wait.
+    func hash(_ key: String, matching existing: String?, room: String, on loop: EventLoop,
+              done: @escaping @Sendable (String) -> Void) -> Bool {
+        let job = Job {
+            let record = PresenterKey.record(key, matching: existing, room: room)
+            loop.execute { done(record) }
+        }
+        let queued = jobs.withLock { jobs -> Bool in
+            guard jobs.count < capacity else { return false }
+            jobs.append(job)
+            return true
+        }
+        if queued { wakeup.signal() }
+        return queued
+    }
+
+    private func run() {
+        while true {
+            wakeup.wait()
+            while let job = jobs.withLock({ $0.popFirst() }) { job.work() }
+        }
+    }
+}
+
+/// A counting semaphore for one waiter.
+final class Semaphore: @unchecked Sendable {
+    private var semaphore = sem_t()
+    init() { sem_init(&semaphore, 0, 0) }
+    func signal() { sem_post(&semaphore) }
+    func wait() { while sem_wait(&semaphore) != 0 && errno == EINTR {} }
+}
