@@ -91,7 +91,7 @@ let package = Package(
         .testTarget(name: "WebSocketCoreTests", dependencies: ["WebSocketCore", "Deflate", "Bytes", "TestSupport"]),
         .testTarget(name: "ScrollModelTests", dependencies: ["ScrollModel", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Bytes"]),
-        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient"]),
+        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "WebSocketCore", "Transport", "ScrollModel"]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "ScrollModel", "TextSafety"]),
         .testTarget(
             name: "SyncServerTests",

@@ -29,10 +29,13 @@ public final class RoomClient: @unchecked Sendable {
         public var verifyTLS = true
         /// Extra trust anchors for `wss://`.
         public var caFile: String?
-        /// First retry after about 0.25 s, doubling up to 8 s, each scaled by a random
-        /// factor in 0.5…1 so that many clients do not return in step.
+        /// First retry after about 0.25 s, doubling with every failed attempt up to 8 s, each
+        /// scaled by a random factor in 0.5…1 so that many clients do not return in step. An
+        /// attempt counts as failed unless the room welcomed it and it stayed up `healthySeconds`
+        /// (a connection closed right after its handshake does not reset the backoff).
         public var initialBackoff = 0.25
         public var maxBackoff = 8.0
+        public var healthySeconds = 10.0
         public init() {}
     }
 
@@ -47,6 +50,8 @@ public final class RoomClient: @unchecked Sendable {
     private var attempt = 0
     private var urlIndex = 0
     private var stopped = false
+    /// When the room's `welcome` arrived on the current connection.
+    private var welcomedAt: UInt64?
 
     /// - Parameter urls: one or more room URLs (`ws[s]://host:port/rooms/NAME?…`), tried in turn.
     public init(urls: [WebSocketURL], loop: EventLoop, options: Options = .init(), onEvent: @escaping @Sendable (Event) -> Void) throws {
@@ -92,30 +97,41 @@ public final class RoomClient: @unchecked Sendable {
         ) { [self] client, event in
             switch event {
             case .open:
-                attempt = 0
+                welcomedAt = nil
                 onEvent(.status(.connected(url.description)))
             case .text(let bytes):
-                if let message = try? ServerEvent.decode(bytes) { onEvent(.message(message)) }
+                guard let message = try? ServerEvent.decode(bytes) else { return }
+                if case .welcome = message { welcomedAt = loop.now }
+                onEvent(.message(message))
             case .binary:
                 break
             case .closed(let code, let reason, let error):
                 guard self.client === client else { return }
                 self.client = nil
+                if let welcomedAt, loop.now &- welcomedAt >= UInt64(options.healthySeconds * 1e9) { attempt = 0 }
+                welcomedAt = nil
                 if stopped {
                     onEvent(.status(.stopped))
                 } else if let refusal = client.refusal, (400..<500).contains(refusal.status), refusal.status != 408, refusal.status != 429 {
                     stopped = true
                     onEvent(.status(.refused(reason: error ?? "HTTP \(refusal.status)")))
+                } else if code == .policyViolation {
+                    // The room refused this session (a wrong presenter key): retrying cannot help.
+                    stopped = true
+                    onEvent(.status(.refused(reason: reason.isEmpty ? "closed by the server (1008: policy violation)" : reason)))
                 } else {
-                    retry(reason: error ?? "closed (\(code.rawValue)\(reason.isEmpty ? "" : ": \(reason)"))")
+                    retry(reason: error ?? "closed (\(code.rawValue)\(reason.isEmpty ? "" : ": \(reason)"))", atLeast: client.refusal?.retryAfter)
                 }
             }
         }
     }
 
-    private func retry(reason: String) {
+    /// Schedules the next attempt: the backoff for this attempt, or the server's `Retry-After`
+    /// when it asked for longer.
+    private func retry(reason: String, atLeast retryAfter: Int? = nil) {
         guard !stopped else { return }
-        let delay = min(options.maxBackoff, options.initialBackoff * Double(1 << min(attempt, 16))) * Double.random(in: 0.5...1)
+        let backoff = min(options.maxBackoff, options.initialBackoff * Double(1 << min(attempt, 16))) * Double.random(in: 0.5...1)
+        let delay = max(backoff, Double(min(retryAfter ?? 0, 3600)))
         attempt += 1
         urlIndex = (urlIndex + 1) % urls.count
         onEvent(.status(.waiting(retryIn: delay, reason: reason)))

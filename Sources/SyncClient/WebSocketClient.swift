@@ -30,8 +30,9 @@ public final class WebSocketClient: ChannelHandler {
     private var phase = Phase.connecting
     private var deadline: UInt64 = 0
     private var failure: String?
-    /// The server's answer when it refused the upgrade: its status and what its body said.
-    public private(set) var refusal: (status: Int, message: String)?
+    /// The server's answer when it refused the upgrade: its status, what its body said, and
+    /// its `Retry-After` in seconds.
+    public private(set) var refusal: (status: Int, message: String, retryAfter: Int?)?
     private var closeCode: CloseCode = .abnormal
     private var closeReason = ""
 
@@ -113,7 +114,7 @@ public final class WebSocketClient: ChannelHandler {
                     let body = head[(end + 4)...].prefix(min(length, 1024))
                     var message = String(decoding: body, as: UTF8.self)
                     while let last = message.last, last.isWhitespace { message.removeLast() }
-                    refusal = (status, message)
+                    refusal = (status, message, response.value("Retry-After").flatMap { Int($0) })
                     return fail("handshake refused: \(error)" + (message.isEmpty ? "" : ": \(message)"))
                 }
                 fail("handshake refused: \(error)")

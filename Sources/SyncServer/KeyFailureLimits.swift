@@ -1,4 +1,5 @@
 import Synchronization
+import Transport
 
 /// Wrong presenter keys per client address and room: at most `perMinute` in a minute, then
 /// that address is refused presenting in that room (429) until the minute is over. Key
@@ -22,7 +23,7 @@ final class KeyFailureLimits: Sendable {
         windows.withLock { windows in
             let key = address + " " + room
             var window = windows[key] ?? Window(started: now, failures: 0)
-            if now &- window.started >= Self.minute { window = Window(started: now, failures: 0) }
+            if elapsedNanoseconds(from: window.started, to: now) >= Self.minute { window = Window(started: now, failures: 0) }
             window.failures += 1
             windows[key] = window
         }
@@ -33,7 +34,7 @@ final class KeyFailureLimits: Sendable {
         guard perMinute > 0 else { return nil }
         return windows.withLock { windows in
             guard let window = windows[address + " " + room], window.failures >= perMinute else { return nil }
-            let elapsed = now &- window.started
+            let elapsed = elapsedNanoseconds(from: window.started, to: now)
             guard elapsed < Self.minute else { return nil }
             return Int((Self.minute - elapsed) / 1_000_000_000) + 1
         }
@@ -41,6 +42,6 @@ final class KeyFailureLimits: Sendable {
 
     /// Forgets windows that are over.
     func sweep(now: UInt64) {
-        windows.withLock { windows in windows = windows.filter { now &- $0.value.started < Self.minute } }
+        windows.withLock { windows in windows = windows.filter { elapsedNanoseconds(from: $0.value.started, to: now) < Self.minute } }
     }
 }

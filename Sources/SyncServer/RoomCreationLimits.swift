@@ -1,4 +1,5 @@
 import Synchronization
+import Transport
 
 /// What one client address may do to the room table, so that one client cannot fill it for
 /// everyone: create rooms at a bounded rate (a token bucket), and hold a bounded number of
@@ -72,7 +73,7 @@ final class RoomCreationLimits: Sendable {
 
     private func refill(_ entry: inout Entry, now: UInt64) {
         guard perMinute > 0 else { return }
-        entry.tokens = min(Double(perMinute), entry.tokens + Double(now &- entry.updated) / 60e9 * Double(perMinute))
-        entry.updated = now
+        entry.tokens = min(Double(perMinute), entry.tokens + Double(elapsedNanoseconds(from: entry.updated, to: now)) / 60e9 * Double(perMinute))
+        entry.updated = max(entry.updated, now)
     }
 }

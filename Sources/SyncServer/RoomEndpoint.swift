@@ -88,7 +88,7 @@ struct TokenBucket {
 
     /// Takes a token if there is one.
     mutating func take(now: UInt64, rate: Double, burst: Double) -> Bool {
-        tokens = min(burst, tokens + Double(now &- updated) / 1e9 * rate)
+        tokens = min(burst, tokens + Double(elapsedNanoseconds(from: updated, to: now)) / 1e9 * rate)
         updated = now
         guard tokens >= 1 else { return false }
         tokens -= 1

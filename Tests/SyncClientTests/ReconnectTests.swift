@@ -1,0 +1,153 @@
+import Foundation
+import ScrollModel
+import Synchronization
+import Testing
+import Transport
+import WebSocketCore
+@testable import SyncClient
+
+/// A server that answers every connection the same scripted way, counting connections.
+final class ScriptedServer: @unchecked Sendable {
+    enum Answer: Sendable {
+        /// 101, then at once this close frame (and the socket closed).
+        case upgradeThenClose(code: UInt16, reason: String, before: String?)
+        /// An HTTP refusal.
+        case refuse(status: Int, retryAfter: Int?)
+    }
+
+    let port: Int
+    let connections = Atomic<Int>(0)
+    private let listener: Int32
+
+    init(_ answer: Answer) throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && listen(listener, 64) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        guard bound else { throw ScriptedServerError() }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let server = UncheckedBox(self)
+        Thread.detachNewThread { server.value.serve(answer) }
+    }
+
+    deinit { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
+
+    private func serve(_ answer: Answer) {
+        while true {
+            let fd = accept(listener, nil, nil)
+            guard fd >= 0 else { return }
+            connections.add(1, ordering: .relaxed)
+            var parser = HTTPRequestParser()
+            var buffer = [UInt8](repeating: 0, count: 16384)
+            var request: HTTPRequest?
+            while request == nil {
+                let count = recv(fd, &buffer, buffer.count, 0)
+                guard count > 0 else { break }
+                if case .complete(let parsed, _) = buffer.withUnsafeBytes({ parser.parse(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }) { request = parsed }
+            }
+            var out = [UInt8]()
+            switch answer {
+            case .upgradeThenClose(let code, let reason, let before):
+                if let request, case .success(let upgrade) = ServerHandshake.validate(request) {
+                    out = ServerHandshake.response(for: upgrade, subprotocol: upgrade.protocols.first, extensions: nil).bytes
+                    if let before { out += FrameEncoder.frame(opcode: .text, payload: Array(before.utf8)).array }
+                    out += FrameEncoder.frame(opcode: .close, payload: FrameEncoder.closePayload(code: CloseCode(code), reason: reason)).array
+                }
+            case .refuse(let status, let retryAfter):
+                out = HTTPResponse.error(status, "refused by the script", headers: retryAfter.map { [("Retry-After", String($0))] } ?? []).bytes
+            }
+            _ = out.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            close(fd)
+        }
+    }
+}
+
+struct ScriptedServerError: Error {}
+
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// What a client heard, safe to read from the test's thread.
+final class Heard: @unchecked Sendable {
+    private let statuses = Mutex<[RoomClient.Status]>([])
+
+    func record(_ event: RoomClient.Event) {
+        if case .status(let status) = event { statuses.withLock { $0.append(status) } }
+    }
+
+    var all: [RoomClient.Status] { statuses.withLock { $0 } }
+
+    var waits: [Double] {
+        all.compactMap { if case .waiting(let delay, _) = $0 { delay } else { nil } }
+    }
+
+    /// Waits up to `timeout` seconds for `condition` over what was heard.
+    func wait(timeout: Double = 15, until condition: ([RoomClient.Status]) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition(all) { return true }
+            usleep(10_000)
+        }
+        return condition(all)
+    }
+}
+
+/// Clients never hammer a server (issue 17.11).
+@Suite("Reconnecting", .serialized)
+struct ReconnectTests {
+    static func client(port: Int, heard: Heard) throws -> (RoomClient, EventLoopGroup) {
+        let group = try EventLoopGroup(count: 1)
+        group.start()
+        let url = try #require(WebSocketURL("ws://127.0.0.1:\(port)/rooms/r?role=presenter&key=wrong"))
+        let client = try RoomClient(urls: [url], loop: group.loops[0]) { heard.record($0) }
+        client.start()
+        return (client, group)
+    }
+
+    /// A connection closed right after its handshake is a failed attempt: the delay keeps
+    /// growing instead of starting over at 0.25 s.
+    @Test func theBackoffGrowsWhenTheServerClosesRightAfterTheHandshake() throws {
+        let server = try ScriptedServer(.upgradeThenClose(code: 1011, reason: "broken", before: nil))
+        let heard = Heard()
+        let (client, group) = try Self.client(port: server.port, heard: heard)
+        #expect(heard.wait { _ in heard.waits.count >= 4 }, "\(heard.all)")
+        client.stop()
+        let waits = heard.waits
+        // Attempt n waits 0.25 * 2^n s scaled by 0.5…1: the fourth at least 1 s, the first at most 0.25 s.
+        #expect(waits.count >= 4 && waits[3] >= 1.0 && waits[0] <= 0.25, "\(waits)")
+        #expect(zip(waits, waits.dropFirst()).allSatisfy { $1 > $0 / 2 }, "\(waits)")
+        group.shutdown()
+    }
+
+    /// Close 1008 (the room refused the session, e.g. a wrong key) stops the client with the
+    /// server's reason: one connection, no retry.
+    @Test func aPolicyCloseStopsTheClientWithTheReason() throws {
+        let server = try ScriptedServer(.upgradeThenClose(code: 1008, reason: "wrong or missing presenter key for room r",
+                                                         before: #"{"type":"error","code":"unauthorized","message":"wrong or missing presenter key for room r"}"#))
+        let heard = Heard()
+        let (client, group) = try Self.client(port: server.port, heard: heard)
+        #expect(heard.wait { $0.contains(.refused(reason: "wrong or missing presenter key for room r")) }, "\(heard.all)")
+        #expect(heard.waits.isEmpty, "no retry was scheduled: \(heard.all)")
+        #expect(server.connections.load(ordering: .relaxed) == 1)
+        client.stop()
+        group.shutdown()
+    }
+
+    /// 429 with Retry-After: the client waits at least that long.
+    @Test func retryAfterIsHonoured() throws {
+        let server = try ScriptedServer(.refuse(status: 429, retryAfter: 3))
+        let heard = Heard()
+        let (client, group) = try Self.client(port: server.port, heard: heard)
+        #expect(heard.wait { _ in !heard.waits.isEmpty }, "\(heard.all)")
+        #expect(heard.waits.first.map { $0 >= 3 } == true, "\(heard.waits)")
+        client.stop()
+        group.shutdown()
+    }
+}
