@@ -1,4 +1,5 @@
 import Foundation
+import ScrollModel
 import Testing
 
 /// A real terminal session under tmux: a presenter at 120 columns and a follower at 60.
@@ -50,6 +51,43 @@ extension [String] {
 
 @Suite("Terminal client under tmux", .serialized)
 struct TerminalClientTests {
+    /// Issue 17.1 under a real pty: a hostile presenter's document, headings and name carry
+    /// clipboard writes (OSC 52), hidden links (OSC 8), screen clears, a cursor report request,
+    /// leaving the alternate screen and a C1 CSI. The bytes the follower writes to its
+    /// terminal hold none of them; the terminal shows them as text.
+    @Test func hostileTextNeverReachesTheFollowersTerminalAsControls() throws {
+        let server = try ServerProcess()
+        let room = "hostile-\(UUID().uuidString.prefix(6))"
+        let hostile = "\u{1B}]52;c;cm0gLXJmIH4=\u{07} \u{1B}]8;;https://evil.example\u{07}link\u{1B}]8;;\u{07} \u{1B}[2J \u{1B}[6n \u{1B}[?1049l \u{9B}31m \u{7F}"
+        // The follower is there first, so that the presenter's name reaches it in `driver`.
+        let capture = FileManager.default.temporaryDirectory.appendingPathComponent("scrollsync-pty-\(UUID().uuidString).bin").path
+        let follower = try Tmux(["sh", "-c", "read go; exec \(ServerProcess.binary.path) follow \(server.url)/rooms/\(room)"], width: 80, height: 24)
+        try run("tmux", Tmux.socket + ["pipe-pane", "-o", "-t", follower.name, "cat >> \(capture)"])
+        try follower.keys("Enter")
+        follower.wait { $0.statusLine.contains("FOLLOWING") && $0.statusLine.contains("● live") }
+        let presenter = try RoomConnection(port: server.port, path: "/rooms/\(room)?role=presenter&key=k&name=Eve%1b%5d52%3bc%3baGk%3d%07")
+        #expect(presenter.wait { $0.contains("\"type\":\"welcome\"") })
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("type", "document")
+        writer.field("name", "evil.md")
+        writer.field("format", "markdown")
+        writer.field("text", "# Title \(hostile)\n\nBody \(hostile)\n\n## Section \(hostile)\n\n- item \(hostile)\n\n```\ncode \(hostile)\n```\n")
+        writer.endObject()
+        presenter.send(String(decoding: writer.bytes, as: UTF8.self))
+        presenter.send(#"{"type":"scroll","offset":0,"viewport":10,"content":20}"#)
+        let shown = follower.wait { $0.statusLine.contains("FOLLOWING") && $0.joined().contains("Body") && $0.statusLine.contains("driver Eve") }
+        #expect(shown.joined().contains("\u{241B}]52;c;"), "the clipboard write is shown as text: \(shown.joined(separator: "\n"))")
+        #expect(shown.statusLine.contains("Eve\u{241B}]52"), "the name too: \(shown.statusLine)")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: capture))
+        let written = String(decoding: bytes, as: UTF8.self)
+        for forbidden in ["\u{1B}]52", "\u{1B}]8;", "\u{1B}[6n", "\u{1B}[?1049l", "\u{9B}", "\u{07}", "\u{7F}"] {
+            #expect(!written.contains(forbidden), "the follower wrote \(forbidden.debugDescription) to its terminal")
+        }
+        #expect(written.contains("\u{241B}[6n"), "the request is shown, not sent")
+        try? FileManager.default.removeItem(atPath: capture)
+    }
+
     static let document = peersDirectory.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Examples/tour.md").path
 
