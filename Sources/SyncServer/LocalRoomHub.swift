@@ -424,9 +424,7 @@ public final class LocalRoomHub: RoomHub {
             case .document(let documentName, let format, let text):
                 guard role == .presenter else { return .refused(ProtocolError(.unauthorized, "only presenters may share a document")) }
                 let growth = text.utf8.count - (guarded.core.document?.text.utf8.count ?? 0)
-                if growth > 0, options.documentsTotalBytes > 0, documentBytes.load(ordering: .relaxed) + growth > options.documentsTotalBytes {
-                    return .refused(ProtocolError(.tooLarge, "the server holds as many bytes of shared documents as it may; try a smaller document or later"))
-                }
+                if let refusal = documentRefusal(growth: growth, held: documentBytes.load(ordering: .relaxed)) { return .refused(refusal) }
                 let document = SharedDocument(name: documentName, format: format, text: text, by: sender.id.description)
                 engine.share(document: ServerMessage.document(document), room: name, done: done)
             case .follow:
@@ -488,14 +486,18 @@ public final class LocalRoomHub: RoomHub {
         logger.warning("presenter key refused", metadata: ["room": "\(name)", "address": "\(address)"])
     }
 
-    /// Counts `growth` more bytes of documents, or says why not (the total is at its limit).
-    private func reserveDocumentBytes(_ growth: Int) -> ProtocolError? {
+    /// Why `growth` more bytes of documents cannot be held when `held` are, or nil.
+    private func documentRefusal(growth: Int, held: Int) -> ProtocolError? {
         let limit = options.documentsTotalBytes
+        guard limit > 0, growth > 0, held + growth > limit else { return nil }
+        return ProtocolError(.tooLarge, "the server holds as many bytes of shared documents as it may (\(limit >> 20) MiB); try a smaller document or later")
+    }
+
+    /// Counts `growth` more bytes of documents, or says why not.
+    private func reserveDocumentBytes(_ growth: Int) -> ProtocolError? {
         var current = documentBytes.load(ordering: .relaxed)
         while true {
-            if limit > 0 && growth > 0 && current + growth > limit {
-                return ProtocolError(.tooLarge, "the server holds as many bytes of shared documents as it may (\(limit >> 20) MiB); try a smaller document or later")
-            }
+            if let refusal = documentRefusal(growth: growth, held: current) { return refusal }
             let (exchanged, original) = documentBytes.compareExchange(expected: current, desired: current + growth, ordering: .relaxed)
             if exchanged { return nil }
             current = original

@@ -34,12 +34,7 @@ struct ClusterTests {
 
     /// Polls `condition` for up to `timeout` seconds.
     func eventually(timeout: TimeInterval = 15, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(100_000)
-        }
-        return try condition()
+        try SyncServerTests.eventually(timeout: timeout, condition)
     }
 
     @Test func followersOnOtherNodesSeeEveryStateInOrderAndLateJoinersGetStateAndDocument() throws {

@@ -84,12 +84,7 @@ struct HostileClientTests {
         // The flood's rooms go once their followers leave; the presenter's stays.
         open.removeAll()
         var rooms = ""
-        for _ in 0..<100 {
-            rooms = try httpGet("/rooms", port: server.port)
-            if !rooms.contains("flood") { break }
-            usleep(50_000)
-        }
-        #expect(!rooms.contains("flood"), "\(rooms.suffix(300))")
+        #expect(try eventually { rooms = try httpGet("/rooms", port: server.port); return !rooms.contains("flood") }, "\(rooms.suffix(300))")
         #expect(rooms.contains("\"talk\""))
         let follower = try RawClient(port: server.port)
         #expect(follower.upgrade(path: "/rooms/after-the-flood").hasPrefix("HTTP/1.1 101 "), "the address may create rooms again")
@@ -122,12 +117,7 @@ struct HostileClientTests {
             #expect(driver.wait(timeout: 10) { $0.contains(#""type":"state""#) }, "\(driver.received)")
         }
         var rooms = ""
-        for _ in 0..<100 {
-            rooms = try httpGet("/rooms", port: server.port)
-            if !rooms.contains("undriven") { break }
-            usleep(100_000)
-        }
-        #expect(!rooms.contains("\"undriven\""), "\(rooms)")
+        #expect(try eventually { rooms = try httpGet("/rooms", port: server.port); return !rooms.contains("\"undriven\"") }, "\(rooms)")
         #expect(rooms.contains("\"driven\""), "\(rooms)")
     }
 
@@ -147,7 +137,7 @@ struct HostileClientTests {
         var peak = baseline
         for index in 0..<40 {
             let document = #"{"type":"document","name":"d.md","format":"markdown","text":"\#(index) \#(filler)"}"#
-            presenter.client.send(zeroMaskedFrame(Array(document.utf8)))
+            presenter.client.send(maskedFrame(0x1, Array(document.utf8), key: [0, 0, 0, 0]))
             _ = presenter.wait(timeout: 0.05) { _ in false }  // the presenter reads its own echo
             peak = max(peak, server.residentKiB)
         }
@@ -221,7 +211,7 @@ struct HostileClientTests {
             let server = try ServerProcess(["--data-dir", directory])
             let presenter = try RoomConnection(port: server.port, path: "/rooms/slow?role=presenter&key=open-sesame")
             #expect(presenter.wait { $0.contains("\"type\":\"welcome\"") })
-            #expect(StoreFaultTests.eventually { FileManager.default.fileExists(atPath: directory + "/slow.key") })
+            #expect(eventually { FileManager.default.fileExists(atPath: directory + "/slow.key") })
         }
         let stored = String(decoding: FileManager.default.contents(atPath: directory + "/slow.key") ?? Data(), as: UTF8.self)
         #expect(stored.contains("\npbkdf2-sha256$80000$"), "\(stored)")
@@ -234,7 +224,7 @@ struct HostileClientTests {
         #expect(wrong.wait { $0.contains("\"code\":\"unauthorized\"") })
         let right = try RoomConnection(port: server.port, path: "/rooms/old?role=presenter&key=opened")
         #expect(right.wait { $0.contains("\"type\":\"welcome\"") }, "\(right.received)")
-        #expect(StoreFaultTests.eventually {
+        #expect(eventually {
             String(decoding: FileManager.default.contents(atPath: directory + "/old.key") ?? Data(), as: UTF8.self).contains("pbkdf2-sha256$")
         }, "upgraded to a slow hash")
         let again = try RoomConnection(port: server.port, path: "/rooms/old?role=presenter&key=opened")
@@ -303,19 +293,4 @@ struct TLSSuiteTests {
         #expect(!result.output.contains("hunter2"))
         #expect(result.output.contains("redis://ops:********@10.0.0.5:6379/0"), "\(result.output)")
     }
-}
-
-/// A client frame masked with the key 0 (allowed by RFC 6455, and free to build for a large
-/// payload: the masked bytes are the payload itself).
-func zeroMaskedFrame(_ payload: [UInt8]) -> [UInt8] {
-    var frame: [UInt8] = [0x81]
-    if payload.count < 126 {
-        frame.append(0x80 | UInt8(payload.count))
-    } else if payload.count <= 0xFFFF {
-        frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
-    } else {
-        frame.append(0x80 | 127)
-        for i in (0..<8).reversed() { frame.append(UInt8(truncatingIfNeeded: payload.count >> (8 * i))) }
-    }
-    return frame + [0, 0, 0, 0] + payload
 }

@@ -9,16 +9,6 @@ struct StoreFaultTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("scrollsync-store-\(UUID().uuidString)").path
     }
 
-    /// Waits (up to `timeout` seconds) until `condition` holds.
-    static func eventually(timeout: TimeInterval = 10, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(50_000)
-        }
-        return try condition()
-    }
-
     /// Drives room `kept` with key `s3cret`: a document and a scroll, until the store wrote them.
     static func populate(_ server: ServerProcess, directory: String) throws {
         let presenter = try RoomConnection(port: server.port, path: "/rooms/kept?role=presenter&key=s3cret")
@@ -47,7 +37,7 @@ struct StoreFaultTests {
         do {
             let first = try ServerProcess(["--data-dir", directory])
             try Self.populate(first, directory: directory)
-            #expect(Self.eventually { FileManager.default.fileExists(atPath: directory + "/kept.key") })
+            #expect(eventually { FileManager.default.fileExists(atPath: directory + "/kept.key") })
         }
         let keyFile = directory + "/kept.key"
         let original = FileManager.default.contents(atPath: keyFile) ?? Data()
@@ -104,15 +94,15 @@ struct StoreFaultTests {
         #expect(presenter.wait { $0.contains("\"type\":\"welcome\"") })
         presenter.send(##"{"type":"document","name":"talk.md","format":"markdown","text":"# Talk"}"##)
         presenter.send(#"{"type":"scroll","offset":12,"viewport":10,"content":100}"#)
-        #expect(Self.eventually { (try? httpGet("/healthz", port: server.port))?.contains("store: failing") == true }, "healthz shows the failure")
+        #expect(eventually { (try? httpGet("/healthz", port: server.port))?.contains("store: failing") == true }, "healthz shows the failure")
         #expect(try httpGet("/healthz", port: server.port).hasPrefix("HTTP/1.1 200 "))
         #expect(try metricValue("scrollsync_store_up", port: server.port) == 0)
         #expect(try metricValue("scrollsync_store_write_failures_total", port: server.port) >= 1)
         #expect(server.child.output.contains("store: write failed"), "logged as an error")
         #expect(presenter.wait { $0.contains("\"offset\":12,") }, "the room goes on while the disk is full")
         disk.free()
-        #expect(Self.eventually { (try? httpGet("/healthz", port: server.port))?.contains("store: ok") == true }, "writes again")
-        #expect(Self.eventually { FileManager.default.fileExists(atPath: disk.directory + "/kept.key") })
+        #expect(eventually { (try? httpGet("/healthz", port: server.port))?.contains("store: ok") == true }, "writes again")
+        #expect(eventually { FileManager.default.fileExists(atPath: disk.directory + "/kept.key") })
         kill(server.pid, SIGKILL)
         _ = server.child.wait(timeout: 10)
         let second = try ServerProcess(["--data-dir", disk.directory])

@@ -94,9 +94,9 @@ final class RawClient {
     }
 }
 
-/// A masked client frame.
-func maskedFrame(_ opcode: UInt8, _ payload: [UInt8], fin: Bool = true, rsv: UInt8 = 0) -> [UInt8] {
-    let key: [UInt8] = [0xA1, 0xB2, 0xC3, 0xD4]
+/// A masked client frame. The key 0 (allowed by RFC 6455) leaves the payload as it is,
+/// which is free to build for a large one.
+func maskedFrame(_ opcode: UInt8, _ payload: [UInt8], fin: Bool = true, rsv: UInt8 = 0, key: [UInt8] = [0xA1, 0xB2, 0xC3, 0xD4]) -> [UInt8] {
     var frame: [UInt8] = [(fin ? 0x80 : 0) | rsv | opcode]
     if payload.count < 126 {
         frame.append(0x80 | UInt8(payload.count))
@@ -106,6 +106,7 @@ func maskedFrame(_ opcode: UInt8, _ payload: [UInt8], fin: Bool = true, rsv: UIn
         frame.append(0x80 | 127)
         for i in (0..<8).reversed() { frame.append(UInt8(truncatingIfNeeded: payload.count >> (8 * i))) }
     }
+    guard key != [0, 0, 0, 0] else { return frame + key + payload }
     return frame + key + payload.enumerated().map { $0.element ^ key[$0.offset % 4] }
 }
 

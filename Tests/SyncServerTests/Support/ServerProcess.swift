@@ -52,6 +52,16 @@ final class ServerProcess: @unchecked Sendable {
     }
 }
 
+/// Waits up to `timeout` seconds for `condition` to hold, checking every 50 ms.
+func eventually(timeout: TimeInterval = 10, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if try condition() { return true }
+        usleep(50_000)
+    }
+    return try condition()
+}
+
 struct Failure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
