@@ -147,7 +147,8 @@ public enum ServerMessage {
         return w.bytes
     }
 
-    public static func welcome(room: String, you: String, role: Role, state: ScrollState?, driver: String?, presence: Presence, document: SharedDocument?) -> [UInt8] {
+    public static func welcome(room: String, you: String, role: Role, state: ScrollState?, driver: String?, driverName: String? = nil,
+                               presence: Presence, document: SharedDocument?) -> [UInt8] {
         var w = JSONWriter()
         w.beginObject()
         w.field("type", "welcome")
@@ -165,6 +166,8 @@ public enum ServerMessage {
         }
         w.key("driver")
         if let driver { w.string(driver) } else { w.null() }
+        w.key("driverName")
+        if let driverName, driver != nil { w.string(driverName) } else { w.null() }
         w.key("presence")
         writePresence(presence, into: &w)
         w.key("doc")

@@ -25,6 +25,8 @@ public struct RoomCore: Sendable {
     public struct Welcome: Sendable, Equatable {
         public var state: ScrollState?
         public var driver: SessionID?
+        /// The driver's display name, when it gave one.
+        public var driverName: String? = nil
         public var presence: Presence
         public var document: SharedDocument?
     }
@@ -108,7 +110,7 @@ public struct RoomCore: Sendable {
             broadcasts.append(.driver(id, name: name))
         }
         broadcasts.append(.presence(presence))
-        return .success((Welcome(state: state, driver: driver, presence: presence, document: document), broadcasts))
+        return .success((Welcome(state: state, driver: driver, driverName: driver.flatMap { names[$0] }, presence: presence, document: document), broadcasts))
     }
 
     /// Removes a session; frees control if it drove.

@@ -13,10 +13,14 @@ public enum ServerEvent: Sendable, Equatable {
         public var role: Role
         public var state: ScrollState?
         public var driver: String?
+        /// The driver's display name (servers before it was sent: nil until a `driver` message).
+        public var driverName: String?
         public var presence: Presence
         public var doc: String?
 
-        public init(room: String, you: String, role: Role, state: ScrollState?, driver: String?, presence: Presence, doc: String?) {
+        public init(room: String, you: String, role: Role, state: ScrollState?, driver: String?, driverName: String? = nil,
+                    presence: Presence, doc: String?) {
+            self.driverName = driverName
             self.room = room
             self.you = you
             self.role = role
@@ -35,7 +39,7 @@ public enum ServerEvent: Sendable, Equatable {
             return .welcome(Welcome(
                 room: json["room"]?.string ?? "", you: json["you"]?.string ?? "",
                 role: Role(rawValue: json["role"]?.string ?? "") ?? .follower,
-                state: json["state"].flatMap(state), driver: json["driver"]?.string,
+                state: json["state"].flatMap(state), driver: json["driver"]?.string, driverName: json["driverName"]?.string,
                 presence: json["presence"].map(presence) ?? Presence(), doc: json["doc"]?.string))
         case "state":
             return state(json).map { .state($0) }

@@ -116,6 +116,8 @@ public func update(_ model: inout ViewerModel, _ message: ViewerMessage) -> [Vie
             if let anchor, let row = model.layout?.row(for: anchor) { model.top = row }
         }
         model.top = min(model.top, model.maxTop)
+        // A follower re-maps the presenter's place, not its own view (which rounding moved).
+        if model.role == .follower, model.following, let state = model.lastState { follow(state, &model) }
         model.pendingUpdate = model.role == .presenter
         return []
     case .connection(let status):
@@ -149,6 +151,7 @@ private func handle(_ key: Key, _ model: inout ViewerModel) -> [ViewerCommand] {
     case .character("n"): target = model.layout?.headingRow(from: model.top, forward: true)
     case .character("N"): target = model.layout?.headingRow(from: model.top, forward: false)
     case .character("t") where model.role == .presenter:
+        model.pendingUpdate = true  // the room hears this view's place as soon as it drives
         return [.send(.control(take: true))]
     case .character("f") where model.role == .follower && !model.following:
         model.following = true
@@ -180,6 +183,7 @@ private func receive(_ event: ServerEvent, _ model: inout ViewerModel) -> [Viewe
     case .welcome(let welcome):
         model.you = welcome.you
         model.driver = welcome.driver
+        model.driverName = welcome.driverName
         model.presence = welcome.presence
         model.roomDocument = welcome.doc
         model.notice = nil
@@ -224,16 +228,27 @@ private func apply(_ state: ScrollState, _ model: inout ViewerModel) {
     if model.role == .follower && model.following { follow(state, &model) }
 }
 
-/// Moves a follower to the presenter's place: by anchor, else progress, else offset.
+/// Moves a follower to the presenter's place (PROTOCOL.md §3, "Following a state").
 private func follow(_ state: ScrollState, _ model: inout ViewerModel) {
     guard let layout = model.layout else { return }
-    let target: Int
-    if let anchor = state.anchor, let row = layout.row(for: anchor) {
-        target = row
+    model.top = followerTop(for: state, anchorRow: state.anchor.flatMap { layout.row(for: $0) }, maxTop: model.maxTop)
+}
+
+/// The follower's top row for a state: at the presenter's top, its own top; at the
+/// presenter's bottom, its own bottom (its last line on screen, however it wraps); in
+/// between the anchor's row, else progress over its own extent, else the offset. Views of
+/// every size thus start and end together and agree on the item at the top in between.
+func followerTop(for state: ScrollState, anchorRow: Int?, maxTop: Int) -> Int {
+    guard maxTop > 0 else { return 0 }
+    if state.atTop { return 0 }
+    if state.atBottom { return maxTop }
+    let target: Double
+    if let anchorRow {
+        target = Double(anchorRow)
     } else if let progress = state.progress {
-        target = Int((progress * Double(model.maxTop)).rounded())
+        target = progress * Double(maxTop)
     } else {
-        target = Int(min(Double(model.maxTop), max(0, state.offset)))
+        target = state.offset
     }
-    model.top = min(max(0, target), model.maxTop)
+    return min(max(0, Int(target.rounded())), maxTop)
 }
