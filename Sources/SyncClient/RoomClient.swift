@@ -20,7 +20,12 @@ public final class RoomClient: @unchecked Sendable {
     public enum Event: Sendable {
         case status(Status)
         case message(ServerEvent)
+        /// The link's round trip (a ping answered), in milliseconds, every few seconds.
+        case roundTrip(milliseconds: Int)
     }
+
+    /// How often a connected client measures the link's round trip.
+    static let pingIntervalNanoseconds: UInt64 = 5_000_000_000
 
     public struct Options: Sendable {
         /// Offer permessage-deflate.
@@ -99,6 +104,11 @@ public final class RoomClient: @unchecked Sendable {
             case .open:
                 welcomedAt = nil
                 onEvent(.status(.connected(url.description)))
+                measureRoundTrip(client)
+            case .pong(let payload):
+                guard payload.count == 8 else { return }
+                let sent = payload.loadUnaligned(as: UInt64.self)
+                onEvent(.roundTrip(milliseconds: Int(elapsedNanoseconds(from: sent, to: monotonicNanoseconds()) / 1_000_000)))
             case .text(let bytes):
                 guard let message = try? ServerEvent.decode(bytes) else { return }
                 if case .welcome = message { welcomedAt = loop.now }
@@ -124,6 +134,14 @@ public final class RoomClient: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Pings now and every `pingIntervalNanoseconds` while `client` is the connection; the
+    /// payload is the send time, so the pong says the round trip.
+    private func measureRoundTrip(_ client: WebSocketClient) {
+        guard self.client === client, client.isOpen else { return }
+        client.ping(withUnsafeBytes(of: monotonicNanoseconds()) { Array($0) })
+        loop.schedule(after: Self.pingIntervalNanoseconds) { [self] in measureRoundTrip(client) }
     }
 
     /// Schedules the next attempt: the backoff for this attempt, or the server's `Retry-After`

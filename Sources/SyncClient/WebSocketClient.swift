@@ -11,6 +11,8 @@ public final class WebSocketClient: ChannelHandler {
         /// A text message; the buffer is valid only during the call.
         case text(UnsafeRawBufferPointer)
         case binary(UnsafeRawBufferPointer)
+        /// The answer to a `ping(_:)`, with its payload.
+        case pong(UnsafeRawBufferPointer)
         /// The connection ended. `error` says why when it was not a clean close.
         case closed(code: CloseCode, reason: String, error: String?)
     }
@@ -163,9 +165,17 @@ public final class WebSocketClient: ChannelHandler {
             case .failed(let error):
                 failure = "protocol error: \(error.reason)"
                 closeCode = error.closeCode
-            case .ping, .pong: break
+            case .pong(let payload): onEvent(self, .pong(payload))
+            case .ping: break
             }
         }
+        flush(connection)
+    }
+
+    /// Sends a ping (payload at most 125 bytes); its pong comes as `.pong`.
+    public func ping(_ payload: [UInt8]) {
+        guard case .open(let connection) = phase else { return }
+        connection.sendPing(payload)
         flush(connection)
     }
 

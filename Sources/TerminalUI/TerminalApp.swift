@@ -7,7 +7,8 @@ import Glibc
 /// Runs a viewer in the terminal: reads keys, takes messages from other threads,
 /// applies `update`, and draws `view` through the diff renderer at most 60 times a second.
 public final class TerminalApp: @unchecked Sendable {
-    private var model: ViewerModel
+    /// The model; read it after `run()` returns for how the session ended.
+    public private(set) var model: ViewerModel
     private let send: @Sendable (ClientMessage) -> Void
     private let inbox = Mutex<[ViewerMessage]>([])
     private let wake: (read: Int32, write: Int32)
@@ -50,7 +51,9 @@ public final class TerminalApp: @unchecked Sendable {
             }
             for message in messages { dispatch(message) }
             dirty = dirty || !messages.isEmpty
-            if dirty && now - lastRender >= minimumUpdateIntervalMs {
+            // Time moves the status line (the retry countdown, "moved N s ago"): redraw it at
+            // least every 250 ms; the renderer writes only the lines that changed.
+            if (dirty || now - lastRender >= 250) && now - lastRender >= minimumUpdateIntervalMs {
                 Terminal.write(renderer.diff(to: view(model)))
                 lastRender = now
                 dirty = false

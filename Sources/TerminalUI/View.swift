@@ -53,7 +53,8 @@ func header(_ model: ViewerModel) -> String {
 }
 
 /// The status line, most important first (a narrow terminal cuts the end): role,
-/// connection, direction, progress, latency, driver, followers, section, notices.
+/// connection, a refused message, direction and progress, driver, followers, the link's
+/// round trip, when the presenter last moved, section.
 func status(_ model: ViewerModel) -> String {
     var parts = [String]()
     switch model.role {
@@ -64,18 +65,23 @@ func status(_ model: ViewerModel) -> String {
     switch model.connection {
     case .connecting: parts.append("connecting…")
     case .connected: parts.append("● live")
-    case .waiting(let delay, let reason): parts.append("○ offline, retry in \(formatSeconds(delay)) (\(reason))")
+    case .waiting(let delay, let reason):
+        let left = model.retryAtMs.map { max(0, Double($0 - model.nowMs) / 1000) } ?? delay
+        parts.append("○ offline, retry in \(formatSeconds(left)) (\(reason))")
     case .refused(let reason): parts.append("✕ \(reason) – press q")
     case .stopped: parts.append("○ closed")
     }
+    // A refusal of one message (too_large, rate_limited…) matters more than what follows.
+    if let notice = model.notice { parts.append(notice) }
     let arrow = switch model.direction {
     case .up: "↑"
     case .down: "↓"
     case .none: "·"
     }
-    let progress = model.maxTop > 0 ? Int((Double(model.top) / Double(model.maxTop) * 100).rounded()) : 100
-    parts.append("\(arrow) \(progress)%")
-    if let latency = model.latencyMs { parts.append("\(latency) ms") }
+    if let layout = model.layout, layout.rowCount > 0 {
+        // A document that fits the screen has no progress to show: all of it is in view.
+        parts.append(model.maxTop > 0 ? "\(arrow) \(Int((Double(model.top) / Double(model.maxTop) * 100).rounded()))%" : "\(arrow) all")
+    }
     if let driver = model.driver {
         parts.append("driver " + (driver == model.you ? "you" : model.driverName ?? String(driver.prefix(6))))
     } else {
@@ -83,10 +89,14 @@ func status(_ model: ViewerModel) -> String {
     }
     let followers = model.presence.followers
     parts.append("\(followers) follower\(followers == 1 ? "" : "s")" + (model.presence.detached > 0 ? " (\(model.presence.detached) detached)" : ""))
+    if let roundTrip = model.roundTripMs, model.connection == .connected { parts.append("rtt \(roundTrip) ms") }
+    if model.role == .follower, let moved = model.movedAtMs, model.nowMs >= moved {
+        let seconds = (model.nowMs - moved) / 1000
+        parts.append(seconds < 1 ? "moved just now" : "moved \(seconds < 60 ? "\(seconds) s" : "\(seconds / 60) min") ago")
+    }
     if let layout = model.layout, let section = layout.section(atRow: model.top) {
         parts.append("§ \(layout.document.blocks[section].text)")
     }
-    if let notice = model.notice { parts.append(notice) }
     return " " + parts.joined(separator: "  ")
 }
 

@@ -23,8 +23,10 @@ public enum ViewerMessage: Sendable {
     case resize(width: Int, height: Int)
     case connection(ConnectionStatus)
     case server(ServerEvent)
-    /// Wall-clock time in ms, for pacing updates and measuring latency.
+    /// Wall-clock time in ms, for pacing updates and the time since the presenter moved.
     case clock(Int64)
+    /// The link's measured round trip.
+    case roundTrip(milliseconds: Int)
 }
 
 /// What `update` asks the program to do (Elm's `Cmd`).
@@ -53,7 +55,12 @@ public struct ViewerModel: Sendable {
     public internal(set) var lastState: ScrollState?
     /// Followers: tracking the presenter (false after local scrolling, until `f`).
     public internal(set) var following = true
-    public internal(set) var latencyMs: Int?
+    /// The link's round trip (ping to pong), the connection's health.
+    public internal(set) var roundTripMs: Int?
+    /// When (this clock, ms) the presenter's place last changed here.
+    public internal(set) var movedAtMs: Int64?
+    /// While offline: when (this clock, ms) the next attempt starts.
+    public internal(set) var retryAtMs: Int64?
     /// The room's document fingerprint, as announced.
     public internal(set) var roomDocument: String?
     /// The follower renders its own copy (`--doc`).
@@ -122,6 +129,11 @@ public func update(_ model: inout ViewerModel, _ message: ViewerMessage) -> [Vie
         return []
     case .connection(let status):
         model.connection = status
+        if status != .connected { model.roundTripMs = nil }
+        if case .waiting(let delay, _) = status { model.retryAtMs = model.nowMs + Int64(delay * 1000) } else { model.retryAtMs = nil }
+        return []
+    case .roundTrip(let milliseconds):
+        model.roundTripMs = milliseconds
         return []
     case .server(let event):
         return receive(event, &model)
@@ -194,11 +206,11 @@ private func receive(_ event: ServerEvent, _ model: inout ViewerModel) -> [Viewe
         }
         if model.role == .follower {
             if !model.following { commands.append(.send(.follow(false))) }
-            if let state = welcome.state { apply(state, &model) }
+            if let state = welcome.state { apply(state, moved: false, &model) }
         }
         return commands
     case .state(let state):
-        apply(state, &model)
+        apply(state, moved: true, &model)
         return []
     case .driver(let id, let name):
         model.driver = id
@@ -220,10 +232,11 @@ private func receive(_ event: ServerEvent, _ model: inout ViewerModel) -> [Viewe
     }
 }
 
-private func apply(_ state: ScrollState, _ model: inout ViewerModel) {
+/// `moved`: the state is news (a `state` message), not the place a `welcome` found.
+private func apply(_ state: ScrollState, moved: Bool, _ model: inout ViewerModel) {
     model.lastState = state
     model.direction = state.direction
-    if let t = state.t.flatMap(Int64.init), model.nowMs > 0 { model.latencyMs = Int(max(0, model.nowMs - t)) }
+    if moved, model.nowMs > 0 { model.movedAtMs = model.nowMs }
     if let doc = state.doc { model.roomDocument = doc }
     if model.role == .follower && model.following { follow(state, &model) }
 }

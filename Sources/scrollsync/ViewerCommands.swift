@@ -90,7 +90,8 @@ extension ConnectionStatus {
     }
 }
 
-/// Runs a viewer against a room until the user quits.
+/// Runs a viewer against a room until the user quits; a session the server refused for good
+/// (a bad room name, a wrong key) exits with status 1 once the user has read why.
 func runViewer(model: ViewerModel, urls: [WebSocketURL], options: RoomClient.Options) throws {
     let group = try EventLoopGroup(count: 1)
     group.start()
@@ -99,6 +100,7 @@ func runViewer(model: ViewerModel, urls: [WebSocketURL], options: RoomClient.Opt
         switch event {
         case .status(let status): box.app?.post(.connection(ConnectionStatus(status)))
         case .message(let message): box.app?.post(.server(message))
+        case .roundTrip(let milliseconds): box.app?.post(.roundTrip(milliseconds: milliseconds))
         }
     }
     let app = TerminalApp(model: model) { client.send($0) }
@@ -108,6 +110,10 @@ func runViewer(model: ViewerModel, urls: [WebSocketURL], options: RoomClient.Opt
     client.stop()
     usleep(100_000)  // let the close frame leave
     group.shutdown()
+    if case .refused(let reason) = app.model.connection {
+        log("refused: \(reason)", to: STDERR_FILENO)
+        throw ExitCode(1)
+    }
 }
 
 final class AppBox: @unchecked Sendable {

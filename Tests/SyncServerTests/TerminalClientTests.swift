@@ -51,6 +51,11 @@ extension [String] {
 
 @Suite("Terminal client under tmux", .serialized)
 struct TerminalClientTests {
+    @Test func versionIsPrinted() throws {
+        let result = try run(ServerProcess.binary.path, ["--version"], timeout: 20)
+        #expect(result.status == 0 && result.output.contains("scrollsync.v1"), "\(result.output)")
+    }
+
     /// Issue 17.1 under a real pty: a hostile presenter's document, headings and name carry
     /// clipboard writes (OSC 52), hidden links (OSC 8), screen clears, a cursor report request,
     /// leaving the alternate screen and a C1 CSI. The bytes the follower writes to its

@@ -1,3 +1,4 @@
+import Foundation
 import ScrollModel
 import Testing
 @testable import TerminalUI
@@ -122,12 +123,39 @@ struct FollowerModelTests {
         #expect(status(model).contains("DOCUMENT DIFFERS"))
     }
 
-    @Test func latencyComesFromT() {
+    /// No progress where there is none to show: the waiting screen, a document that fits.
+    /// A refused message is said before the room's details, not cut off at the far right.
+    @Test func statusShowsOnlyNumbersThatMeanSomething() {
+        var waiting = ViewerModel.follower(room: "r", localDocument: nil, width: 120, height: 30)
+        _ = update(&waiting, .connection(.connected))
+        #expect(!status(waiting).contains("%"), "\(status(waiting))")
+        var short = ViewerModel.follower(room: "r", localDocument: Document(text: "one line", format: .text, name: "s"), width: 120, height: 30)
+        _ = update(&short, .connection(.connected))
+        #expect(status(short).contains("all") && !status(short).contains("100%"), "\(status(short))")
+        _ = update(&short, .server(.error(code: "too_large", message: "document over 1 MiB")))
+        let line = status(short)
+        #expect(line.contains("too_large") && line.range(of: "too_large")!.lowerBound < line.range(of: "follower")!.lowerBound, "\(line)")
+    }
+
+    /// The status line says the link's round trip and, apart, how long ago the presenter
+    /// moved (issue 18.4: it showed the age of the last state as "latency").
+    @Test func statusSaysRoundTripAndWhenThePresenterMoved() {
         var model = ViewerModel.follower(room: "r", localDocument: Self.document, width: 100, height: 12)
-        _ = update(&model, .clock(10_012))
-        _ = update(&model, .server(.state(state(1, anchor: nil, t: "10000"))))
-        #expect(model.latencyMs == 12)
-        #expect(status(model).contains("12 ms"))
+        _ = update(&model, .connection(.connected))
+        _ = update(&model, .clock(10_000))
+        _ = update(&model, welcome(you: "f", driver: "p", state: state(1, anchor: nil, t: "1")))
+        #expect(!status(model).contains("moved"), "a welcome says where the room is, not when it moved: \(status(model))")
+        _ = update(&model, .roundTrip(milliseconds: 3))
+        #expect(status(model).contains("rtt 3 ms"))
+        _ = update(&model, .server(.state(state(2, anchor: nil, t: "5"))))
+        #expect(status(model).contains("moved just now"), "\(status(model))")
+        _ = update(&model, .clock(17_400))
+        #expect(status(model).contains("moved 7 s ago"), "\(status(model))")
+        _ = update(&model, .connection(.waiting(retryIn: 7.3, reason: "x")))
+        #expect(!status(model).contains("rtt"), "no stale round trip while offline")
+        #expect(status(model).contains("retry in 7.3 s"), "\(status(model))")
+        _ = update(&model, .clock(19_400))
+        #expect(status(model).contains("retry in 5.3 s"), "the countdown counts: \(status(model))")
     }
 
     @Test func resizeKeepsTheAnchorAtTheTop() throws {

@@ -296,7 +296,7 @@ final class LoopProbes: @unchecked Sendable {
                 }
             case .text(let bytes):
                 if let follower { receive(bytes, follower) } else if let driver { receive(bytes, driver) }
-            case .binary:
+            case .binary, .pong:
                 break
             case .closed(let code, _, let error):
                 if !opened {
