@@ -34,7 +34,8 @@ public struct Document: Sendable, Equatable {
         let text = SafeText.document(text)
         let raw = format == .markdown ? Self.markdownBlocks(text) : Self.plainBlocks(text)
         var blocks = [Block]()
-        var used = Set<String>()
+        // `top` names the blocks before the first heading, so no heading may take it.
+        var used: Set<String> = ["top"]
         var section: Int?
         var sectionSlug = "top"
         var number = 0
@@ -62,11 +63,22 @@ public struct Document: Sendable, Equatable {
         title = blocks.first { if case .heading(1) = $0.kind { true } else { false } }?.text ?? SafeText.display(name)
     }
 
-    /// GitHub-style slug: lower case, letters and digits kept, spaces to hyphens.
+    /// GitHub-style slug, scalar by scalar (PROTOCOL.md §7): letters, marks and numbers kept
+    /// in lower case, spaces and hyphens as hyphens, everything else (a dot included) left
+    /// out; "section" when nothing is left. By scalars, not characters: a letter that joins
+    /// the next character into one grapheme (U+0D4E before ".") must not bring a dot in.
     static func slug(_ text: String) -> String {
         var out = ""
-        for character in text.lowercased() {
-            if character.isLetter || character.isNumber { out.append(character) } else if character == " " || character == "-" { out.append("-") }
+        for scalar in text.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+                 .nonspacingMark, .spacingMark, .enclosingMark, .decimalNumber, .letterNumber, .otherNumber:
+                out += String(scalar).lowercased()
+            case .spaceSeparator where scalar == " ", .dashPunctuation where scalar == "-":
+                out.append("-")
+            default:
+                break
+            }
         }
         return out.isEmpty ? "section" : out
     }
