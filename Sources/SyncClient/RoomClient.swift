@@ -125,6 +125,9 @@ public final class RoomClient: @unchecked Sendable {
                 } else if let refusal = client.refusal, (400..<500).contains(refusal.status), refusal.status != 408, refusal.status != 429 {
                     stopped = true
                     onEvent(.status(.refused(reason: error ?? "HTTP \(refusal.status)")))
+                } else if let permanent = client.permanentFailure {
+                    stopped = true
+                    onEvent(.status(.refused(reason: permanent)))
                 } else if code == .policyViolation {
                     // The room refused this session (a wrong presenter key): retrying cannot help.
                     stopped = true

@@ -32,6 +32,10 @@ public final class WebSocketClient: ChannelHandler {
     private var phase = Phase.connecting
     private var deadline: UInt64 = 0
     private var failure: String?
+    /// Why the connection cannot work however often it is tried (the certificate is not
+    /// trusted; the server speaks TLS to ws:// or plain text to wss://), or nil.
+    public private(set) var permanentFailure: String?
+
     /// The server's answer when it refused the upgrade: its status, what its body said, and
     /// its `Retry-After` in seconds.
     public private(set) var refusal: (status: Int, message: String, retryAfter: Int?)?
@@ -103,6 +107,11 @@ public final class WebSocketClient: ChannelHandler {
         switch phase {
         case .handshake(var head):
             head.append(contentsOf: bytes)
+            // A TLS record (handshake 0x16 or alert 0x15, version 3.x) where HTTP should be.
+            if head.count >= 3, head[0] == 0x15 || head[0] == 0x16, head[1] == 3 {
+                permanentFailure = "not a plain WebSocket server (it answered with TLS; use wss:// for it)"
+                return fail(permanentFailure!)
+            }
             guard let end = Self.headEnd(head) else {
                 if head.count > 16 << 10 { fail("response head larger than 16 KiB") } else { phase = .handshake(head) }
                 return
@@ -143,6 +152,11 @@ public final class WebSocketClient: ChannelHandler {
         case .done:
             break
         }
+    }
+
+    public func channelFailed(_ channel: Channel, _ failure: TLSFailure) {
+        if failure.isPermanent { permanentFailure = failure.description }
+        if self.failure == nil { self.failure = failure.description }
     }
 
     public func channelClosed(_ channel: Channel) {

@@ -192,6 +192,13 @@ public final class WebSocketPeer: ChannelHandler {
         }
     }
 
+    /// A client that sent plain HTTP to the TLS port hears so in plain HTTP (as nginx does).
+    public func channelFailed(_ channel: Channel, _ failure: TLSFailure) {
+        guard failure == .notTLS else { return }
+        counters.refused(status: 400)
+        channel.sendUnencrypted(HTTPResponse.error(400, "this server speaks TLS: use wss:// (or https://)").bytes)
+    }
+
     public func channelClosed(_ channel: Channel) {
         counters.connectionsOpen.subtract(1, ordering: .relaxed)
         router.connectionLimits.release(address: channel.peerAddress)

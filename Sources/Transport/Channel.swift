@@ -232,7 +232,8 @@ public final class Channel {
             case .wantRead:
                 flags[.tlsWriteNeedsReadable] = true  // the handshake must hear the peer first
                 return
-            case .closed, .failed: closeNow(); return
+            case .closed: closeNow(); return
+            case .failed(let failure): failed(failure); return
             }
         }
     }
@@ -266,7 +267,10 @@ public final class Channel {
                     flags[.tlsReadNeedsWritable] = true
                     setWatchingWritable(true)
                     return
-                case .closed, .failed:
+                case .failed(let failure):
+                    failed(failure)
+                    return
+                case .closed:
                     closeNow()
                     return
                 }
@@ -397,6 +401,18 @@ public final class Channel {
 
     /// Peer hung up or errored.
     func hangUp() { closeNow() }
+
+    /// Writes `bytes` to the socket as they are, past TLS (one best-effort, non-blocking
+    /// write): for a peer that does not speak TLS, so that it hears in plain text why not.
+    public func sendUnencrypted(_ bytes: [UInt8]) {
+        guard !isClosed else { return }
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+    }
+
+    private func failed(_ failure: TLSFailure) {
+        handler?.channelFailed(self, failure)
+        closeNow()
+    }
 
     private func closeNow() {
         guard !isClosed else { return }

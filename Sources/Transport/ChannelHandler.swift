@@ -14,6 +14,8 @@ public protocol ChannelHandler: AnyObject {
     func channelClosed(_ channel: Channel)
     /// The server is shutting down: say goodbye and close (the default closes gracefully).
     func channelShutdownRequested(_ channel: Channel)
+    /// TLS failed (`TLSFailure` says how); `channelClosed` follows at once.
+    func channelFailed(_ channel: Channel, _ failure: TLSFailure)
 }
 
 extension ChannelHandler {
@@ -21,6 +23,7 @@ extension ChannelHandler {
     public func channelWritable(_ channel: Channel) {}
     public func channelTick(_ channel: Channel, now: UInt64) {}
     public func channelShutdownRequested(_ channel: Channel) { channel.close() }
+    public func channelFailed(_ channel: Channel, _ failure: TLSFailure) {}
 }
 
 /// The answer to `Channel.enqueue`: backpressure made visible.

@@ -93,6 +93,27 @@ public enum TLSError: Error, CustomStringConvertible, Sendable {
     }
 }
 
+/// Why a TLS connection failed, as a person needs to hear it.
+public enum TLSFailure: Sendable, Equatable, CustomStringConvertible {
+    /// The peer's certificate did not verify (OpenSSL's reason: self-signed, expired,
+    /// hostname mismatch…). Retrying cannot help.
+    case untrusted(String)
+    /// The peer does not speak TLS (it answered in plain text). Retrying cannot help.
+    case notTLS
+    case other(String)
+
+    public var description: String {
+        switch self {
+        case .untrusted(let why): "the server's certificate is not trusted: \(why)"
+        case .notTLS: "not a TLS server (it answered in plain text; use ws:// for it)"
+        case .other(let why): "TLS failed: \(why)"
+        }
+    }
+
+    /// Whether trying again cannot succeed.
+    public var isPermanent: Bool { if case .other = self { false } else { true } }
+}
+
 /// One TLS connection over a non-blocking socket. WANT_READ / WANT_WRITE are reported,
 /// never waited for: the event loop retries when the socket is ready.
 final class TLSSession {
@@ -102,7 +123,7 @@ final class TLSSession {
         case wantWrite
         /// The peer sent close_notify or closed the socket.
         case closed
-        case failed(String)
+        case failed(TLSFailure)
     }
 
     private let ssl: OpaquePointer
@@ -147,9 +168,19 @@ final class TLSSession {
         case SSL_ERROR_SYSCALL:
             let error = errno
             if error == EAGAIN || error == EWOULDBLOCK { return .wantRead }
-            return result == 0 || error == 0 || error == ECONNRESET || error == EPIPE ? .closed : .failed(String(cString: strerror(error)))
+            return result == 0 || error == 0 || error == ECONNRESET || error == EPIPE ? .closed : .failed(.other(String(cString: strerror(error))))
         default:
-            return .failed(Self.drainErrors())
+            let verify = SSL_get_verify_result(ssl)
+            let errors = Self.drainErrors()
+            if verify != X509_V_OK {
+                return .failed(.untrusted(String(cString: X509_verify_cert_error_string(verify))))
+            }
+            // A peer that answers a ClientHello in plain text (an HTTP error) is not a TLS server.
+            if errors.contains("wrong version number") || errors.contains("packet length too long") || errors.contains("record layer failure")
+                || errors.contains("http request") {
+                return .failed(.notTLS)
+            }
+            return .failed(.other(errors))
         }
     }
 

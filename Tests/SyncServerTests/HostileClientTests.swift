@@ -294,3 +294,32 @@ struct TLSSuiteTests {
         #expect(result.output.contains("redis://ops:********@10.0.0.5:6379/0"), "\(result.output)")
     }
 }
+
+/// TLS failures are said in words and stop the client where retrying cannot help (issue 18.6).
+@Suite("TLS failures in words")
+struct TLSFailureTests {
+    @Test func untrustedCertificatesWrongSchemesAndPlainServersAreNamed() throws {
+        let tls = try ServerProcess(["--tls-cert", testCertificate.cert, "--tls-key", testCertificate.key])
+        let plain = try ServerProcess()
+        let cases: [(url: String, says: String)] = [
+            ("wss://127.0.0.1:\(tls.port)/rooms/a", "certificate is not trusted: self-signed certificate"),
+            ("ws://127.0.0.1:\(tls.port)/rooms/a", "this server speaks TLS: use wss://"),
+            ("wss://127.0.0.1:\(plain.port)/rooms/a", "not a TLS server"),
+        ]
+        for (url, says) in cases {
+            let result = try run(ServerProcess.binary.path, ["follow", "--json", url], timeout: 20)
+            #expect(result.status == 1, "\(url): exits 1 rather than retrying: \(result.output)")
+            #expect(result.output.contains(says), "\(url): \(result.output)")
+            #expect(!result.output.contains("reconnecting"), "\(url): no retry loop: \(result.output)")
+        }
+        // With --insecure the self-signed server is fine: follow stays connected until stopped.
+        let insecure = try Child(ServerProcess.binary.path, ["follow", "--json", "--insecure", "wss://127.0.0.1:\(tls.port)/rooms/a"])
+        func followers() -> Bool {
+            let metrics = (try? run("curl", ["-sk", "https://127.0.0.1:\(tls.port)/metrics"], timeout: 10).output) ?? ""
+            return metrics.contains("scrollsync_room_members{role=\"follower\"} 1")
+        }
+        #expect(eventually { followers() || !insecure.isRunning }, "\(insecure.output)")
+        #expect(insecure.isRunning && followers(), "\(insecure.output)")
+        insecure.stop()
+    }
+}
