@@ -126,6 +126,13 @@ public struct Document: Sendable, Equatable {
             if trimmed.hasPrefix("```") || trimmed.hasPrefix("~~~") {
                 flush()
                 code = []
+            } else if let level = Self.setextLevel(trimmed), !paragraph.isEmpty, quote.isEmpty {
+                // "Title\n=====" or "Title\n-----": the paragraph above is a heading.
+                let text = paragraph.joined(separator: " ")
+                paragraph.removeAll()
+                blocks.append((.heading(level: level), text))
+            } else if Self.isThematicBreak(trimmed) {
+                flush()  // "---", "***", "___": a break between blocks, not a block
             } else if trimmed.isEmpty {
                 flush()
             } else if let level = Self.headingLevel(trimmed) {
@@ -148,6 +155,19 @@ public struct Document: Sendable, Equatable {
         if let lines = code { blocks.append((.code, lines.joined(separator: "\n"))) }
         flush()
         return blocks
+    }
+
+    /// 1 for a line of `=`, 2 for a line of `-` (a setext heading's underline).
+    private static func setextLevel(_ line: String) -> Int? {
+        guard let first = line.first, first == "=" || first == "-", line.allSatisfy({ $0 == first }) else { return nil }
+        return first == "=" ? 1 : 2
+    }
+
+    /// Three or more of one of `-`, `*`, `_`, with spaces between allowed.
+    private static func isThematicBreak(_ line: String) -> Bool {
+        let marks = line.filter { $0 != " " }
+        guard let first = marks.first, "-*_".contains(first), marks.count >= 3 else { return false }
+        return marks.allSatisfy { $0 == first }
     }
 
     private static func headingLevel(_ line: String) -> Int? {

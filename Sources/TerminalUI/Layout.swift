@@ -76,6 +76,12 @@ public struct Layout: Sendable {
             for line in Self.wrap(block.text, width: width) { rows.append(Row(text: line, style: .body, block: number)) }
         case .listItem(let marker):
             let indent = DisplayWidth.of(marker) + 1
+            if indent > width / 2 {
+                // A marker too wide to indent by (a long number on a narrow terminal): on a row of its own.
+                for line in Self.hardWrap(marker, width: width) { rows.append(Row(text: line, style: .body, block: number)) }
+                for line in Self.wrap(block.text, width: width - 2) { rows.append(Row(text: "  " + line, style: .body, block: number)) }
+                return
+            }
             for (i, line) in Self.wrap(block.text, width: width - indent).enumerated() {
                 let prefix = i == 0 ? marker + " " : String(repeating: " ", count: indent)
                 rows.append(Row(text: prefix + line, style: .body, block: number))
@@ -95,13 +101,15 @@ public struct Layout: Sendable {
         var lines = [String]()
         var line = ""
         var lineWidth = 0
+        // "Is the line empty" is `line.isEmpty`, not a width of 0: a zero-width word (U+200B)
+        // starts a line like any other and is never overwritten by the next.
         for word in text.split(separator: " ", omittingEmptySubsequences: true) {
             let wordWidth = DisplayWidth.of(word)
-            if lineWidth > 0 && lineWidth + 1 + wordWidth <= width {
+            if !line.isEmpty && lineWidth + 1 + wordWidth <= width {
                 line += " " + word
                 lineWidth += 1 + wordWidth
             } else {
-                if lineWidth > 0 { lines.append(line) }
+                if !line.isEmpty { lines.append(line) }
                 if wordWidth <= width {
                     line = String(word)
                     lineWidth = wordWidth
@@ -113,7 +121,7 @@ public struct Layout: Sendable {
                 }
             }
         }
-        if lineWidth > 0 || lines.isEmpty { lines.append(line) }
+        if !line.isEmpty || lines.isEmpty { lines.append(line) }
         return lines
     }
 

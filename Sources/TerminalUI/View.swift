@@ -49,7 +49,10 @@ func header(_ model: ViewerModel) -> String {
     guard model.top > 0 else { return " \(title)" }
     guard let section = layout.section(atRow: model.top) else { return " \(title)" }
     let heading = layout.document.blocks[section].text
-    return section == 0 || heading == title ? " \(title)" : " \(title) › \(heading)"
+    // The heading itself on the top row needs no second copy above it.
+    let topRow = layout.rows[min(model.top, layout.rowCount - 1)]
+    let headingOnTop = topRow.block == section && topRow.style != .blank
+    return section == 0 || heading == title || headingOnTop ? " \(title)" : " \(title) › \(heading)"
 }
 
 /// The status line, most important first (a narrow terminal cuts the end): role,

@@ -107,3 +107,28 @@ struct LayoutTests {
         #expect(layout.headingRow(from: first!, forward: false) == 0)
     }
 }
+
+/// Findings of issue 22's fuzzing and Markdown a user expects (issue 18.7), one by one.
+@Suite("Layout findings")
+struct LayoutFindingTests {
+    @Test func aZeroWidthFirstWordIsKept() {
+        #expect(Layout.wrap("\u{200B} hello world", width: 40) == ["\u{200B} hello world"])
+        #expect(Layout.wrap("\u{200B} hello world", width: 6) == ["\u{200B} hello", "world"])
+        #expect(Layout.wrap("\u{200B} hello world", width: 5) == ["\u{200B}", "hello", "world"])
+    }
+
+    /// No row is wider than the terminal, whatever the list marker (a 10-column number at 10 columns).
+    @Test(arguments: [10, 11, 12, 20])
+    func longListMarkersFitTheWidth(width: Int) {
+        let layout = Layout(document: Document(text: "123456789. 日\n\n1234567890123. two words here", format: .markdown, name: "l"), width: width)
+        for row in layout.rows { #expect(DisplayWidth.of(row.text) <= layout.width, "\(row.text.debugDescription) at \(width)") }
+        #expect(layout.rows.contains { $0.text.contains("日") })
+    }
+
+    @Test func setextHeadingsAndThematicBreaks() {
+        let document = Document(text: "Title\n=====\n\nIntro\n\nPart two\n--------\n\nbody\n\n***\n\nafter", format: .markdown, name: "s")
+        #expect(document.blocks.map(\.kind) == [.heading(level: 1), .paragraph, .heading(level: 2), .paragraph, .paragraph])
+        #expect(document.blocks.map(\.id) == ["title", "title.1", "part-two", "part-two.1", "part-two.2"])
+        #expect(document.title == "Title")
+    }
+}

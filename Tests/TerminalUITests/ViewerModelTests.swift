@@ -111,6 +111,9 @@ struct FollowerModelTests {
         _ = update(&model, .server(.state(state(1, anchor: Anchor(id: "install", fraction: 0)))))
         _ = update(&model, .server(.document(SharedDocument(name: "guide.md", format: .markdown, text: sample, by: "p"))))
         #expect(model.layout?.rows[model.top].text == "Install")
+        #expect(!view(model).lines[0].contains("›"), "the heading on the top row is not repeated above it: \(view(model).lines[0])")
+        _ = update(&model, .server(.state(state(2, anchor: Anchor(id: "install", fraction: 0.5)))))
+        #expect(model.layout?.rows[model.top].text != "Install")
         #expect(view(model).lines[0].contains("ScrollSync Guide › Install"), "sticky header with the title folded in")
     }
 
