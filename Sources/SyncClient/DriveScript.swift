@@ -88,10 +88,12 @@ public struct DriveScript: Sendable, Equatable {
                 let hz = arguments.count > 3 ? try number(arguments[3], "a rate") : 60
                 guard hz > 0 && hz <= 1000 else { throw fail("a rate must be above 0 and at most 1000 Hz") }
                 guard let seconds = Self.duration(arguments[2]) else { throw fail("not a duration: '\(arguments[2])' (e.g. 500ms, 2s, 1m)") }
+                guard seconds <= Self.longestDuration else { throw fail("a duration is at most 24 h, not \(arguments[2])") }
                 command = .sweep(from: try offset(arguments[0]), to: try offset(arguments[1]), seconds: seconds, hz: hz)
             case "sleep":
                 try count(1...1, "sleep DURATION")
                 guard let seconds = Self.duration(arguments[0]) else { throw fail("not a duration: '\(arguments[0])' (e.g. 500ms, 2s, 1m)") }
+                guard seconds <= Self.longestDuration else { throw fail("a duration is at most 24 h, not \(arguments[0])") }
                 command = .sleep(seconds)
             case "share":
                 try count(1...1, "share FILE")
@@ -117,6 +119,9 @@ public struct DriveScript: Sendable, Equatable {
         }
         self.lines = lines
     }
+
+    /// The longest `sleep` or `sweep`: a day (a script that waits longer is a mistake).
+    public static let longestDuration = 86_400.0
 
     /// `500ms`, `2s`, `1.5s`, `1m`, or a bare number of seconds.
     public static func duration(_ text: String) -> Double? {

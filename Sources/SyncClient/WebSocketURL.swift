@@ -35,12 +35,24 @@ public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
             }
             host = String(authority)
         }
-        guard !host.isEmpty else { return nil }
+        // A bracketed host is an IPv6 literal; any other host is a name or IPv4 address. So that
+        // `description` parses back to the same URL, neither may hold what delimits them.
+        let bracketed = authority.hasPrefix("[")
+        guard !host.isEmpty, host.unicodeScalars.allSatisfy({ Self.isHostScalar($0, bracketed: bracketed) }),
+              !bracketed || host.contains(":") else { return nil }
         if let portText {
             guard let port = Int(portText), (1...65535).contains(port) else { return nil }
             self.port = port
         } else {
             port = secure ? 443 : 80
+        }
+    }
+
+    private static func isHostScalar(_ scalar: Unicode.Scalar, bracketed: Bool) -> Bool {
+        if bracketed { return scalar.isASCII && (scalar.properties.isAlphabetic || scalar.properties.numericType != nil || ":.%-_".unicodeScalars.contains(scalar)) }
+        switch scalar {
+        case ":", "[", "]", "@", "/", "?", "#", "\\": return false
+        default: return scalar.value > 0x20 && scalar.value != 0x7F
         }
     }
 

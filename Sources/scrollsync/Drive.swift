@@ -81,11 +81,11 @@ struct Drive: ParsableCommand {
                 for step in 0...steps {
                     let due = start + Int64(Double(step) / hz * 1000)
                     let wait = due - wallClockMs()
-                    if wait > 0 { usleep(UInt32(wait * 1000)) }
+                    if wait > 0 { pause(seconds: Double(wait) / 1000) }
                     scroll(from + (to - from) * Double(step) / Double(steps))
                     if room.snapshot.error != nil { break }
                 }
-            case .sleep(let seconds): usleep(UInt32(seconds * 1_000_000))
+            case .sleep(let seconds): pause(seconds: seconds)
             case .share(let path):
                 let document: (name: String, format: SharedDocument.Format, text: String)
                 do { document = try readDocument(path) } catch { fail("line \(line.number): \(error)") }
@@ -103,6 +103,13 @@ struct Drive: ParsableCommand {
         usleep(200_000)  // an error answering the last command arrives within this
         if let error = room.snapshot.error { fail(error) }
     }
+}
+
+/// Sleeps `seconds` (any length `DriveScript` allows: usleep's 32-bit microseconds end at 71 minutes).
+func pause(seconds: Double) {
+    var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))
+    var remaining = timespec()
+    while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
 }
 
 /// What the driver has heard from the room; updated on the client's loop, read by the script.

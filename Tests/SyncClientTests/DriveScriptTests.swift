@@ -43,6 +43,8 @@ struct DriveScriptTests {
         ("sweep 0 10 1s 0", "line 1: a rate must be above 0 and at most 1000 Hz"),
         ("sleep", "line 1: usage: sleep DURATION"),
         ("sleep -1s", "line 1: not a duration: '-1s' (e.g. 500ms, 2s, 1m)"),
+        ("sleep 1441m", "line 1: a duration is at most 24 h, not 1441m"),
+        ("sweep 0 100 1e17s 1000", "line 1: a duration is at most 24 h, not 1e17s"),
         ("share", "line 1: usage: share FILE"),
         ("take now", "line 1: usage: take"),
         ("release 1", "line 1: usage: release"),
