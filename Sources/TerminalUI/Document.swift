@@ -104,6 +104,8 @@ public struct Document: Sendable, Equatable {
         var paragraph = [String]()
         var quote = [String]()
         var code: [String]?
+        /// The indentation of the open list items, outermost first.
+        var listIndents = [Int]()
         func flush() {
             if !paragraph.isEmpty { blocks.append((.paragraph, paragraph.joined(separator: " "))) }
             if !quote.isEmpty { blocks.append((.quote, quote.joined(separator: " "))) }
@@ -143,13 +145,21 @@ public struct Document: Sendable, Equatable {
                 quote.append(trimmed.dropFirst().trimmingSpaces())
             } else if let (marker, body) = Self.listItem(trimmed) {
                 flush()
-                blocks.append((.listItem(marker: marker), body))
+                // Nesting by indentation: deeper than the item above, one level in; as deep
+                // as an earlier item, that item's level (2- and 4-space styles both work).
+                let indent = line.prefix { $0 == " " }.count
+                while let last = listIndents.last, indent < last { listIndents.removeLast() }
+                if listIndents.last.map({ indent > $0 }) ?? true { listIndents.append(indent) }
+                let depth = min(listIndents.count - 1, 5)
+                let shown = marker == "•" ? ["•", "◦", "▪"][depth % 3] : marker
+                blocks.append((.listItem(marker: String(repeating: "  ", count: depth) + shown), body))
             } else if !quote.isEmpty {
                 quote.append(trimmed)
             } else if case .listItem(let marker)? = blocks.last?.0, paragraph.isEmpty, line.hasPrefix("  ") {
                 blocks[blocks.count - 1] = (.listItem(marker: marker), blocks[blocks.count - 1].1 + " " + trimmed)
             } else {
                 paragraph.append(trimmed)
+                listIndents.removeAll()
             }
         }
         if let lines = code { blocks.append((.code, lines.joined(separator: "\n"))) }

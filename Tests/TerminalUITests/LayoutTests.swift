@@ -132,3 +132,24 @@ struct LayoutFindingTests {
         #expect(document.title == "Title")
     }
 }
+
+@Suite("Nested lists")
+struct NestedListTests {
+    static func markers(_ text: String) -> [String] {
+        Document(text: text, format: .markdown, name: "n").blocks.compactMap { if case .listItem(let marker) = $0.kind { marker } else { nil } }
+    }
+
+    @Test func nestingFollowsIndentation() {
+        #expect(Self.markers("- a\n  - b\n    - c\n  - d\n- e") == ["•", "  ◦", "    ▪", "  ◦", "•"])
+        #expect(Self.markers("- a\n    - b\n        - c\n- d") == ["•", "  ◦", "    ▪", "•"], "four-space style")
+        #expect(Self.markers("1. one\n   - inner\n2. two") == ["1.", "  ◦", "2."])
+    }
+
+    @Test func nestedItemsAreIndentedOnScreen() {
+        let layout = Layout(document: Document(text: "- outer item\n  - inner item that wraps on a narrow screen", format: .markdown, name: "n"), width: 24)
+        let texts = layout.rows.map(\.text).filter { !$0.isEmpty }
+        #expect(texts.first == "• outer item")
+        #expect(texts.dropFirst().first?.hasPrefix("  ◦ inner") == true, "\(texts)")
+        #expect(texts.dropFirst(2).allSatisfy { $0.hasPrefix("    ") }, "continuation rows hang under the text: \(texts)")
+    }
+}
