@@ -69,6 +69,8 @@ public final class LocalRoomHub: RoomHub {
             var seqWritten = Int.max
             var seqAsked = 0
             var held: (message: ClientMessage, member: Unchecked<RoomMember>)?
+            /// The held scroll's release is scheduled on its sender's loop (it takes the newest then).
+            var releasing = false
             /// When presence was last sent, and whether a coalesced send is scheduled.
             var presenceSentAt: UInt64 = 0
             var presenceScheduled = false
@@ -437,13 +439,15 @@ public final class LocalRoomHub: RoomHub {
     /// Applies a message on this node alone (no engine, or it is unavailable).
     private func receiveHere(_ message: ClientMessage, from member: RoomMember, room: Room) -> ProtocolError? {
         room.guarded.withLock { guarded in
-            if case .scroll(let update) = message, guarded.core.lastSeq >= guarded.seqWritten,
-               store?.health.failing == false {
+            if case .scroll(let update) = message,
+               guarded.held != nil || (guarded.core.lastSeq >= guarded.seqWritten && store?.health.failing == false) {
                 // The store has not yet written a ceiling above the next seq: the scroll waits
-                // for it (a newer one replaces it), so that seq never goes back after a crash.
+                // for it, so that seq never goes back after a crash. A newer one replaces it,
+                // also while its release is on its way (the release applies the newest).
                 if case .failure(let error) = guarded.core.proposeScroll(update, from: member.id) { return error }
+                let waiting = guarded.held != nil
                 guarded.held = (message, Unchecked(member))
-                save(&guarded)
+                if !waiting { save(&guarded) }
                 return nil
             }
             return apply(message, from: member, in: &guarded, room: room)
@@ -516,20 +520,26 @@ public final class LocalRoomHub: RoomHub {
         }
     }
 
-    /// Applies the room's held scroll when `ready` says so.
+    /// Applies the room's held scroll when `ready` says so: on its sender's loop, where its
+    /// member lives, taking the newest held scroll when it runs.
     private func releaseHeldScroll(_ room: Room, when ready: (inout Room.Guarded) -> Bool) {
-        let waiting = room.guarded.withLock { guarded -> (ClientMessage, Unchecked<RoomMember>)? in
-            guard ready(&guarded), let held = guarded.held else { return nil }
-            guarded.held = nil
-            return held
+        let loop = room.guarded.withLock { guarded -> EventLoop? in
+            guard ready(&guarded), !guarded.releasing, let held = guarded.held else { return nil }
+            guarded.releasing = true
+            return held.member.value.peer.channel.loop
         }
-        // Applied on the sender's loop, where its member lives.
-        guard let (message, member) = waiting else { return }
-        member.value.peer.channel.loop.execute { [self] in
-            let member = member.value
-            guard member.roomHandle === room else { return }
-            if let error = room.guarded.withLock({ apply(message, from: member, in: &$0, room: room) }) {
-                member.peer.send(text: ServerMessage.error(error))
+        loop?.execute { [self] in
+            let outcome = room.guarded.withLock { guarded -> (RoomMember, ProtocolError?)? in
+                guarded.releasing = false
+                guard let (message, member) = guarded.held else { return nil }
+                guarded.held = nil
+                // Still in the room? (Asked of the room, under its lock: the member may live on another loop.)
+                guard guarded.core.members[member.value.id] != nil else { return nil }
+                return (member.value, apply(message, from: member.value, in: &guarded, room: room))
+            }
+            if case let (member, error?)? = outcome {
+                let target = Unchecked(member)
+                member.peer.channel.loop.execute { target.value.peer.send(text: ServerMessage.error(error)) }
             }
         }
     }

@@ -112,6 +112,25 @@ struct StoreFaultTests {
         #expect(returning.wait { $0.contains("\"type\":\"document\"") && $0.contains("# Talk") }, "\(returning.received)")
     }
 
+    /// A new room's first scrolls wait for its first ceiling on disk; the newest of them wins
+    /// and the states go out in order (none older after a newer one).
+    @Test func scrollsWaitingForTheFirstCeilingEndOnTheNewest() throws {
+        let directory = Self.temporaryDirectory()
+        let server = try ServerProcess(["--data-dir", directory])
+        let presenter = try RoomConnection(port: server.port, path: "/rooms/fresh?role=presenter&key=k")
+        #expect(presenter.wait { $0.contains("\"type\":\"welcome\"") })
+        let follower = try RoomConnection(port: server.port, path: "/rooms/fresh")
+        #expect(follower.wait { $0.contains("\"type\":\"welcome\"") })
+        for burst in 0..<5 {
+            presenter.client.send((1...12).flatMap { maskedFrame(0x1, Array(#"{"type":"scroll","offset":\#(burst * 100 + $0)}"#.utf8)) })
+            usleep(20_000)
+        }
+        #expect(follower.wait { $0.contains("\"offset\":412,") }, "the newest scroll reaches the room: \(follower.received.suffix(3))")
+        let offsets = follower.received.filter { $0.contains("\"type\":\"state\"") }.compactMap { $0.firstMatch(of: /"offset":(\d+)/).map { Int($0.1)! } }
+        #expect(offsets == offsets.sorted() && offsets.last == 412, "\(offsets)")
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
     /// Issue 17.4: during a 60 Hz drive, 20 `kill -9`s at random moments; a follower that
     /// comes back never sees `seq` go back.
     @Test func seqNeverGoesBackAcrossKillDashNine() throws {
