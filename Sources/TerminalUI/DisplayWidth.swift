@@ -12,7 +12,7 @@ public enum DisplayWidth {
 
     public static func of(_ scalar: Unicode.Scalar) -> Int {
         let value = scalar.value
-        if value < 0x20 || (0x7F..<0xA0).contains(value) { return 0 }
+        if value < 0x20 || (0x7F..<0xA0).contains(value) || InlineMarkup.isMarker(scalar) { return 0 }
         switch scalar.properties.generalCategory {
         case .nonspacingMark, .enclosingMark, .format: return 0
         default: break

@@ -30,8 +30,9 @@ public struct Document: Sendable, Equatable {
     /// text (paragraphs separated by blank lines).
     public init(text: String, format: SharedDocument.Format, name: String) {
         fingerprint = Fingerprint.of(text)
-        // Text from the network: controls become pictures before anything measures or shows it.
-        let text = SafeText.document(text)
+        // Text from the network: controls become pictures before anything measures or shows
+        // it, and the scalars that mark inline styles (`InlineMarkup`) cannot come from it.
+        let text = String(String.UnicodeScalarView(SafeText.document(text).unicodeScalars.map { InlineMarkup.isMarker($0) ? "\u{FFFD}" : $0 }))
         let raw = format == .markdown ? Self.markdownBlocks(text) : Self.plainBlocks(text)
         var blocks = [Block]()
         // `top` names the blocks before the first heading, so no heading may take it.
@@ -57,10 +58,12 @@ public struct Document: Sendable, Equatable {
                 number += 1
                 id = "\(sectionSlug).\(number)"
             }
-            blocks.append(Block(id: id, kind: kind, text: body, section: section))
+            // Ids come from the source text (PROTOCOL.md §7); the block shows its markup as styles.
+            let shown: String = if case .code = kind { body } else { InlineMarkup.parse(body) }
+            blocks.append(Block(id: id, kind: kind, text: shown, section: section))
         }
         self.blocks = blocks
-        title = blocks.first { if case .heading(1) = $0.kind { true } else { false } }?.text ?? SafeText.display(name)
+        title = blocks.first { if case .heading(1) = $0.kind { true } else { false } }.map { InlineMarkup.plain($0.text) } ?? SafeText.display(name)
     }
 
     /// GitHub-style slug, scalar by scalar (PROTOCOL.md §7): letters, marks and numbers kept

@@ -28,14 +28,16 @@ public func view(_ model: ViewerModel) -> Screen {
             continue
         }
         let row = layout.rows[rowIndex]
-        let text = fit(row.text, model.width)
-        switch row.style {
-        case .heading(1): lines.append(ANSI.bold + ANSI.underline + text + ANSI.reset)
-        case .heading: lines.append(ANSI.bold + text + ANSI.reset)
-        case .quote: lines.append(ANSI.italic + ANSI.dim + text + ANSI.reset)
-        case .code: lines.append(ANSI.cyan + text + ANSI.reset)
-        case .body, .blank: lines.append(text)
+        let base = switch row.style {
+        case .heading(1): ANSI.bold + ANSI.underline
+        case .heading: ANSI.bold
+        case .quote: ANSI.italic + ANSI.dim
+        case .code: ANSI.cyan
+        case .body, .blank: ""
         }
+        let fitted = fit(row.text, model.width)
+        let styled = InlineMarkup.render(fitted, base: base)
+        lines.append(styled == fitted ? fitted : styled + ANSI.reset)  // plain body rows need no reset
     }
     lines.append(ANSI.inverse + fit(status(model), model.width) + ANSI.reset)
     return Screen(lines: lines)
@@ -48,7 +50,7 @@ func header(_ model: ViewerModel) -> String {
     let title = layout.document.title
     guard model.top > 0 else { return " \(title)" }
     guard let section = layout.section(atRow: model.top) else { return " \(title)" }
-    let heading = layout.document.blocks[section].text
+    let heading = InlineMarkup.plain(layout.document.blocks[section].text)
     // The heading itself on the top row needs no second copy above it.
     let topRow = layout.rows[min(model.top, layout.rowCount - 1)]
     let headingOnTop = topRow.block == section && topRow.style != .blank
@@ -98,7 +100,7 @@ func status(_ model: ViewerModel) -> String {
         parts.append(seconds < 1 ? "moved just now" : "moved \(seconds < 60 ? "\(seconds) s" : "\(seconds / 60) min") ago")
     }
     if let layout = model.layout, let section = layout.section(atRow: model.top) {
-        parts.append("§ \(layout.document.blocks[section].text)")
+        parts.append("§ \(InlineMarkup.plain(layout.document.blocks[section].text))")
     }
     return " " + parts.joined(separator: "  ")
 }

@@ -1,0 +1,120 @@
+/// Markdown's inline emphasis (`*em*`, `_em_`), strong emphasis (`**strong**`, `__strong__`),
+/// code spans (`` `code` ``) and links (`[text](url)`) as terminal styles.
+///
+/// The parser leaves the text as it reads and marks where a style starts and ends with
+/// scalars of the private use area (zero columns wide); the renderer turns them into SGR
+/// sequences after the row is cut to the screen. Text from the network cannot carry the
+/// markers: `SafeText.document` has already made every private-use scalar a `�`.
+enum InlineMarkup {
+    enum Style: UInt32, CaseIterable {
+        case strong = 0xE000, emphasis = 0xE002, code = 0xE004, link = 0xE006
+
+        var on: Character { Character(Unicode.Scalar(rawValue)!) }
+        var off: Character { Character(Unicode.Scalar(rawValue + 1)!) }
+    }
+
+    /// Whether `scalar` is a marker (on or off).
+    static func isMarker(_ scalar: Unicode.Scalar) -> Bool { (0xE000...0xE007).contains(scalar.value) }
+
+    /// The text without its markers (for titles, slugs and the status line).
+    static func plain(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isMarker) else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.filter { !isMarker($0) }))
+    }
+
+    /// `text` with its inline markup turned into markers. A delimiter run that never closes
+    /// is not markup and stays as it was written.
+    static func parse(_ text: String) -> String {
+        let characters = Array(text)
+        var out: [Character] = []
+        var index = 0
+        var open: [(delimiter: Character, style: Style, at: Int)] = []  // runs still open, and where their marker is
+        func isSpace(_ i: Int) -> Bool { i < 0 || i >= characters.count || characters[i] == " " }
+        func isWordCharacter(_ i: Int) -> Bool { !isSpace(i) && (characters[i].isLetter || characters[i].isNumber) }
+        while index < characters.count {
+            let character = characters[index]
+            if character == "\\", index + 1 < characters.count, characters[index + 1].isPunctuation || characters[index + 1].isSymbol {
+                out.append(characters[index + 1])  // a backslash escape: the character as it is
+                index += 2
+                continue
+            }
+            if character == "`", let close = characters[(index + 1)...].firstIndex(of: "`"), close > index + 1 {
+                out.append(Style.code.on)
+                out += characters[(index + 1)..<close]
+                out.append(Style.code.off)
+                index = close + 1
+                continue
+            }
+            if character == "[", let closeBracket = characters[(index + 1)...].firstIndex(of: "]"),
+               closeBracket + 1 < characters.count, characters[closeBracket + 1] == "(",
+               let closeParen = characters[(closeBracket + 2)...].firstIndex(of: ")") {
+                out += parse(String(characters[(index + 1)..<closeBracket]))
+                let url = String(characters[(closeBracket + 2)..<closeParen])
+                if !url.isEmpty {
+                    out.append(Style.link.on)
+                    out += " (\(url))"
+                    out.append(Style.link.off)
+                }
+                index = closeParen + 1
+                continue
+            }
+            if character == "*" || character == "_" {
+                let double = index + 1 < characters.count && characters[index + 1] == character
+                let length = double ? 2 : 1
+                let style: Style = double ? .strong : .emphasis
+                let before = index - 1, after = index + length
+                // Closes an open run of the same kind when it follows text; opens one when
+                // text follows it (`_` only at a word's edge: snake_case stays as it is).
+                if let last = open.lastIndex(where: { $0.delimiter == character && $0.style == style }), !isSpace(before),
+                   character == "*" || !isWordCharacter(after) {
+                    for inner in open[last...].reversed() { out.append(inner.style.off) }
+                    open.removeSubrange(last...)
+                    index += length
+                    continue
+                }
+                if !isSpace(after), character == "*" || !isWordCharacter(before) {
+                    open.append((character, style, out.count))
+                    out.append(style.on)
+                    index += length
+                    continue
+                }
+            }
+            out.append(character)
+            index += 1
+        }
+        // Runs never closed were not markup: their delimiters go back where they stood.
+        for run in open.reversed() {
+            out.replaceSubrange(run.at...run.at, with: repeatElement(run.delimiter, count: run.style == .strong ? 2 : 1))
+        }
+        return String(out)
+    }
+
+    /// `text` (already cut to the screen) with its markers as SGR sequences; `base` is the
+    /// row's own style, restored after each change.
+    static func render(_ text: String, base: String) -> String {
+        guard text.unicodeScalars.contains(where: isMarker) else { return base + text }
+        var out = base
+        var active: [Style] = []
+        for scalar in text.unicodeScalars {
+            guard isMarker(scalar) else {
+                out.unicodeScalars.append(scalar)
+                continue
+            }
+            let style = Style(rawValue: scalar.value & ~1)!
+            if scalar.value & 1 == 0 { active.append(style) } else if let at = active.lastIndex(of: style) { active.remove(at: at) }
+            out += ANSI.reset + base + active.map(\.sequence).joined()
+        }
+        return out
+    }
+}
+
+extension InlineMarkup.Style {
+    var sequence: String {
+        switch self {
+        case .strong: ANSI.bold
+        case .emphasis: ANSI.italic
+        case .code: ANSI.cyan
+        case .link: ANSI.dim
+        }
+    }
+}
