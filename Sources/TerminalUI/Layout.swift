@@ -125,7 +125,9 @@ public struct Layout: Sendable {
         return lines
     }
 
-    /// Breaks text at the width, never inside a character.
+    /// Breaks text at the width, never inside a character. A line does not start with
+    /// closing punctuation (CJK line breaking, "kinsoku": 。，、」 and the like): the
+    /// character before it moves down with it, so no row grows wider.
     static func hardWrap(_ text: String, width: Int) -> [String] {
         let width = max(2, width)
         var lines = [String]()
@@ -134,9 +136,13 @@ public struct Layout: Sendable {
         for character in text {
             let w = DisplayWidth.of(character)
             if lineWidth + w > width {
+                var carried = ""
+                if noLineStart.contains(character), line.count > 1, let last = line.last, !noLineStart.contains(last) {
+                    carried = String(line.removeLast())
+                }
                 lines.append(line)
-                line = ""
-                lineWidth = 0
+                line = carried
+                lineWidth = DisplayWidth.of(carried)
             }
             line.append(character)
             lineWidth += w
@@ -144,4 +150,7 @@ public struct Layout: Sendable {
         lines.append(line)
         return lines
     }
+
+    /// Characters a line must not start with (closing punctuation, CJK and Western).
+    static let noLineStart: Set<Character> = Set("。，、．：；？！）」』】〕〉》〙〗〛’”ー…‥・ゝゞヽヾ々〻ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ,.:;?!)]}")
 }

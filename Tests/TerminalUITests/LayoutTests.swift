@@ -153,3 +153,16 @@ struct NestedListTests {
         #expect(texts.dropFirst(2).allSatisfy { $0.hasPrefix("    ") }, "continuation rows hang under the text: \(texts)")
     }
 }
+
+@Suite("CJK line breaking")
+struct CJKLineBreakingTests {
+    /// No row starts with closing punctuation, at any width, and none is wider than the line.
+    @Test(arguments: Array(4...24))
+    func noLineStartsWithClosingPunctuation(width: Int) {
+        let text = "日本語の文章です。句読点、特に「かぎかっこ」は、行頭に来てはいけません。これは試験です。"
+        let lines = Layout.hardWrap(text, width: width)
+        #expect(lines.joined() == text, "nothing lost or added")
+        for line in lines.dropFirst() { #expect(!Layout.noLineStart.contains(line.first ?? "a"), "\(line) at \(width)") }
+        for line in lines { #expect(DisplayWidth.of(line) <= max(2, width), "\(line) at \(width)") }
+    }
+}
