@@ -12,6 +12,9 @@ public struct Document: Sendable, Equatable {
         case listItem(marker: String)
         case quote
         case code
+        /// A table: its text is the rows separated by newlines, each row's cells by tabs (the
+        /// document's own tabs were expanded before parsing, so neither comes from a cell).
+        case table
     }
 
     public struct Block: Sendable, Equatable {
@@ -59,7 +62,13 @@ public struct Document: Sendable, Equatable {
                 id = "\(sectionSlug).\(number)"
             }
             // Ids come from the source text (PROTOCOL.md §7); the block shows its markup as styles.
-            let shown: String = if case .code = kind { body } else { InlineMarkup.parse(body) }
+            let shown: String = switch kind {
+            case .code: body
+            case .table: body.split(separator: "\n", omittingEmptySubsequences: false).map { row in
+                row.split(separator: "\t", omittingEmptySubsequences: false).map { InlineMarkup.parse(String($0)) }.joined(separator: "\t")
+            }.joined(separator: "\n")
+            default: InlineMarkup.parse(body)
+            }
             blocks.append(Block(id: id, kind: kind, text: shown, section: section))
         }
         self.blocks = blocks
@@ -109,6 +118,13 @@ public struct Document: Sendable, Equatable {
         var code: [String]?
         /// The indentation of the open list items, outermost first.
         var listIndents = [Int]()
+        /// The rows of a table being read (its header first).
+        var table: [[String]]?
+        func endTable() {
+            guard let rows = table else { return }
+            blocks.append((.table, rows.map { $0.joined(separator: "\t") }.joined(separator: "\n")))
+            table = nil
+        }
         func flush() {
             if !paragraph.isEmpty { blocks.append((.paragraph, paragraph.joined(separator: " "))) }
             if !quote.isEmpty { blocks.append((.quote, quote.joined(separator: " "))) }
@@ -126,6 +142,21 @@ public struct Document: Sendable, Equatable {
                     lines.append(line)
                     code = lines
                 }
+                continue
+            }
+            if table != nil {
+                if trimmed.contains("|") {
+                    table?.append(Self.cells(trimmed))
+                    continue
+                }
+                endTable()
+            }
+            if let header = paragraph.last, header.contains("|"), Self.isTableDelimiter(trimmed),
+               Self.cells(header).count == Self.cells(trimmed).count {
+                // "| a | b |" then "|---|:--:|": the paragraph's last line is a table's header.
+                paragraph.removeLast()
+                flush()
+                table = [Self.cells(header)]
                 continue
             }
             if trimmed.hasPrefix("```") || trimmed.hasPrefix("~~~") {
@@ -166,8 +197,26 @@ public struct Document: Sendable, Equatable {
             }
         }
         if let lines = code { blocks.append((.code, lines.joined(separator: "\n"))) }
+        endTable()
         flush()
         return blocks
+    }
+
+    /// A table row's cells: the line split at `|`, outer pipes dropped, each cell trimmed.
+    static func cells(_ line: String) -> [String] {
+        var inner = Substring(line)
+        if inner.hasPrefix("|") { inner = inner.dropFirst() }
+        if inner.hasSuffix("|") { inner = inner.dropLast() }
+        return inner.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingSpaces() }
+    }
+
+    /// A table's delimiter row: cells of `-` with an optional `:` at either end (`|---|:--:|`).
+    static func isTableDelimiter(_ line: String) -> Bool {
+        guard line.contains("-"), line.contains("|") || line.hasPrefix(":") || line.hasPrefix("-") else { return false }
+        return cells(line).allSatisfy { cell in
+            let core = cell.drop { $0 == ":" }.reversed().drop { $0 == ":" }
+            return !core.isEmpty && core.allSatisfy { $0 == "-" }
+        }
     }
 
     /// 1 for a line of `=`, 2 for a line of `-` (a setext heading's underline).

@@ -92,7 +92,30 @@ public struct Layout: Sendable {
             for source in block.text.split(separator: "\n", omittingEmptySubsequences: false) {
                 for line in Self.hardWrap(String(source), width: width - 2) { rows.append(Row(text: "  " + line, style: .code, block: number)) }
             }
+        case .table:
+            for line in Self.table(block.text, width: width) { rows.append(Row(text: line, style: .body, block: number)) }
         }
+    }
+
+    /// A table as aligned columns (`a │ b`, a rule under the header) when it fits the width;
+    /// otherwise each row as its cells joined by ` · `, wrapped.
+    static func table(_ text: String, width: Int) -> [String] {
+        let rows = text.split(separator: "\n", omittingEmptySubsequences: false).map {
+            $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+        }
+        let columns = rows.map(\.count).max() ?? 0
+        let widths = (0..<columns).map { column in rows.map { column < $0.count ? DisplayWidth.of($0[column]) : 0 }.max() ?? 0 }
+        guard columns > 0, widths.reduce(0, +) + 3 * (columns - 1) <= width else {
+            return rows.flatMap { wrap($0.joined(separator: " · "), width: width) }
+        }
+        func line(_ cells: [String]) -> String {
+            (0..<columns).map { column in
+                let cell = column < cells.count ? cells[column] : ""
+                return cell + String(repeating: " ", count: widths[column] - DisplayWidth.of(cell))
+            }.joined(separator: " │ ")
+        }
+        let rule = widths.map { String(repeating: "─", count: $0) }.joined(separator: "─┼─")
+        return [line(rows[0]), rule] + rows.dropFirst().map(line)
     }
 
     /// Word wrap by display width; a word wider than the line is broken.

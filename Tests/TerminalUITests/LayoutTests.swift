@@ -166,3 +166,32 @@ struct CJKLineBreakingTests {
         for line in lines { #expect(DisplayWidth.of(line) <= max(2, width), "\(line) at \(width)") }
     }
 }
+
+@Suite("Tables")
+struct TableTests {
+    static let source = "| Name | Role |\n|---|:--:|\n| Ann | **presenter** |\n| Bo | follower |\n\nAfter."
+
+    @Test func aTableIsOneBlockShownAsAlignedColumns() {
+        let document = Document(text: Self.source, format: .markdown, name: "t")
+        #expect(document.blocks.map(\.kind) == [.table, .paragraph])
+        let layout = Layout(document: document, width: 40)
+        let table = layout.rows.filter { $0.block == 0 && $0.style != .blank }.map { InlineMarkup.plain($0.text) }
+        #expect(table == ["Name │ Role     ", "─────┼──────────", "Ann  │ presenter", "Bo   │ follower "], "\(table)")
+        #expect(Set(table.map { DisplayWidth.of($0) }).count == 1, "every row as wide as the others")
+    }
+
+    /// Too wide for the terminal: each row as its cells joined, wrapped, never wider than the line.
+    @Test(arguments: [10, 12, 15])
+    func aTableTooWideIsShownRowByRow(width: Int) {
+        let layout = Layout(document: Document(text: Self.source, format: .markdown, name: "t"), width: width)
+        let table = layout.rows.filter { $0.block == 0 && $0.style != .blank }
+        #expect(!table.contains { $0.text.contains("│") })
+        #expect(table.allSatisfy { DisplayWidth.of($0.text) <= layout.width })
+        #expect(table.contains { InlineMarkup.plain($0.text).contains("Ann") })
+    }
+
+    @Test func pipesAloneAreNoTable() {
+        #expect(Document(text: "a | b\n\nc", format: .markdown, name: "t").blocks.map(\.kind) == [.paragraph, .paragraph])
+        #expect(Document(text: "x\n---", format: .markdown, name: "t").blocks.map(\.kind) == [.heading(level: 2)])
+    }
+}
