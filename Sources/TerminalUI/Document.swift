@@ -111,13 +111,22 @@ public struct Document: Sendable, Equatable {
         return blocks
     }
 
+    /// Markdown's blocks by CommonMark's block rules, flattened to this renderer's blocks: up
+    /// to three spaces of indentation before a block's start, four or more make indented code
+    /// (which cannot interrupt a paragraph); ATX headings lose an optional closing run of `#`;
+    /// setext underlines turn the paragraph above into a heading; fences close only with the
+    /// same character at least as long; block quotes and list items take lazy continuation
+    /// lines; an ordered item interrupts a paragraph only when it starts at 1; HTML is text.
     private static func markdownBlocks(_ text: String) -> [(Kind, String)] {
         var blocks = [(Kind, String)]()
         var paragraph = [String]()
         var quote = [String]()
-        var code: [String]?
-        /// The indentation of the open list items, outermost first.
-        var listIndents = [Int]()
+        var fence: (mark: Character, length: Int, indent: Int, lines: [String])?
+        var indented: [String]?
+        /// The columns where the open list items' content starts, outermost first: a line
+        /// indented that far belongs to the item, and a marker that far in nests under it.
+        var openItems = [Int]()
+        var blankSinceItem = false
         /// The rows of a table being read (its header first).
         var table: [[String]]?
         func endTable() {
@@ -125,24 +134,40 @@ public struct Document: Sendable, Equatable {
             blocks.append((.table, rows.map { $0.joined(separator: "\t") }.joined(separator: "\n")))
             table = nil
         }
+        func endIndented() {
+            guard var lines = indented else { return }
+            while lines.last?.allSatisfy({ $0 == " " }) == true { lines.removeLast() }
+            blocks.append((.code, lines.joined(separator: "\n")))
+            indented = nil
+        }
         func flush() {
             if !paragraph.isEmpty { blocks.append((.paragraph, paragraph.joined(separator: " "))) }
             if !quote.isEmpty { blocks.append((.quote, quote.joined(separator: " "))) }
             paragraph.removeAll()
             quote.removeAll()
         }
+        func endList() { openItems.removeAll() }
         for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
             let line = String(rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine)
+            let indent = line.prefix { $0 == " " }.count
             let trimmed = line.trimmingSpaces()
-            if var lines = code {
-                if trimmed.hasPrefix("```") || trimmed.hasPrefix("~~~") {
-                    blocks.append((.code, lines.joined(separator: "\n")))
-                    code = nil
+            if var open = fence {
+                if indent < 4, let close = Self.fence(trimmed), close.mark == open.mark, close.length >= open.length, close.info.isEmpty {
+                    blocks.append((.code, open.lines.joined(separator: "\n")))
+                    fence = nil
                 } else {
-                    lines.append(line)
-                    code = lines
+                    open.lines.append(String(line.dropFirst(min(indent, open.indent))))
+                    fence = open
                 }
                 continue
+            }
+            if var lines = indented {
+                if trimmed.isEmpty || indent >= 4 {
+                    lines.append(String(line.dropFirst(min(indent, 4))))
+                    indented = lines
+                    continue
+                }
+                endIndented()
             }
             if table != nil {
                 if trimmed.contains("|") {
@@ -151,55 +176,114 @@ public struct Document: Sendable, Equatable {
                 }
                 endTable()
             }
+            if trimmed.isEmpty {
+                flush()
+                if !openItems.isEmpty { blankSinceItem = true }
+                continue
+            }
+            // The deepest open list item this line is indented into, and the indentation past it.
+            let container = openItems.last { $0 <= indent }
+            let relative = indent - (container ?? 0)
+            let listItem = relative < 4 ? Self.listItem(trimmed) : nil
+            // Inside an open list item: a line indented to its content (or, with no blank line
+            // between, any paragraph line) continues it (this renderer's item is one block); a
+            // marker there nests (below).
+            if !openItems.isEmpty, listItem == nil, paragraph.isEmpty, quote.isEmpty,
+               container != nil || (!blankSinceItem && Self.continuesParagraph(trimmed, indent: indent)) {
+                blocks[blocks.count - 1].1 += (blocks[blocks.count - 1].1.isEmpty ? "" : " ") + trimmed
+                continue
+            }
+            if indent >= 4 && listItem == nil {
+                if !paragraph.isEmpty { paragraph.append(trimmed) }  // indented code cannot interrupt a paragraph
+                else if !quote.isEmpty { quote.append(trimmed) }
+                else {
+                    endList()
+                    indented = [String(line.dropFirst(4))]
+                }
+                continue
+            }
             if let header = paragraph.last, header.contains("|"), Self.isTableDelimiter(trimmed),
                Self.cells(header).count == Self.cells(trimmed).count {
                 // "| a | b |" then "|---|:--:|": the paragraph's last line is a table's header.
                 paragraph.removeLast()
                 flush()
+                endList()
                 table = [Self.cells(header)]
                 continue
             }
-            if trimmed.hasPrefix("```") || trimmed.hasPrefix("~~~") {
+            if let open = Self.fence(trimmed), open.mark == "~" || !open.info.contains("`") {
                 flush()
-                code = []
-            } else if let level = Self.setextLevel(trimmed), !paragraph.isEmpty, quote.isEmpty {
+                endList()
+                fence = (open.mark, open.length, indent, [])
+            } else if let level = Self.setextLevel(trimmed), !paragraph.isEmpty {
                 // "Title\n=====" or "Title\n-----": the paragraph above is a heading.
                 let text = paragraph.joined(separator: " ")
                 paragraph.removeAll()
                 blocks.append((.heading(level: level), text))
             } else if Self.isThematicBreak(trimmed) {
                 flush()  // "---", "***", "___": a break between blocks, not a block
-            } else if trimmed.isEmpty {
+                endList()
+            } else if let (level, text) = Self.atxHeading(trimmed) {
                 flush()
-            } else if let level = Self.headingLevel(trimmed) {
-                flush()
-                blocks.append((.heading(level: level), trimmed.dropFirst(level).trimmingSpaces().trimmingCharacters("#")))
+                endList()
+                blocks.append((.heading(level: level), text))
             } else if trimmed.hasPrefix(">") {
                 if !paragraph.isEmpty { flush() }
-                quote.append(trimmed.dropFirst().trimmingSpaces())
-            } else if let (marker, body) = Self.listItem(trimmed) {
+                endList()
+                var content = trimmed.dropFirst()
+                if content.first == " " { content = content.dropFirst() }
+                let text = content.trimmingSpaces()
+                if !text.isEmpty { quote.append(text) }
+                else if quote.isEmpty { quote.append("") }
+            } else if let (marker, body, width) = listItem,
+                      paragraph.isEmpty || (!body.isEmpty && (marker == "•" || marker.hasPrefix("1") && marker.count == 2)) {
                 flush()
-                // Nesting by indentation: deeper than the item above, one level in; as deep
-                // as an earlier item, that item's level (2- and 4-space styles both work).
-                let indent = line.prefix { $0 == " " }.count
-                while let last = listIndents.last, indent < last { listIndents.removeLast() }
-                if listIndents.last.map({ indent > $0 }) ?? true { listIndents.append(indent) }
-                let depth = min(listIndents.count - 1, 5)
+                // Nested in the open items whose content starts at or before its marker.
+                openItems = openItems.filter { $0 <= indent }
+                let depth = min(openItems.count, 5)
                 let shown = marker == "•" ? ["•", "◦", "▪"][depth % 3] : marker
                 blocks.append((.listItem(marker: String(repeating: "  ", count: depth) + shown), body))
+                openItems.append(indent + width)
+                blankSinceItem = false
             } else if !quote.isEmpty {
                 quote.append(trimmed)
-            } else if case .listItem(let marker)? = blocks.last?.0, paragraph.isEmpty, line.hasPrefix("  ") {
-                blocks[blocks.count - 1] = (.listItem(marker: marker), blocks[blocks.count - 1].1 + " " + trimmed)
             } else {
                 paragraph.append(trimmed)
-                listIndents.removeAll()
+                endList()
             }
         }
-        if let lines = code { blocks.append((.code, lines.joined(separator: "\n"))) }
+        if let open = fence { blocks.append((.code, open.lines.joined(separator: "\n"))) }
+        endIndented()
         endTable()
         flush()
-        return blocks
+        return blocks.map { block in if case .code = block.0 { block } else { (block.0, block.1.trimmingSpaces()) } }
+    }
+
+    /// A line that would continue a paragraph (lazily): not the start of another block.
+    private static func continuesParagraph(_ trimmed: String, indent: Int) -> Bool {
+        indent >= 4 || !(fence(trimmed) != nil || isThematicBreak(trimmed) || atxHeading(trimmed) != nil || trimmed.hasPrefix(">"))
+    }
+
+    /// A code fence: three or more backticks or tildes, and the info string after them.
+    private static func fence(_ trimmed: String) -> (mark: Character, length: Int, info: String)? {
+        guard let mark = trimmed.first, mark == "`" || mark == "~" else { return nil }
+        let length = trimmed.prefix { $0 == mark }.count
+        guard length >= 3 else { return nil }
+        return (mark, length, trimmed.dropFirst(length).trimmingSpaces())
+    }
+
+    /// An ATX heading's level and text: 1 to 6 `#` then a space or the end of the line; a
+    /// closing run of `#` after a space (or alone) is not part of the text.
+    private static func atxHeading(_ trimmed: String) -> (Int, String)? {
+        let hashes = trimmed.prefix { $0 == "#" }.count
+        guard (1...6).contains(hashes) else { return nil }
+        let rest = trimmed.dropFirst(hashes)
+        guard rest.isEmpty || rest.first == " " else { return nil }
+        let content = rest.trimmingSpaces()
+        let open = content.reversed().drop { $0 == "#" }
+        if open.isEmpty { return (hashes, "") }
+        if open.first == " " { return (hashes, String(open.reversed()).trimmingSpaces()) }
+        return (hashes, content)
     }
 
     /// A table row's cells: the line split at `|`, outer pipes dropped, each cell trimmed.
@@ -232,22 +316,25 @@ public struct Document: Sendable, Equatable {
         return marks.allSatisfy { $0 == first }
     }
 
-    private static func headingLevel(_ line: String) -> Int? {
-        let hashes = line.prefix { $0 == "#" }.count
-        guard (1...6).contains(hashes) else { return nil }
-        let rest = line.dropFirst(hashes)
-        return rest.isEmpty || rest.first == " " ? hashes : nil
-    }
-
-    private static func listItem(_ line: String) -> (String, String)? {
-        for bullet in ["- ", "* ", "+ "] where line.hasPrefix(bullet) {
-            return ("•", String(line.dropFirst(2)).trimmingSpaces())
+    /// A list item's marker as shown, its text, and the width of the marker and the spaces
+    /// after it (where the item's content starts): `-`, `+`, `*`, or 1–9 digits and `.` or
+    /// `)`, then a space or the end of the line.
+    private static func listItem(_ line: String) -> (String, String, Int)? {
+        let marker: String
+        if let first = line.first, "-+*".contains(first) {
+            marker = String(first)
+        } else {
+            let digits = line.prefix { $0.isASCII && $0.isNumber }
+            guard !digits.isEmpty, digits.count <= 9, let delimiter = line.dropFirst(digits.count).first, delimiter == "." || delimiter == ")" else { return nil }
+            marker = digits + String(delimiter)
         }
-        let digits = line.prefix { $0.isASCII && $0.isNumber }
-        if !digits.isEmpty, digits.count <= 9, line.dropFirst(digits.count).hasPrefix(". ") {
-            return ("\(digits).", String(line.dropFirst(digits.count + 2)).trimmingSpaces())
-        }
-        return nil
+        let rest = line.dropFirst(marker.count)
+        guard rest.isEmpty || rest.first == " " else { return nil }
+        let spaces = rest.prefix { $0 == " " }.count
+        // Five or more spaces after the marker: the content starts one space in (indented code).
+        let width = marker.count + (spaces == 0 || spaces > 4 ? 1 : spaces)
+        let shown = "-+*".contains(marker) ? "•" : marker
+        return (shown, rest.trimmingSpaces(), width)
     }
 }
 

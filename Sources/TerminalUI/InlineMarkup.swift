@@ -38,11 +38,31 @@ enum InlineMarkup {
                 index += 2
                 continue
             }
-            if character == "`", let close = characters[(index + 1)...].firstIndex(of: "`"), close > index + 1 {
+            if character == "`" {
+                // A code span: a run of N backticks up to the next run of exactly N; one space
+                // on each side of the content is dropped. Unclosed, the run is text.
+                let length = characters[index...].prefix { $0 == "`" }.count
+                var scan = index + length
+                var close: Int?
+                while scan < characters.count {
+                    guard characters[scan] == "`" else { scan += 1; continue }
+                    let run = characters[scan...].prefix { $0 == "`" }.count
+                    if run == length { close = scan; break }
+                    scan += run
+                }
+                guard let close else {
+                    out += characters[index..<(index + length)]
+                    index += length
+                    continue
+                }
+                var content = characters[(index + length)..<close]
+                if content.count >= 2, content.first == " ", content.last == " ", content.contains(where: { $0 != " " }) {
+                    content = content.dropFirst().dropLast()
+                }
                 out.append(Style.code.on)
-                out += characters[(index + 1)..<close]
+                out += content
                 out.append(Style.code.off)
-                index = close + 1
+                index = close + length
                 continue
             }
             if character == "[", let closeBracket = characters[(index + 1)...].firstIndex(of: "]"),
