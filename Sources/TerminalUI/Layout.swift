@@ -48,9 +48,15 @@ public struct Layout: Sendable {
     /// fraction of this layout's rows for the block (interpolated, not snapped).
     public func row(for anchor: Anchor) -> Int? {
         guard let block = index[anchor.id] else { return nil }
-        let fraction = anchor.fraction.isFinite ? min(1, max(0, anchor.fraction)) : 0
-        let offset = (fraction * Double(rowCount(ofBlock: block))).rounded(.toNearestOrAwayFromZero)
-        return blockStart[block] + min(Int(offset), rowCount(ofBlock: block) - 1)
+        return Self.row(start: blockStart[block], height: rowCount(ofBlock: block), fraction: anchor.fraction)
+    }
+
+    /// The row `fraction` of the way into a block that starts at `start` and is `height` rows
+    /// tall, rounded half away from zero and kept inside the block (PROTOCOL.md §3).
+    public static func row(start: Int, height: Int, fraction: Double) -> Int {
+        let fraction = fraction.isFinite ? min(1, max(0, fraction)) : 0
+        let offset = (fraction * Double(height)).rounded(.toNearestOrAwayFromZero)
+        return start + min(Int(offset), max(0, height - 1))
     }
 
     /// Index of the heading block of the section that `row` is in.
