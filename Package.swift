@@ -95,7 +95,7 @@ let package = Package(
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "ScrollModel", "TextSafety"]),
         .testTarget(
             name: "SyncServerTests",
-            dependencies: ["SyncServer", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "scrollsync"],
+            dependencies: ["SyncServer", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI", "scrollsync"],
             exclude: ["Peers"]
         ),
     ]
