@@ -12,8 +12,8 @@ struct Drive: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A scripted presenter: drive a room from a script.",
         discussion: """
-        One command per line (# comments): scroll OFFSET, by DELTA, goto ID [FRACTION],
-        sweep FROM TO DURATION [HZ], sleep DURATION, share FILE, take, release,
+        One command per line (# comments): scroll OFFSET, by DELTA, goto ID [FRACTION], \
+        sweep FROM TO DURATION [HZ], sleep DURATION, share FILE, take, release, \
         expect followers >= N. Without --script, commands come from standard input:
           echo "sweep 0 5000 10s 60" | scrollsync drive ws://127.0.0.1:8080/rooms/demo
         Errors name the line; the exit status is non-zero on any error.
@@ -41,6 +41,9 @@ struct Drive: ParsableCommand {
     var expectTimeout = 10.0
 
     @OptionGroup var connection: ConnectionOptions
+
+    /// A URL that names no room is a usage error, with this command's usage.
+    func validate() throws { _ = try roomURL(url, query: []) }
 
     func run() throws {
         let text = try script.flatMap { $0 == "-" ? nil : $0 }.map { try readDocument($0).text } ?? readStandardInput()

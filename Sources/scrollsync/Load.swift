@@ -9,10 +9,10 @@ struct Load: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Load-test a server: presenters scroll, followers measure what arrives.",
         discussion: """
-        Each room gets one presenter and --followers followers. Presenters send --rate updates
-        per second (or keep --in-flight updates outstanding) carrying t (monotonic µs);
-        followers record the age of every state they receive. One progress line a second on
-        standard error; a table at the end; --json FILE for a machine-readable report. The exit
+        Each room gets one presenter and --followers followers. Presenters send --rate updates \
+        per second (or keep --in-flight updates outstanding) carrying t (monotonic µs); \
+        followers record the age of every state they receive. One progress line a second on \
+        standard error; a table at the end; --json FILE for a machine-readable report. The exit \
         status is 1 when a --max-… threshold is exceeded.
         """)
 

@@ -11,8 +11,8 @@ struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the ScrollSync server.",
         discussion: """
-        Settings come from, highest first: these flags, SCROLLSYNC_… environment variables, the
-        configuration file (--config or SCROLLSYNC_CONFIG), the defaults. Config/README.md lists
+        Settings come from, highest first: these flags, SCROLLSYNC_… environment variables, the \
+        configuration file (--config or SCROLLSYNC_CONFIG), the defaults. Config/README.md lists \
         every key; `scrollsync config check` prints the effective configuration.
         """)
 

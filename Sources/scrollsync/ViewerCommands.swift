@@ -59,8 +59,14 @@ extension String {
     func leftPadded(to count: Int) -> String { String(repeating: "0", count: max(0, count - self.count)) + self }
 }
 
+/// A failure that is not a usage error: said in one line, exit status 1, no usage printed.
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
 func readDocument(_ path: String) throws -> (name: String, format: SharedDocument.Format, text: String) {
-    guard let file = fopen(path, "rb") else { throw ValidationError("cannot read \(path): \(String(cString: strerror(errno)))") }
+    guard let file = fopen(path, "rb") else { throw CommandFailure("cannot read \(path): \(String(cString: strerror(errno)))") }
     defer { fclose(file) }
     var bytes = [UInt8]()
     var chunk = [UInt8](repeating: 0, count: 65536)
@@ -70,8 +76,8 @@ func readDocument(_ path: String) throws -> (name: String, format: SharedDocumen
         bytes += chunk[0..<count]
     }
     // fopen opens a directory for reading; the read then fails (EISDIR).
-    if ferror(file) != 0 { throw ValidationError("cannot read \(path): \(String(cString: strerror(errno)))") }
-    guard let text = String(validating: bytes, as: UTF8.self) else { throw ValidationError("\(path) is not UTF-8 text") }
+    if ferror(file) != 0 { throw CommandFailure("cannot read \(path): \(String(cString: strerror(errno)))") }
+    guard let text = String(validating: bytes, as: UTF8.self) else { throw CommandFailure("\(path) is not UTF-8 text") }
     let name = String(path.split(separator: "/").last ?? Substring(path))
     let lower = name.lowercased()
     let format: SharedDocument.Format = lower.hasSuffix(".md") || lower.hasSuffix(".markdown") ? .markdown : .text
@@ -142,12 +148,17 @@ struct Present: ParsableCommand {
 
     @OptionGroup var connection: ConnectionOptions
 
+    /// Usage errors (a URL that names no room) with this command's usage, before anything runs.
+    func validate() throws {
+        for text in [url] + also { _ = try roomURL(text, query: []) }
+    }
+
     func run() throws {
         let document = try readDocument(file)
         let query = [("role", "presenter"), ("key", key), ("name", name)]
         let others = try also.map { try roomURL($0, query: query).0 }
         let (primary, room) = try roomURL(url, query: query)
-        guard Terminal.isInteractive else { throw ValidationError("present needs a terminal") }
+        guard Terminal.isInteractive else { throw CommandFailure("present needs a terminal") }
         let size = Terminal.size
         let model = ViewerModel.presenter(room: room, name: document.name, format: document.format, text: document.text,
                                           width: size.width, height: size.height)
@@ -173,6 +184,11 @@ struct Follow: ParsableCommand {
     var json = false
 
     @OptionGroup var connection: ConnectionOptions
+
+    /// Usage errors (a URL that names no room) with this command's usage, before anything runs.
+    func validate() throws {
+        for text in urls { _ = try roomURL(text, query: []) }
+    }
 
     func run() throws {
         let parsed = try urls.map { try roomURL($0, query: [("role", "follower"), ("name", name)]) }

@@ -258,3 +258,38 @@ struct DriveTests {
         #expect(invalid.output.contains("line 2: unknown command 'wobble'"), "\(invalid.output)")
     }
 }
+
+/// Issue 18.9: help that reads as prose, and usage errors that name the command.
+@Suite("Command line")
+struct CommandLineTests {
+    /// Help text is wrapped greedily at word boundaries: within a paragraph, no line could
+    /// have taken the next line's first word.
+    @Test(arguments: ["serve", "load", "drive", "follow", "present", "config"])
+    func helpWrapsAtWordBoundaries(command: String) throws {
+        let result = try run(ServerProcess.binary.path, [command, "--help"], timeout: 20)
+        #expect(result.status == 0)
+        let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        // Without a terminal the parser wraps at 80 columns, leaving the last one free.
+        let overview = lines.prefix { !$0.hasPrefix("USAGE:") }
+        #expect(!overview.isEmpty && overview.allSatisfy { $0.count < 80 }, "\(overview)")
+        for (line, next) in zip(overview, overview.dropFirst()) where !line.isEmpty && !next.isEmpty && !next.hasPrefix(" ") {
+            let word = next.prefix { $0 != " " }
+            #expect(line.count + 1 + word.count >= 80, "\(command) --help breaks early: \(line.debugDescription) then \(word)")
+        }
+    }
+
+    /// A URL that names no room is a usage error: status 64, the reason, and the command's
+    /// own usage (not the top-level one); a file that cannot be read is a plain failure.
+    @Test func usageErrorsNameTheCommand() throws {
+        for (command, args) in [("follow", ["http://example/rooms/a"]), ("follow", ["ws://127.0.0.1:9/rooms/a", "extra"]),
+                                ("present", ["ws://127.0.0.1:9/lobby", "notes.md"]), ("drive", ["ws://127.0.0.1:9/"])] {
+            let result = try run(ServerProcess.binary.path, [command] + args, timeout: 20)
+            #expect(result.status == 64, "\(command) \(args): \(result.output)")
+            #expect(result.output.contains("Usage: scrollsync \(command) "), "\(command) \(args): \(result.output)")
+            #expect(result.output.contains("ws://") && result.output.contains("Error: "), "\(result.output)")
+        }
+        let missing = try run(ServerProcess.binary.path, ["present", "ws://127.0.0.1:9/rooms/a", "/nonexistent/notes.md"], timeout: 20)
+        #expect(missing.status == 1)
+        #expect(missing.output.contains("Error: cannot read /nonexistent/notes.md") && !missing.output.contains("Usage:"), "\(missing.output)")
+    }
+}
