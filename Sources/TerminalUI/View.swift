@@ -21,10 +21,11 @@ enum ANSI {
 public func view(_ model: ViewerModel) -> Screen {
     var lines = [String]()
     lines.append(ANSI.inverse + fit(header(model), model.width) + ANSI.reset)
+    let waiting = model.layout == nil ? waitingLines(model) : []
     for index in 0..<model.viewport {
         let rowIndex = model.top + index
         guard let layout = model.layout, rowIndex < layout.rowCount else {
-            lines.append(fit(index == 0 && model.layout == nil ? "  waiting for the room's document…" : "", model.width))
+            lines.append(fit(index < waiting.count ? waiting[index] : "", model.width))
             continue
         }
         let row = layout.rows[rowIndex]
@@ -41,6 +42,17 @@ public func view(_ model: ViewerModel) -> Screen {
     }
     lines.append(ANSI.inverse + fit(status(model), model.width) + ANSI.reset)
     return Screen(lines: lines)
+}
+
+/// What a follower without a document is waiting for, and, once the room is live without
+/// one (a presenter's document over the server's limit is refused), what it can do instead.
+func waitingLines(_ model: ViewerModel) -> [String] {
+    var paragraphs = ["waiting for the room's document…"]
+    if model.connection == .connected, model.driver != nil || model.lastState != nil {
+        paragraphs += ["", "The presenter has shared no document yet; one over the server's size limit is refused and never arrives.",
+                       "To follow with your own copy: scrollsync follow URL --doc FILE. q quits."]
+    }
+    return paragraphs.flatMap { $0.isEmpty ? [""] : Layout.wrap($0, width: max(1, model.width - 2)).map { "  " + $0 } }
 }
 
 /// The pinned top line: the current section's heading, with the document title folded

@@ -93,6 +93,23 @@ struct FollowerModelTests {
         #expect(model.direction == .up)
     }
 
+    /// Issue 18.9: a room that is live without a document (the presenter's was refused as
+    /// too large) does not leave the follower waiting in silence; every line fits.
+    @Test(arguments: [30, 80])
+    func aLiveRoomWithoutADocumentSaysWhatToDo(width: Int) {
+        var model = ViewerModel.follower(room: "r", localDocument: nil, width: width, height: 12)
+        func words(_ lines: [String]) -> String { lines.map { InlineMarkup.plain($0) }.joined(separator: " ").split(separator: " ").joined(separator: " ") }
+        let before = words(view(model).lines)
+        #expect(before.contains("waiting for the room's document") && !before.contains("--doc"), "connecting: only waiting")
+        _ = update(&model, .connection(.connected))
+        _ = update(&model, welcome(you: "f", driver: "p", state: state(1, anchor: nil, offset: 5)))
+        let lines = view(model).lines
+        let text = words(lines)
+        #expect(text.contains("size limit"), "\(lines)")
+        #expect(text.contains("--doc FILE"), "\(lines)")
+        #expect(lines.allSatisfy { DisplayWidth.of(InlineMarkup.plain($0.replacingOccurrences(of: "\u{1B}[7m", with: "").replacingOccurrences(of: "\u{1B}[0m", with: ""))) <= width })
+    }
+
     @Test func localScrollingDetachesAndFResumes() {
         var model = ViewerModel.follower(room: "r", localDocument: Self.document, width: 40, height: 12)
         _ = update(&model, .server(.state(state(1, anchor: nil, offset: 4))))
