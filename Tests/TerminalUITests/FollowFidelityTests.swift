@@ -80,6 +80,24 @@ struct FollowFidelityTests {
         #expect(follower.top == atResizeStart, "the same size maps to the same row (no drift)")
     }
 
+    /// A detached follower keeps its own place through resizes: the block at its top stays
+    /// there at every width from 30 to 200, and returning to a width returns to its row.
+    @Test func resizingWhileDetachedKeepsItsOwnBlock() throws {
+        var follower = Self.follower(width: 60)
+        for _ in 0..<3 { _ = update(&follower, .key(.character("n"))) }
+        _ = update(&follower, .key(.character("j")))
+        #expect(!follower.following)
+        let layout = try #require(follower.layout)
+        let block = layout.document.blocks[layout.rows[follower.top].block].id
+        let row = follower.top
+        for width in [30, 200, 47, 121, 30, 60] {
+            _ = update(&follower, .resize(width: width, height: 24))
+            let resized = try #require(follower.layout)
+            #expect(resized.document.blocks[resized.rows[follower.top].block].id == block, "at \(width) columns")
+        }
+        #expect(follower.top == row, "back at 60 columns, back on its row")
+    }
+
     /// Taking control sends this presenter's place as soon as it drives.
     @Test func takingControlSendsThePosition() {
         var presenter = ViewerModel.presenter(room: "r", name: "tour.md", format: .markdown, text: Self.tour, width: 80, height: 24)
