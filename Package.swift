@@ -12,7 +12,7 @@ import PackageDescription
 ///   WebSocketCore    – sans-I/O HTTP upgrade, frames, UTF-8, close, permessage-deflate
 ///   ScrollModel      – rooms, scroll state, wire JSON; pure, stdlib only
 ///   Transport        – epoll loops, sockets, write queues, TLS; no WebSocket knowledge
-///   RedisClient      – hiredis (Debian: libhiredis-dev) driven by a Transport loop
+///   RedisClient      – RESP2/RESP3 client (pipelining, pub/sub, scripts, ACL, TLS) on a Transport loop
 ///   TerminalUI       – documents, layout, Elm-style present/follow models, renderer
 ///   SyncClient       – WebSocket and room clients on the same transport
 ///   SyncServer       – endpoints wired onto Transport + WebSocketCore
@@ -44,10 +44,6 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
-        .systemLibrary(
-            name: "CHiredis",
-            providers: [.apt(["libhiredis-dev"])]
-        ),
         .systemLibrary(name: "CLinux"),
         .target(name: "Bytes"),
         .target(name: "TextSafety"),
@@ -61,7 +57,7 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
-        .target(name: "RedisClient", dependencies: ["CHiredis", "Transport"]),
+        .target(name: "RedisClient", dependencies: ["Bytes", "COpenSSL", "Transport"]),
         .target(
             name: "SyncServer",
             dependencies: [
@@ -91,6 +87,7 @@ let package = Package(
         .testTarget(name: "WebSocketCoreTests", dependencies: ["WebSocketCore", "Deflate", "Bytes", "TestSupport"]),
         .testTarget(name: "ScrollModelTests", dependencies: ["ScrollModel", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Bytes"]),
+        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient"]),
         .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "WebSocketCore", "Transport", "ScrollModel"]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "ScrollModel", "TextSafety"]),
         .testTarget(

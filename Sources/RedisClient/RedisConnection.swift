@@ -1,16 +1,21 @@
-import CHiredis
+import Bytes
+import COpenSSL
 import Transport
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// One connection to Redis, driven by an `EventLoop` through hiredis's async API: the
-/// loop watches the socket and hiredis reads and writes it; nothing blocks.
+/// One connection to Redis (or Valkey) on a Transport `EventLoop`: RESP written and read
+/// by `RESP`/`RESPDecoder` on a channel of the loop (TLS, for `rediss://`, through the
+/// project's OpenSSL channel, the certificate chain and host name verified); nothing blocks.
 ///
-/// It reconnects on its own (after `retryNanoseconds`), authenticates and selects the
-/// database first, and, as a subscriber, subscribes again. A command that gets no reply
-/// within `timeoutNanoseconds` drops the connection, so a stopped Redis is noticed.
-/// Use from the loop's thread only.
+/// Commands are pipelined: each is written at once and its reply handler waits its turn.
+/// The connection greets with `HELLO 3` (RESP3, with `AUTH user password` in it) and falls
+/// back to RESP2 and `AUTH` on a server without HELLO, then selects the database and, as a
+/// subscriber, pattern-subscribes. It reconnects on its own (after `retryNanoseconds`); a
+/// command that gets no reply within `timeoutNanoseconds` drops the connection, so a
+/// stopped Redis is noticed. `EVAL` goes out as `EVALSHA` once the script is known to the
+/// server, and again as `EVAL` if the server answers NOSCRIPT. Use from the loop's thread only.
 public final class RedisConnection {
     public typealias Reply = (RedisReply) -> Void
 
@@ -31,29 +36,34 @@ public final class RedisConnection {
     public private(set) var isReady = false
     /// Why the last attempt failed, for logs and health checks.
     public private(set) var lastError: String?
+    /// The protocol the server agreed to: 3 after HELLO 3, else 2.
+    public private(set) var protocolVersion = 2
 
     private let role: Role
-    /// The host as a numeric address: hiredis resolves names with a blocking getaddrinfo,
-    /// which must not run on an event loop, so names are resolved here, once, at creation.
-    private let address: String
-    /// The server's address, resolved at creation (nil if that failed: resolved again, then).
-    private let resolved: SocketAddress?
-    /// For `rediss://`: hiredis 0.14 has no TLS, so it connects to this loopback forwarder,
-    /// which carries the connection over TLS (made on first connect).
-    private var forwarder: TLSForwarder?
-    private var context: UnsafeMutablePointer<redisAsyncContext>?
-    private var watch: FileWatch?
-    private var pending = 0
+    /// The server's address, resolved at creation (names are resolved with a blocking
+    /// getaddrinfo, which must not run on an event loop; nil if that failed: tried again).
+    private var resolved: SocketAddress?
+    private var tlsContext: TLSContext?
+    /// The current connection's channel handler (nil between connections).
+    private var link: Link?
+    private var decoder = RESPDecoder()
+    /// Reply handlers in the order their commands were written.
+    private var waiting: [Reply] = []
+    private var nextReply = 0
+    private var subscribing = false
+    /// SHA-1s of the scripts this server has run for us since we connected.
+    private var knownScripts: Set<String> = []
     private var lastProgress: UInt64 = 0
     private var stopped = false
     private var retryScheduled = false
+
+    private var pending: Int { waiting.count - nextReply }
 
     public init(endpoint: RedisEndpoint, loop: EventLoop, role: Role = .commands) {
         self.endpoint = endpoint
         self.loop = loop
         self.role = role
         resolved = try? SocketAddress.resolve(host: endpoint.host, port: endpoint.port)
-        address = resolved?.numericHost ?? endpoint.host
         loop.onTick { [weak self] in self?.checkTimeout() }
     }
 
@@ -76,91 +86,75 @@ public final class RedisConnection {
 
     public func send(_ arguments: [[UInt8]], reply: @escaping Reply = { _ in }) {
         guard isReady else { return reply(.error("redis unavailable: \(lastError ?? "not connected")")) }
-        issue(arguments, reply: reply)
+        guard arguments.count >= 3, arguments[0].count == 4, String(decoding: arguments[0], as: UTF8.self).uppercased() == "EVAL" else {
+            return issue(arguments, reply: reply)
+        }
+        let sha = Self.sha1(arguments[1])
+        guard knownScripts.contains(sha) else {
+            return issue(arguments) { [weak self] answer in
+                if !answer.isError { self?.knownScripts.insert(sha) }
+                reply(answer)
+            }
+        }
+        issue([Array("EVALSHA".utf8), Array(sha.utf8)] + arguments.dropFirst(2)) { [weak self] answer in
+            guard case .error(let message) = answer, message.hasPrefix("NOSCRIPT"), let self else { return reply(answer) }
+            // The server forgot it (SCRIPT FLUSH, a restart behind a proxy): send the script itself.
+            self.knownScripts.remove(sha)
+            self.issue(arguments, reply: reply)
+        }
     }
 
     // MARK: Connection
 
     private func connect() {
-        guard !stopped, context == nil else { return }
+        guard !stopped, link == nil else { return }
         lastProgress = loop.now
-        var (host, port) = (address, endpoint.port)
-        if endpoint.tls {
-            do {
-                let forwarder = try self.forwarder ?? makeForwarder()
-                self.forwarder = forwarder
-                (host, port) = ("127.0.0.1", forwarder.port)
-            } catch {
-                return retryLater("TLS: \(error)")
-            }
-        }
-        guard let context = redisAsyncConnect(host, Int32(port)) else { return retryLater("out of memory") }
-        if context.pointee.err != 0 {
-            let message = String(cString: context.pointee.errstr)
-            redisAsyncFree(context)
-            return retryLater(message)
-        }
-        self.context = context
-        forwarder?.expect(fd: scrollsync_redis_fd(context))
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        context.pointee.data = me
+        decoder = RESPDecoder()
+        knownScripts.removeAll()
+        subscribing = false
+        protocolVersion = 2
         do {
-            watch = try loop.watch(fd: scrollsync_redis_fd(context)) { [weak self] readable, writable in
-                self?.handle(readable: readable, writable: writable)
+            let target = try resolved ?? SocketAddress.resolve(host: endpoint.host, port: endpoint.port)
+            resolved = target
+            var tls: TLSContext?
+            if endpoint.tls {
+                tls = try tlsContext ?? TLSContext(clientVerifying: true, caFile: endpoint.caFile)
+                tlsContext = tls
             }
+            let link = Link(owner: self)
+            self.link = link
+            let channel = try loop.connect(to: target, tls: tls, serverName: endpoint.host, verifyHostName: true) { _ in link }
+            guard link.isOpen, self.link === link else { return }  // it failed already, and said so
+            link.channel = channel
         } catch {
-            self.context = nil
-            redisAsyncFree(context)
+            link = nil
             return retryLater("\(error)")
         }
-        scrollsync_redis_attach(context, me, { data in connection(data)?.watch?.update(readable: true) },
-                                { data in connection(data)?.watch?.update(readable: false) },
-                                { data in connection(data)?.watch?.update(writable: true) },
-                                { data in connection(data)?.watch?.update(writable: false) },
-                                { data in connection(data)?.releaseWatch() })
-        redisAsyncSetConnectCallback(context) { context, status in
-            connection(context?.pointee.data)?.connected(status == REDIS_OK, error: context.map { String(cString: $0.pointee.errstr) })
+        greet()
+    }
+
+    /// HELLO 3 (with AUTH); on a server without it, AUTH alone and RESP2. Then SELECT, PING.
+    private func greet() {
+        var hello = ["HELLO", "3"]
+        if let password = endpoint.password { hello += ["AUTH", endpoint.user ?? "default", password] }
+        issue(hello.map { Array($0.utf8) }) { [weak self] reply in
+            guard let self else { return }
+            switch reply {
+            case .error(let message) where message.hasPrefix("ERR unknown command") || message.hasPrefix("NOPROTO"):
+                var setup = [[String]]()
+                if let password = self.endpoint.password { setup.append(["AUTH"] + (self.endpoint.user.map { [$0] } ?? []) + [password]) }
+                self.runSetup(setup[...] + self.afterHello())
+            case .error(let message):
+                self.drop("HELLO failed: \(message)")
+            default:
+                self.protocolVersion = 3
+                self.runSetup(self.afterHello()[...])
+            }
         }
-        redisAsyncSetDisconnectCallback(context) { context, _ in
-            guard let data = context?.pointee.data else { return }
-            let message = context.flatMap { $0.pointee.err != 0 ? String(cString: $0.pointee.errstr) : nil }
-            connection(data)?.disconnected(message ?? "connection closed")
-        }
     }
 
-    private func takeForwarderFailure() -> String? {
-        defer { forwarder?.lastFailure = nil }
-        return forwarder?.lastFailure
-    }
-
-    private func makeForwarder() throws -> TLSForwarder {
-        let context = try TLSContext(clientVerifying: true, caFile: endpoint.caFile)
-        let target = try resolved ?? SocketAddress.resolve(host: endpoint.host, port: endpoint.port)
-        return try TLSForwarder(loop: loop, target: target, serverName: endpoint.host, context: context)
-    }
-
-    private func handle(readable: Bool, writable: Bool) {
-        if readable, let context { redisAsyncHandleRead(context) }
-        if writable, let context { redisAsyncHandleWrite(context) }
-    }
-
-    fileprivate func releaseWatch() {
-        watch?.cancel()
-        watch = nil
-    }
-
-    fileprivate func connected(_ ok: Bool, error: String?) {
-        guard ok else {
-            // hiredis frees the context after this callback.
-            context = nil
-            releaseWatch()
-            return retryLater(takeForwarderFailure() ?? error ?? "connect failed")
-        }
-        var setup = [[String]]()
-        if let password = endpoint.password { setup.append(["AUTH", password]) }
-        if endpoint.database != 0 { setup.append(["SELECT", String(endpoint.database)]) }
-        setup.append(["PING"])
-        runSetup(setup[...])
+    private func afterHello() -> [[String]] {
+        (endpoint.database != 0 ? [["SELECT", String(endpoint.database)]] : []) + [["PING"]]
     }
 
     private func runSetup(_ commands: ArraySlice<[String]>) {
@@ -176,23 +170,21 @@ public final class RedisConnection {
     }
 
     private func subscribeOrReady() {
-        guard case .subscriber(let patterns, _) = role, let context else { return becomeReady() }
-        var arguments = [Array("PSUBSCRIBE".utf8)] + patterns.map { Array($0.utf8) }
-        withArguments(&arguments) { argc, argv, lengths in
-            _ = redisAsyncCommandArgv(context, { context, reply, _ in
-                connection(context?.pointee.data)?.subscriptionReply(reply.map { RedisReply(raw: $0.assumingMemoryBound(to: redisReply.self)) })
-            }, nil, argc, argv, lengths)
-        }
+        guard case .subscriber(let patterns, _) = role else { return becomeReady() }
+        // Every reply from here on is a subscription's (in RESP3 a push, in RESP2 an array).
+        subscribing = true
+        write([Array("PSUBSCRIBE".utf8)] + patterns.map { Array($0.utf8) })
     }
 
-    private func subscriptionReply(_ reply: RedisReply?) {
-        guard case .subscriber(_, let onMessage) = role, let reply else { return }
+    private func subscriptionReply(_ reply: RedisReply) {
+        guard case .subscriber(_, let onMessage) = role else { return }
         let parts = reply.elements
         switch parts.first?.text {
         case "psubscribe":
             lastProgress = loop.now
             if !isReady { becomeReady() }
         case "pmessage" where parts.count == 4:
+            lastProgress = loop.now
             if case .string(let channel) = parts[2], case .string(let payload) = parts[3] { onMessage(channel, payload) }
         default:
             break
@@ -205,30 +197,54 @@ public final class RedisConnection {
         onStatus(true)
     }
 
-    fileprivate func disconnected(_ message: String) {
-        // hiredis frees the context after this callback.
-        context = nil
-        releaseWatch()
-        lost(message)
+    /// Bytes from the server: every complete reply goes to its handler, in order.
+    fileprivate func received(_ bytes: UnsafeRawBufferPointer) {
+        decoder.append(bytes)
+        do {
+            while let item = try decoder.next() {
+                lastProgress = loop.now
+                if subscribing || item.isPush {
+                    subscriptionReply(item.reply)
+                    continue
+                }
+                guard nextReply < waiting.count else { return drop("a reply nobody asked for") }
+                let reply = waiting[nextReply]
+                nextReply += 1
+                if nextReply == waiting.count {
+                    waiting.removeAll(keepingCapacity: true)
+                    nextReply = 0
+                }
+                reply(item.reply)
+                if link == nil { return }  // the handler dropped the connection
+            }
+        } catch {
+            drop("\(error)")
+        }
+    }
+
+    fileprivate func closed(_ reason: String) {
+        link = nil
+        lost(reason)
     }
 
     /// Closes the connection now (pending commands hear an error) and retries later.
     private func drop(_ message: String) {
-        if let context {
-            self.context = nil
-            context.pointee.data = nil  // its callbacks must not find us while it is freed
-            redisAsyncFree(context)
-            releaseWatch()
+        if let link {
+            self.link = nil
+            link.owner = nil
+            link.channel?.abort()
         }
         lost(message)
     }
 
     private func lost(_ message: String) {
-        let message = takeForwarderFailure() ?? message
         let wasReady = isReady
         isReady = false
-        pending = 0
         lastError = message
+        let orphans = waiting[nextReply...]
+        waiting.removeAll()
+        nextReply = 0
+        for reply in orphans { reply(.error("redis connection lost: \(message)")) }
         if wasReady { onStatus(false) }
         retryLater(message)
     }
@@ -247,7 +263,7 @@ public final class RedisConnection {
     /// Once a tick: a command connection with nothing in flight sends PING, so a Redis that
     /// stopped answering (frozen, or its machine gone) is noticed within the timeout.
     private func checkTimeout() {
-        guard context != nil else { return }
+        guard link != nil else { return }
         if isReady, pending == 0, case .commands = role { issue([Array("PING".utf8)]) { _ in } }
         guard pending > 0 || !isReady, loop.now - lastProgress > timeoutNanoseconds else { return }
         drop(isReady ? "no reply for \(timeoutNanoseconds / 1_000_000) ms" : "connect timed out")
@@ -255,81 +271,60 @@ public final class RedisConnection {
 
     // MARK: Commands
 
-    private final class Callback {
-        let reply: Reply
-        init(_ reply: @escaping Reply) { self.reply = reply }
-    }
-
     private func issue(_ arguments: [[UInt8]], reply: @escaping Reply) {
-        guard let context else { return reply(.error("redis unavailable")) }
-        let box = Unmanaged.passRetained(Callback(reply)).toOpaque()
+        guard link != nil else { return reply(.error("redis unavailable")) }
         if pending == 0 { lastProgress = loop.now }
-        pending += 1
-        var arguments = arguments
-        let status = withArguments(&arguments) { argc, argv, lengths in
-            redisAsyncCommandArgv(context, { context, reply, privdata in
-                guard let privdata else { return }
-                let callback = Unmanaged<Callback>.fromOpaque(privdata).takeRetainedValue()
-                let value = reply.map { RedisReply(raw: $0.assumingMemoryBound(to: redisReply.self)) } ?? .error("redis connection lost")
-                connection(context?.pointee.data)?.replied()
-                callback.reply(value)
-            }, box, argc, argv, lengths)
+        waiting.append(reply)
+        write(arguments)
+    }
+
+    private func write(_ arguments: [[UInt8]]) {
+        link?.channel?.enqueue(SharedBytes(RESP.encode(arguments)))
+    }
+
+    /// A script's SHA-1 in hex, as EVALSHA names it.
+    static func sha1(_ bytes: [UInt8]) -> String {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        _ = bytes.withUnsafeBytes { EVP_Digest($0.baseAddress, $0.count, &digest, &length, EVP_sha1(), nil) }
+        let hex = Array("0123456789abcdef".utf8)
+        return String(decoding: digest.prefix(Int(length)).flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 15)]] }, as: UTF8.self)
+    }
+
+    /// The transport's handler for one connection; a link its owner let go of is inert.
+    private final class Link: ChannelHandler {
+        weak var owner: RedisConnection?
+        var channel: Channel?
+        private(set) var isOpen = true
+        private var tlsFailure: TLSFailure?
+
+        init(owner: RedisConnection) { self.owner = owner }
+
+        func channelActive(_ channel: Channel) { self.channel = channel }
+
+        func channelRead(_ channel: Channel, _ bytes: UnsafeMutableRawBufferPointer) {
+            self.channel = channel
+            owner?.received(UnsafeRawBufferPointer(bytes))
         }
-        if status != REDIS_OK {
-            pending -= 1
-            Unmanaged<Callback>.fromOpaque(box).release()
-            reply(.error("redis unavailable"))
+
+        func channelFailed(_ channel: Channel, _ failure: TLSFailure) { tlsFailure = failure }
+
+        func channelClosed(_ channel: Channel) {
+            isOpen = false
+            self.channel = nil
+            guard let owner, owner.link === self else { return }
+            let endpoint = owner.endpoint
+            let reason = if let tlsFailure {
+                "\(endpoint.host):\(endpoint.port): \(tlsFailure)"
+            } else if let errno = channel.connectError {
+                "\(endpoint.host):\(endpoint.port): \(String(cString: strerror(errno)))"
+            } else {
+                "connection closed"
+            }
+            owner.closed(reason)
         }
-    }
 
-    fileprivate func replied() {
-        pending = max(0, pending - 1)
-        lastProgress = loop.now
-    }
-}
-
-private func connection(_ data: UnsafeMutableRawPointer?) -> RedisConnection? {
-    data.map { Unmanaged<RedisConnection>.fromOpaque($0).takeUnretainedValue() }
-}
-
-/// Calls `body` with C argument vectors for `arguments`.
-private func withArguments<R>(_ arguments: inout [[UInt8]], _ body: (Int32, UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> R) -> R {
-    let count = arguments.count
-    let pointers = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: max(1, count))
-    let lengths = UnsafeMutablePointer<Int>.allocate(capacity: max(1, count))
-    defer {
-        pointers.deallocate()
-        lengths.deallocate()
-    }
-    // Contiguous copies that outlive the call (hiredis copies the arguments into its buffer).
-    var storage = [UnsafeMutablePointer<UInt8>]()
-    defer { storage.forEach { $0.deallocate() } }
-    for (index, argument) in arguments.enumerated() {
-        let copy = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, argument.count))
-        argument.withUnsafeBufferPointer { if let base = $0.baseAddress { copy.initialize(from: base, count: argument.count) } }
-        storage.append(copy)
-        pointers[index] = UnsafeRawPointer(copy).assumingMemoryBound(to: CChar.self)
-        lengths[index] = argument.count
-    }
-    return body(Int32(count), pointers, lengths)
-}
-
-extension RedisReply {
-    init(raw: UnsafeMutablePointer<redisReply>) {
-        let reply = raw.pointee
-        switch reply.type {
-        case REDIS_REPLY_STRING:
-            self = .string(reply.str.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(reply.len))) } ?? [])
-        case REDIS_REPLY_STATUS:
-            self = .status(reply.str.map { String(cString: $0) } ?? "")
-        case REDIS_REPLY_ERROR:
-            self = .error(reply.str.map { String(cString: $0) } ?? "error")
-        case REDIS_REPLY_INTEGER:
-            self = .integer(Int(reply.integer))
-        case REDIS_REPLY_ARRAY:
-            self = .array((0..<Int(reply.elements)).compactMap { index in reply.element[index].map { RedisReply(raw: $0) } })
-        default:
-            self = .null
-        }
+        /// The server is shutting down: its Redis connections simply close.
+        func channelShutdownRequested(_ channel: Channel) { channel.close() }
     }
 }

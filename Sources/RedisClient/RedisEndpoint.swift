@@ -1,8 +1,11 @@
-/// Where a Redis server is: `redis://[:PASSWORD@]HOST[:PORT][/DB]`, or `rediss://…` for TLS.
+/// Where a Redis server is: `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`, or `rediss://…` for
+/// TLS. With a user the connection logs in as that ACL user; without one, as `default`.
 public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     public var host: String
     public var port: Int
     public var database: Int
+    /// The ACL user (Redis 6 and later); nil logs in as `default`.
+    public var user: String?
     public var password: String?
     /// Connect over TLS (`rediss://`); the server's certificate must chain to the system's
     /// roots (or `caFile`) and name `host`.
@@ -10,10 +13,12 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     /// CA certificates (PEM) for a TLS server with a private CA.
     public var caFile: String?
 
-    public init(host: String = "127.0.0.1", port: Int = 6379, database: Int = 0, password: String? = nil, tls: Bool = false, caFile: String? = nil) {
+    public init(host: String = "127.0.0.1", port: Int = 6379, database: Int = 0, user: String? = nil, password: String? = nil,
+                tls: Bool = false, caFile: String? = nil) {
         self.host = host
         self.port = port
         self.database = database
+        self.user = user
         self.password = password
         self.tls = tls
         self.caFile = caFile
@@ -30,8 +35,13 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
         if let at = rest.lastIndex(of: "@") {
             let credentials = rest[..<at]
             rest = rest[rest.index(after: at)...]
-            let password = credentials.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).last.map(String.init) ?? ""
+            let parts = credentials.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            let password = parts.last.map(String.init) ?? ""
             endpoint.password = password.isEmpty ? nil : password
+            if parts.count == 2, !parts[0].isEmpty {
+                guard endpoint.password != nil else { throw RedisError("a Redis URL with a user needs its password: redis://USER:PASSWORD@HOST") }
+                endpoint.user = String(parts[0])
+            }
         }
         if let slash = rest.firstIndex(of: "/") {
             let db = rest[rest.index(after: slash)...]
@@ -56,7 +66,7 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
 
     /// The URL without the password.
     public var description: String {
-        "\(tls ? "rediss" : "redis")://\(password == nil ? "" : ":***@")\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)"
+        "\(tls ? "rediss" : "redis")://\(password == nil ? "" : "\(user ?? ""):***@")\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)"
     }
 }
 

@@ -19,7 +19,7 @@ import Glibc
 /// Every change runs as one Lua script that checks, assigns `seq`/`ver`, stores and
 /// publishes `VER MESSAGE` on channel `scrollsync:{R}`; each node decodes it once and sends
 /// the message bytes as they are to its members. Presence goes out as `P NODE p f d`.
-/// Two connections on one loop (commands, and a pattern subscriber), both through hiredis.
+/// Two connections on one loop (commands, and a pattern subscriber), both `RedisConnection`s.
 public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     public let node: String
     public let loop: EventLoop

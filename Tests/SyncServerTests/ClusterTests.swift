@@ -231,40 +231,50 @@ struct RedisTLSTests {
 
         // Without the CA the certificate is not trusted: the node says why and serves alone.
         let untrusting = try ServerProcess(["--redis", redis.url])
-        #expect(untrusting.child.waitForOutput(timeout: 10) { $0.contains { $0.contains("redis unavailable") && $0.contains("TLS handshake failed") } },
+        #expect(untrusting.child.waitForOutput(timeout: 10) { $0.contains { $0.contains("redis unavailable") && $0.contains("certificate is not trusted") } },
                 "\(untrusting.child.output)")
         #expect(try httpGet("/healthz", port: untrusting.port).contains("redis: unavailable"))
 
         // A trusted certificate for another name (localhost, reached as 127.0.0.1) is refused too.
         let misnamed = try ServerProcess(["--redis", "rediss://127.0.0.1:\(redis.port)", "--config", try configFile(caFile: testCertificate.cert)])
-        #expect(misnamed.child.waitForOutput(timeout: 10) { $0.contains { $0.contains("redis unavailable") && $0.contains("TLS handshake failed") } },
+        #expect(misnamed.child.waitForOutput(timeout: 10) { $0.contains { $0.contains("redis unavailable") && $0.contains("certificate is not trusted") && $0.contains("address mismatch") } },
                 "\(misnamed.child.output)")
     }
 
-    @Test func theForwarderClosesConnectionsItWasNotToldAbout() throws {
-        let redis = try RedisServer(tls: testCertificate)
-        let group = try EventLoopGroup(count: 1)
-        group.start()
-        defer { group.shutdown() }
-        let loop = group.loops[0]
-        let made = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var port = 0
-        loop.execute {
-            let context = try? TLSContext(clientVerifying: true, caFile: testCertificate.cert)
-            let target = try? SocketAddress.resolve(host: "127.0.0.1", port: redis.port)
-            if let context, let target, let forwarder = try? TLSForwarder(loop: loop, target: target, serverName: "localhost", context: context) {
-                port = forwarder.port
-                loop.schedule(after: 10_000_000_000) { _ = forwarder }  // kept alive for the test
-            }
-            made.signal()
+    /// Issue 19: a URL's ACL user is the user the node logs in as (`HELLO 3 AUTH user pw`),
+    /// with the default user disabled; the default user, or a wrong password, is refused in words.
+    @Test func nodesLogInAsTheURLsACLUser() throws {
+        let redis = try RedisServer()
+        for command in [["ACL", "SETUSER", "node", "on", ">s3cret", "~*", "&*", "+@all"], ["ACL", "SETUSER", "default", "off"]] {
+            let result = try run("/usr/bin/env", ["redis-cli", "-p", String(redis.port)] + command, timeout: 20)
+            try #require(result.status == 0 && result.output.contains("OK"), "\(command): \(result.output)")
         }
-        made.wait()
-        #expect(port > 0)
-        // A local process that finds the port gets no Redis: it is closed, unanswered.
-        let stranger = try RawClient(port: port)
-        stranger.send("PING\r\n")
-        let answer = stranger.receiveUntilClosed(timeout: 5)
-        #expect(answer.closed && answer.bytes.isEmpty, "\(answer)")
+        let url = "redis://node:s3cret@127.0.0.1:\(redis.port)"
+        let (a, b) = (try ServerProcess(["--redis", url]), try ServerProcess(["--redis", url]))
+        for node in [a, b] {
+            #expect(ClusterTests().eventually { (try? httpGet("/healthz", port: node.port))?.contains("redis: up") == true }, "\(node.child.output)")
+        }
+        let (presenter, _) = try ClusterTests().join(a, "acl", query: "role=presenter")
+        let (follower, _) = try ClusterTests().join(b, "acl")
+        #expect(presenter.wait { $0.contains(#""type":"driver""#) })
+        presenter.send(ClusterTests().scroll(7))
+        #expect(follower.wait(for: ClusterTests().hasOffset(7)), "\(follower.received)")
+
+        // Scripts go by SHA once the server knows them; after SCRIPT FLUSH, NOSCRIPT sends them again.
+        let cli = ["redis-cli", "--no-auth-warning", "--user", "node", "--pass", "s3cret", "-p", String(redis.port)]
+        for offset in 8...10 { presenter.send(ClusterTests().scroll(offset)) }
+        #expect(follower.wait(for: ClusterTests().hasOffset(10)), "\(follower.received)")
+        let stats = try run("/usr/bin/env", cli + ["INFO", "commandstats"], timeout: 20).output
+        #expect(stats.contains("cmdstat_evalsha:calls="), "\(stats)")
+        #expect(try run("/usr/bin/env", cli + ["SCRIPT", "FLUSH"], timeout: 20).output.contains("OK"))
+        presenter.send(ClusterTests().scroll(11))
+        #expect(follower.wait(for: ClusterTests().hasOffset(11)), "after SCRIPT FLUSH: \(follower.received.suffix(3))")
+
+        for refused in ["redis://:s3cret@127.0.0.1:\(redis.port)", "redis://node:wrong@127.0.0.1:\(redis.port)"] {
+            let node = try ServerProcess(["--redis", refused])
+            #expect(node.child.waitForOutput(timeout: 10) { $0.contains { $0.contains("redis unavailable") && $0.contains("WRONGPASS") } }, "\(node.child.output)")
+            #expect(!node.child.output.contains("s3cret") && !node.child.output.contains("wrong@"), "no password in the log")
+        }
     }
 
     func configFile(caFile: String) throws -> String {
@@ -315,7 +325,8 @@ struct RedisURLTests {
         #expect(try RedisEndpoint(url: "redis://10.0.0.5") == RedisEndpoint(host: "10.0.0.5"))
         #expect(try RedisEndpoint(url: "redis://cache:6380/2") == RedisEndpoint(host: "cache", port: 6380, database: 2))
         #expect(try RedisEndpoint(url: "redis://:s3cret@cache:6380") == RedisEndpoint(host: "cache", port: 6380, password: "s3cret"))
-        #expect(try RedisEndpoint(url: "redis://user:pw@[::1]:7000/0") == RedisEndpoint(host: "::1", port: 7000, password: "pw"))
+        #expect(try RedisEndpoint(url: "redis://user:pw@[::1]:7000/0") == RedisEndpoint(host: "::1", port: 7000, user: "user", password: "pw"))
+        #expect(try RedisEndpoint(url: "redis://user:pw@cache").description == "redis://user:***@cache:6379/0", "the user, not the password")
         #expect(try RedisEndpoint(url: "redis://:s3cret@cache:6380").description == "redis://:***@cache:6380/0", "no password in logs")
         #expect(try RedisEndpoint(url: "rediss://cache.example:6380/1") == RedisEndpoint(host: "cache.example", port: 6380, database: 1, tls: true))
     }
