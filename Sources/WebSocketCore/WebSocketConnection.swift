@@ -113,6 +113,7 @@ public final class WebSocketConnection {
     @exclusivity(unchecked) private var outbound: [SharedBytes] = []
     @exclusivity(unchecked) private var storedPieces: Pieces?
     public let role: Role
+    private let maskingKeys: () -> UInt32
     @exclusivity(unchecked) public private(set) var state: State = .open
     @exclusivity(unchecked) private var messageOpcode: Opcode?
     @exclusivity(unchecked) private var messageCompressed = false
@@ -143,9 +144,12 @@ public final class WebSocketConnection {
     ///     `server_no_context_takeover`, 15-bit window): then every message is compressed
     ///     from a clean state and one compressor can serve every connection on a loop.
     ///     It must reset after every message and be used from one thread only.
+    ///   - maskingKeys: where a client's masking keys come from (RFC 6455 §5.3: unpredictable,
+    ///     so the system's random bytes by default); a test may make them deterministic.
     public init(role: Role, limits: Limits = .init(), deflate: PerMessageDeflate? = nil, compressionThreshold: Int = 64,
-                sharedDeflater: Deflater? = nil) {
+                sharedDeflater: Deflater? = nil, maskingKeys: (() -> UInt32)? = nil) {
         self.role = role
+        self.maskingKeys = maskingKeys ?? Entropy.uint32
         messageLimit = UInt32(clamping: limits.maxMessageSize)
         decoder = FrameDecoder(maxFrameSize: limits.maxFrameSize, expectMasked: role == .server)
         if let deflate {
@@ -425,6 +429,6 @@ public final class WebSocketConnection {
     }
 
     private func maskKey() -> UInt32? {
-        role == .client ? Entropy.uint32() : nil
+        role == .client ? maskingKeys() : nil
     }
 }

@@ -182,7 +182,8 @@ struct ResilienceTests {
         #expect(refused.output.contains("HTTP 400 Bad Request: room names are 1 to 64 characters"), "\(refused.output)")
         let first = try followJSON("ws://127.0.0.1:\(server.port)/rooms/full")
         defer { first.stop() }
-        usleep(500_000)
+        // The first follower holds the only connection once the server answers others 503.
+        #expect(eventually { (try? httpGet("/healthz", port: server.port))?.hasPrefix("HTTP/1.1 503") == true }, "the first follower is in")
         let second = try Child(ServerProcess.binary.path, ["follow", "ws://127.0.0.1:\(server.port)/rooms/full", "--json"])
         defer { second.stop() }
         #expect(second.waitForOutput { $0.contains { $0.contains("HTTP 503 Service Unavailable") && $0.contains("reconnecting") } }, "\(second.lines)")
@@ -196,14 +197,13 @@ struct ResilienceTests {
         let follower = try followJSON("ws://127.0.0.1:\(port)/rooms/\(room)")
         defer { follower.stop() }
 
-        usleep(500_000)
+        #expect(eventually { (try? metricValue("scrollsync_room_members{role=\"follower\"}", port: port)) == 1 }, "the follower is in")
         try scroll(5, port: port, room: room)
         #expect(follower.waitForOutput { $0.contains { $0.contains("\"offset\":5,") } }, "first state: \(follower.lines)")
         first.stop()
 
         let second = try ServerProcess(["--port", String(port)])  // the same port
         #expect(second.port == port)
-        usleep(200_000)
         // Reconnected followers count in presence; a state from the new server reaches them.
         var delivered = false
         for _ in 0..<20 where !delivered {

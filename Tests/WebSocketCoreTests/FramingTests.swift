@@ -167,3 +167,36 @@ struct ControlFrameTests {
         }
     }
 }
+
+/// The client's masking keys are injectable (issue 19): with the same keys, the codec's output
+/// is the same bytes every time, and those bytes are the RFC's masked frames.
+@Suite("Deterministic masking")
+struct DeterministicMaskingTests {
+    static func clientBytes(keys: [UInt32]) -> [UInt8] {
+        var next = keys.makeIterator()
+        let client = WebSocketConnection(role: .client, maskingKeys: { next.next() ?? 0 })
+        _ = client.send(text: "Hello")
+        _ = client.send(text: "Hello")
+        var bytes = [UInt8]()
+        client.drainOutbound { bytes += $0.array }
+        return bytes
+    }
+
+    @Test func theSameKeysGiveTheSameBytes() {
+        let keys: [UInt32] = [0x37FA213D, 0x01020304]
+        #expect(Self.clientBytes(keys: keys) == Self.clientBytes(keys: keys))
+        #expect(Self.clientBytes(keys: keys) != Self.clientBytes(keys: [0x01020304, 0x37FA213D]))
+    }
+
+    /// RFC 6455 §5.7: "Hello" masked with 37 fa 21 3d is 81 85 37 fa 21 3d 7f 9f 4d 51 58 (a
+    /// key goes on the wire in its memory order: 0x3D21FA37 on this little-endian machine).
+    @Test func theRFCsMaskedExample() {
+        let bytes = Self.clientBytes(keys: [0x3D21FA37, 0x3D21FA37])
+        #expect(Array(bytes.prefix(11)) == [0x81, 0x85, 0x37, 0xFA, 0x21, 0x3D, 0x7F, 0x9F, 0x4D, 0x51, 0x58])
+        let server = WebSocketConnection(role: .server)
+        var seen = [Seen]()
+        var copy = bytes
+        copy.withUnsafeMutableBytes { server.receive($0) { seen.append(Seen($0)) } }
+        #expect(seen == [.text("Hello"), .text("Hello")])
+    }
+}

@@ -330,6 +330,13 @@ async def check_document_limit(base):
     await presenter.ws.close()
 
 
+def room_list(base):
+    """The names in GET /rooms."""
+    import urllib.request
+    with urllib.request.urlopen(base.replace("ws://", "http://", 1) + "/rooms", timeout=5) as answer:
+        return [room["name"] for room in json.load(answer)["rooms"]]
+
+
 async def check_idle_expiry(base):
     """With --room-idle 1, an empty room is forgotten; until then its state survives."""
     room = "e-" + uuid.uuid4().hex[:10]
@@ -343,7 +350,11 @@ async def check_idle_expiry(base):
     welcome = await again.recv()
     expect(welcome["state"] and welcome["state"]["offset"] == 7, f"state kept while members come and go: {welcome}")
     await again.ws.close()
-    await asyncio.sleep(3.5)
+    # Wait for the event itself: the room leaves the server's list once it has idled out.
+    deadline = asyncio.get_running_loop().time() + 15
+    while room in await asyncio.to_thread(room_list, base) and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.1)
+    expect(room not in await asyncio.to_thread(room_list, base), "the idle room expired within 15 s")
     later = await Client.open(base, room, role="presenter", key="other")
     welcome = await later.recv()
     expect(welcome["type"] == "welcome" and welcome["state"] is None, f"an idle room is forgotten, key and all: {welcome}")
