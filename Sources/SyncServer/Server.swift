@@ -22,9 +22,15 @@ public final class Server: Sendable {
     private let store: (any RoomStore)?
     /// Shares rooms with other nodes, when Redis is configured.
     public let engine: RedisRoomEngine?
+    /// Makes the handler of each new connection.
+    private let makePeer: @Sendable (Channel) -> any ChannelHandler
 
     /// Binds and starts serving. Rooms kept in `configuration.dataDirectory` come back.
-    public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "scrollsync")) throws {
+    ///
+    /// With `embedded` (`EventLoop.embedded()`), nothing listens and no thread starts: the
+    /// server runs on that loop as its caller steps it, and `connectEmbedded()` gives it
+    /// in-process connections (the tests' harness).
+    public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "scrollsync"), embedded: EventLoop? = nil) throws {
         self.configuration = configuration
         self.logger = logger
         var tls: TLSContext?
@@ -43,7 +49,7 @@ public final class Server: Sendable {
             redis?.caFile = configuration.redisCAFile
         }
         store = redis != nil ? nil : try configuration.dataDirectory.map { directory throws(StoreError) in try FileRoomStore(directory: directory, logger: logger) }
-        let group = try EventLoopGroup(count: configuration.loops ?? EventLoopGroup.coreCount)
+        let group = try embedded.map { EventLoopGroup(loops: [$0]) } ?? EventLoopGroup(count: configuration.loops ?? EventLoopGroup.coreCount)
         self.group = group
         var roomOptions = configuration.rooms
         roomOptions.maxRooms = configuration.limits.rooms
@@ -74,10 +80,14 @@ public final class Server: Sendable {
         let router = Router(configuration: configuration, endpoints: endpoints, httpEndpoints: httpEndpoints, loops: group.loops.count,
                             counters: counters, messageBudget: messageBudget, logger: logger)
         group.loops[0].onTick { Self.returnFreedMemory(messageBudget) }
-        port = try group.listen(host: configuration.host, port: configuration.port, tls: tls) { channel in
-            WebSocketPeer(channel: channel, router: router)
+        let makePeer: @Sendable (Channel) -> any ChannelHandler = { channel in WebSocketPeer(channel: channel, router: router) }
+        self.makePeer = makePeer
+        if embedded != nil {
+            port = 0
+        } else {
+            port = try group.listen(host: configuration.host, port: configuration.port, tls: tls, makeHandler: makePeer)
+            group.start()
         }
-        group.start()
         if let engine {
             logger.info("sharing rooms through Redis", metadata: ["redis": "\(engine.endpoint)", "node": "\(engine.node)"])
             engine.start()
@@ -105,6 +115,11 @@ public final class Server: Sendable {
         let scheme = configuration.tlsCertificateFile == nil ? "ws" : "wss"
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         return "\(scheme)://\(host):\(port)"
+    }
+
+    /// An in-process connection from `address` to a server on an embedded loop.
+    public func connectEmbedded(from address: String = "127.0.0.1") -> EmbeddedConnection {
+        group.loops[0].connectEmbedded(peerAddress: address, makeHandler: makePeer)
     }
 
     /// Stops the loops and drops every connection.

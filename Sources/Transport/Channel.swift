@@ -71,6 +71,8 @@ public final class Channel {
     @exclusivity(unchecked) private var flags: Flags = []
     /// The errno of a failed connect, or 0 (Linux's errno values fit in a byte).
     private var connectErrno: UInt8 = 0
+    /// An in-process channel's other end (`EmbeddedConnection`): no socket, `fd` is -1.
+    var embedded: EmbeddedConnection?
 
     /// How long a graceful close may take to flush and hear the peer close: 2 ticks of the
     /// loop's coarse timer, so 2 to 3 s (no deadline is stored per connection).
@@ -97,6 +99,9 @@ public final class Channel {
     }
 
     public var isOpen: Bool { state == .open }
+
+    /// Whether a read now would reach the handler (not paused, held or closed).
+    var acceptsInput: Bool { (state == .open || state == .flushing) && !flags[.readingPaused] && !flags[.readingHeld] }
 
     /// Bytes queued and not yet written (the conflation slot included).
     public var queuedBytes: Int { queue.byteCount + (latest?.count ?? 0) }
@@ -142,6 +147,7 @@ public final class Channel {
     /// Caps the kernel's send buffer for this socket. A capped buffer keeps stale bytes
     /// from piling up below the write queue, where conflation cannot replace them.
     public func setSendBufferSize(_ bytes: Int) {
+        guard fd >= 0 else { return }
         var size = Int32(clamping: bytes)
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, 4)
     }
@@ -198,6 +204,7 @@ public final class Channel {
     /// Writes queued bytes until the socket takes no more; returns the errno of a failed
     /// write (the caller closes), or 0.
     private func writePlain() -> Int32 {
+        if let embedded { return embedded.take(&queue, iovecs: loop.iovecs) }
         while !queue.isEmpty {
             let count = queue.gather(into: loop.iovecs)
             let result: IOResult<Int>
@@ -240,7 +247,7 @@ public final class Channel {
 
     private func finishFlushing() {
         tls?.shutdown()
-        Glibc.shutdown(fd, Int32(SHUT_WR))
+        if let embedded { embedded.sendingShutDown = true } else { Glibc.shutdown(fd, Int32(SHUT_WR)) }
         state = .lingering
         setWatchingWritable(false)
     }
@@ -346,7 +353,7 @@ public final class Channel {
     }
 
     private func updateInterest() {
-        guard !isClosed else { return }
+        guard !isClosed, embedded == nil else { return }
         loop.modify(self, readable: !flags[.readingPaused] && !flags[.readingHeld], writable: flags[.watchingWritable])
     }
 
@@ -405,7 +412,7 @@ public final class Channel {
     /// Writes `bytes` to the socket as they are, past TLS (one best-effort, non-blocking
     /// write): for a peer that does not speak TLS, so that it hears in plain text why not.
     public func sendUnencrypted(_ bytes: [UInt8]) {
-        guard !isClosed else { return }
+        guard !isClosed, fd >= 0 else { return }
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
     }
 
@@ -421,7 +428,7 @@ public final class Channel {
         latest = nil
         loop.unregister(self)
         tls = nil
-        Glibc.close(fd)
+        if let embedded { embedded.closed = true } else { Glibc.close(fd) }
         let handler = self.handler
         self.handler = nil
         handler?.channelClosed(self)

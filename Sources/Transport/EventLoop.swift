@@ -54,13 +54,17 @@ public final class EventLoop: @unchecked Sendable {
     private static let wakeID = UInt64.max
     private static let listenerFlag: UInt64 = 1 << 62
     private static let watchFlag: UInt64 = 1 << 61
+    /// An embedded loop's clock moves only by `advance(by:)`; it runs on its caller's thread.
+    public let isEmbedded: Bool
+    private var embeddedConnections: [EmbeddedConnection] = []
     /// Descriptors other code drives (e.g. a Redis client), by slot.
     private var watches: [FileWatch?] = []
     static let tickNanoseconds: UInt64 = 1_000_000_000
 
-    init(index: Int, busyPolling: Bool = false) throws(SystemError) {
+    init(index: Int, busyPolling: Bool = false, embedded: Bool = false) throws(SystemError) {
         self.index = index
         self.busyPolling = busyPolling
+        isEmbedded = embedded
         epoll = try syscallChecked("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
         wake = try syscallChecked("eventfd") { eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) }
         readBuffer = .allocate(byteCount: 64 << 10, alignment: 16)
@@ -249,6 +253,70 @@ public final class EventLoop: @unchecked Sendable {
         guard index < watches.count, watches[index] === watch else { return }
         _ = epoll_ctl(epoll, EPOLL_CTL_DEL, watch.fd, nil)
         watches[index] = nil
+    }
+
+    // MARK: Embedded
+
+    /// A loop for tests that steps only when the caller says (`advance`), on the caller's
+    /// thread, with a clock of its own; its channels are `EmbeddedConnection`s, not sockets.
+    public static func embedded() throws(SystemError) -> EventLoop {
+        let loop = try EventLoop(index: 0, embedded: true)
+        loop.nextTick = loop.now + tickNanoseconds
+        return loop
+    }
+
+    /// An in-process connection whose handler `makeHandler` makes, as an accepted socket's.
+    public func connectEmbedded(peerAddress: String = "127.0.0.1", makeHandler: (Channel) -> any ChannelHandler) -> EmbeddedConnection {
+        precondition(isEmbedded, "only an embedded loop has in-process connections")
+        // Registering a channel without a descriptor cannot fail.
+        let channel = try! register(fd: -1, tls: nil, peerAddress: peerAddress, watch: false)
+        let connection = EmbeddedConnection(channel: channel)
+        channel.embedded = connection
+        embeddedConnections.append(connection)
+        channel.handler = makeHandler(channel)
+        return connection
+    }
+
+    /// Moves the clock by `nanoseconds` and runs everything due: tasks (other threads' too),
+    /// timers, pending reads, flushes, and the one-second tick when it is due.
+    public func advance(by nanoseconds: UInt64 = 0) {
+        precondition(isEmbedded, "advance(by:) steps an embedded loop")
+        thread = pthread_self()
+        now &+= nanoseconds
+        repeat {
+            runTasks()
+            while let timer = timers.last, timer.deadline <= now {
+                timers.removeLast()
+                timer.task()
+            }
+            embeddedConnections.removeAll { $0.closed }
+            for connection in embeddedConnections { connection.deliver() }
+            flushDirty()
+            if now >= nextTick {
+                nextTick = now + Self.tickNanoseconds
+                tick()
+                flushDirty()
+            }
+        } while !localTasks.isEmpty || timers.last.map({ $0.deadline <= now }) == true
+    }
+
+    /// Steps the loop until `condition` holds, waiting (up to `timeout` seconds of real
+    /// time) for tasks other threads send it (e.g. a key hashed on a thread of its own).
+    @discardableResult
+    public func advance(until condition: () -> Bool, timeout: Double = 10) -> Bool {
+        let deadline = monotonicNanoseconds() + UInt64(timeout * 1e9)
+        advance()
+        while !condition() {
+            let left = Int64(deadline) - Int64(monotonicNanoseconds())
+            guard left > 0 else { return false }
+            var descriptor = pollfd(fd: wake, events: Int16(POLLIN), revents: 0)
+            if poll(&descriptor, 1, Int32(min(left / 1_000_000 + 1, 100))) > 0 {
+                var value: UInt64 = 0
+                _ = read(wake, &value, 8)
+            }
+            advance()
+        }
+        return true
     }
 
     // MARK: Running

@@ -18,6 +18,11 @@ public final class EventLoopGroup: @unchecked Sendable {
         self.loops = loops
     }
 
+    /// A group of loops made elsewhere (e.g. one `EventLoop.embedded()`, never started).
+    public init(loops: [EventLoop]) {
+        self.loops = loops
+    }
+
     /// Cores this process may run on.
     public static var coreCount: Int {
         let allowed = Int(scrollsync_allowed_cpu_count())

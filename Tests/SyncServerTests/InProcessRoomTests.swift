@@ -1,0 +1,134 @@
+import Foundation
+import ScrollModel
+import SyncServer
+import Testing
+import Transport
+import WebSocketCore
+
+/// A room member over an in-process connection (issue 19's harness): the real server's
+/// peer, router, rooms and members on an embedded loop the test steps; no socket, no child
+/// process, no sleep. Its clock moves only when the test says.
+final class InProcessClient {
+    let connection: EmbeddedConnection
+    let loop: EventLoop
+    private let codec = WebSocketConnection(role: .client)
+    private var head = [UInt8]()
+    private(set) var status = ""
+    private(set) var messages = [String]()
+    private(set) var closeCode: UInt16?
+
+    init(_ server: Server, loop: EventLoop, path: String, from address: String = "127.0.0.1") throws {
+        self.loop = loop
+        connection = server.connectEmbedded(from: address)
+        connection.write(Array(("GET \(path) HTTP/1.1\r\nHost: test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: scrollsync.v1\r\n\r\n").utf8))
+        guard loop.advance(until: { self.pump(); return !self.status.isEmpty }) else { throw Failure("no answer to the upgrade of \(path)") }
+    }
+
+    /// Decodes what the server sent since the last call.
+    func pump() {
+        var bytes = connection.read()
+        if status.isEmpty {
+            head += bytes
+            guard let end = head.firstRange(of: Array("\r\n\r\n".utf8)) else { return }
+            status = String(decoding: head[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n").first ?? ""
+            bytes = Array(head[end.upperBound...])
+        }
+        guard !bytes.isEmpty else { return }
+        bytes.withUnsafeMutableBytes { buffer in
+            codec.receive(buffer) { event in
+                switch event {
+                case .text(let text): messages.append(String(decoding: text, as: UTF8.self))
+                case .closed(let code, _): closeCode = code.rawValue
+                case .failed(let error): closeCode = error.closeCode.rawValue
+                default: break
+                }
+            }
+        }
+    }
+
+    func send(_ json: String) {
+        _ = codec.send(text: json)
+        codec.drainOutbound { connection.write($0.array) }
+    }
+
+    /// Steps the loop until a message satisfies `condition`.
+    @discardableResult
+    func wait(for condition: (String) -> Bool) -> Bool {
+        loop.advance(until: { pump(); return messages.contains(where: condition) })
+    }
+
+    var states: [JSON] { messages.compactMap { try? JSON.parse($0) }.filter { $0["type"]?.string == "state" } }
+}
+
+@Suite("Rooms in process (embedded loop)")
+struct InProcessRoomTests {
+    static func server(_ adjust: (inout ServerConfiguration) -> Void = { _ in }) throws -> (Server, EventLoop) {
+        var configuration = ServerConfiguration()
+        configuration.dataDirectory = nil
+        adjust(&configuration)
+        let loop = try EventLoop.embedded()
+        return (try Server(configuration: configuration, embedded: loop), loop)
+    }
+
+    @Test func aLateJoinerGetsTheStateAndFollowersGetEveryChange() throws {
+        let (server, loop) = try Self.server()
+        defer { server.shutdown() }
+        let presenter = try InProcessClient(server, loop: loop, path: "/rooms/r?role=presenter&key=k&name=Ann")
+        #expect(presenter.status.contains(" 101 "), "\(presenter.status)")
+        #expect(presenter.wait { $0.contains(#""type":"welcome""#) })
+        let follower = try InProcessClient(server, loop: loop, path: "/rooms/r")
+        #expect(follower.wait { $0.contains(#""type":"welcome""#) && $0.contains(#""driverName":"Ann""#) }, "\(follower.messages)")
+        for offset in [10, 20, 30] { presenter.send(#"{"type":"scroll","offset":\#(offset),"viewport":10,"content":100}"#) }
+        #expect(follower.wait { $0.contains(#""offset":30,"#) }, "\(follower.messages)")
+        let seqs = follower.states.compactMap { $0["seq"]?.double }
+        #expect(!seqs.isEmpty && zip(seqs, seqs.dropFirst()).allSatisfy { $0 < $1 }, "\(seqs)")
+        let late = try InProcessClient(server, loop: loop, path: "/rooms/r")
+        #expect(late.wait { $0.contains(#""type":"welcome""#) && $0.contains(#""offset":30,"#) }, "\(late.messages)")
+    }
+
+    /// A follower whose socket takes nothing holds at most the newest state, and gets it
+    /// when it reads again: conflation, stepped deterministically.
+    @Test func aFollowerThatDoesNotReadEndsOnTheNewestState() throws {
+        let (server, loop) = try Self.server()
+        defer { server.shutdown() }
+        let presenter = try InProcessClient(server, loop: loop, path: "/rooms/slow?role=presenter&key=k")
+        #expect(presenter.wait { $0.contains(#""type":"welcome""#) })
+        let follower = try InProcessClient(server, loop: loop, path: "/rooms/slow")
+        #expect(follower.wait { $0.contains(#""type":"welcome""#) })
+        follower.connection.window = 0  // reads nothing from now on
+        for offset in 1...500 {
+            presenter.send(#"{"type":"scroll","offset":\#(offset),"viewport":10,"content":1000}"#)
+            loop.advance(by: 20_000_000)  // 50 a second, under the rate limit
+        }
+        #expect(presenter.wait { $0.contains(#""offset":500,"#) })
+        #expect(follower.connection.read().isEmpty, "nothing got through a closed window")
+        follower.connection.acceptMore(nil)
+        #expect(follower.wait { $0.contains(#""offset":500,"#) })
+        let states = follower.states
+        #expect(states.count < 10, "a backlog was kept: \(states.count) states")
+        #expect(states.last?["offset"]?.double == 500)
+    }
+
+    /// A room only followers joined goes when they leave; one a presenter joined but never
+    /// drove, after `rooms.undrivenIdleSeconds` of the loop's clock, which moves only when
+    /// the test moves it.
+    @Test func timeMovesOnlyWhenTheTestSays() throws {
+        let (server, loop) = try Self.server { $0.rooms.undrivenIdleSeconds = 60 }
+        defer { server.shutdown() }
+        let follower = try InProcessClient(server, loop: loop, path: "/rooms/unclaimed")
+        #expect(follower.wait { $0.contains(#""type":"welcome""#) })
+        #expect(server.hub.summaries().contains { $0.name == "unclaimed" })
+        follower.connection.hangUp()
+        loop.advance()
+        #expect(!server.hub.summaries().contains { $0.name == "unclaimed" }, "an unclaimed room goes with its last follower")
+
+        let presenter = try InProcessClient(server, loop: loop, path: "/rooms/quiet?role=presenter&key=k")
+        #expect(presenter.wait { $0.contains(#""type":"welcome""#) })
+        presenter.connection.hangUp()
+        loop.advance(by: 30_000_000_000)
+        #expect(server.hub.summaries().contains { $0.name == "quiet" }, "kept at 30 s")
+        for _ in 0..<40 { loop.advance(by: 1_000_000_000) }
+        #expect(!server.hub.summaries().contains { $0.name == "quiet" }, "gone after 70 s")
+    }
+}
