@@ -14,8 +14,12 @@ final class InProcessClient {
     private let codec = WebSocketConnection(role: .client)
     private var head = [UInt8]()
     private(set) var status = ""
+    /// The answer's head (status line and fields), and for a refusal its body too.
+    private(set) var answer = ""
     private(set) var messages = [String]()
     private(set) var closeCode: UInt16?
+
+    var upgraded: Bool { status.hasPrefix("HTTP/1.1 101 ") }
 
     init(_ server: Server, loop: EventLoop, path: String, from address: String = "127.0.0.1") throws {
         self.loop = loop
@@ -31,8 +35,13 @@ final class InProcessClient {
         if status.isEmpty {
             head += bytes
             guard let end = head.firstRange(of: Array("\r\n\r\n".utf8)) else { return }
-            status = String(decoding: head[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n").first ?? ""
+            answer = String(decoding: head[..<end.lowerBound], as: UTF8.self)
+            status = answer.components(separatedBy: "\r\n").first ?? ""
             bytes = Array(head[end.upperBound...])
+        }
+        guard status.contains(" 101 ") else {
+            answer += String(decoding: bytes, as: UTF8.self)  // a refusal's body
+            return
         }
         guard !bytes.isEmpty else { return }
         bytes.withUnsafeMutableBytes { buffer in
@@ -130,5 +139,82 @@ struct InProcessRoomTests {
         #expect(server.hub.summaries().contains { $0.name == "quiet" }, "kept at 30 s")
         for _ in 0..<40 { loop.advance(by: 1_000_000_000) }
         #expect(!server.hub.summaries().contains { $0.name == "quiet" }, "gone after 70 s")
+    }
+
+    // Moved from HostileClientTests (issue 17's reproductions), now without sockets.
+
+    /// A `%` that is not followed by two hex digits, or bytes that are not UTF-8, are a
+    /// 400: never repaired into another value (`a%zzb` is not the key `ab`).
+    @Test(arguments: ["key=a%zzb", "role=presenter&key=%ff%ff", "name=%", "name=ok&key=%4", "ro%zzle=presenter"])
+    func malformedPercentEncodingIsRefused(_ query: String) throws {
+        let (server, loop) = try Self.server()
+        defer { server.shutdown() }
+        let client = try InProcessClient(server, loop: loop, path: "/rooms/enc?\(query)")
+        #expect(client.status.hasPrefix("HTTP/1.1 400 "), "\(client.answer)")
+        loop.advance(until: { client.pump(); return client.connection.sendingShutDown || client.connection.closed })
+        #expect(client.answer.contains("percent-encoding"), "the body says what was wrong: \(client.answer)")
+    }
+
+    /// Issue 17.2: 10,050 follower upgrades to new rooms from one address fill no more than
+    /// `limits.unclaimedRoomsPerAddress` (50); the rest get 429 with Retry-After; another
+    /// address is not locked out; the flood's rooms go with their followers.
+    @Test func oneAddressCannotFillTheRoomTable() throws {
+        let (server, loop) = try Self.server { $0.limits.roomCreationsPerMinute = 0 }
+        defer { server.shutdown() }
+        var open = [InProcessClient]()
+        var refused = 0
+        var retryAfter = true
+        for index in 0..<10_050 {
+            let client = try InProcessClient(server, loop: loop, path: "/rooms/flood\(index)")
+            if client.upgraded {
+                open.append(client)
+            } else {
+                #expect(client.status.hasPrefix("HTTP/1.1 429 "), "\(client.answer)")
+                retryAfter = retryAfter && client.answer.contains("Retry-After: ")
+                refused += 1
+                client.connection.hangUp()
+            }
+        }
+        #expect(open.count == 50, "the default unclaimed rooms per address")
+        #expect(refused == 10_000)
+        #expect(retryAfter)
+        let presenter = try InProcessClient(server, loop: loop, path: "/rooms/talk?role=presenter&key=k", from: "127.0.0.2")
+        #expect(presenter.upgraded, "a presenter elsewhere is not locked out: \(presenter.answer)")
+        for client in open { client.connection.hangUp() }
+        loop.advance()
+        let names = server.hub.summaries().map(\.name)
+        #expect(!names.contains { $0.hasPrefix("flood") } && names.contains("talk"), "\(names.prefix(5))")
+        #expect(try InProcessClient(server, loop: loop, path: "/rooms/after-the-flood").upgraded, "the address may create rooms again")
+    }
+
+    /// Room creation is rate-limited per address (presenters too), 429 with Retry-After.
+    @Test func roomCreationIsRateLimitedPerAddress() throws {
+        let (server, loop) = try Self.server { $0.limits.roomCreationsPerMinute = 1 }
+        defer { server.shutdown() }
+        #expect(try InProcessClient(server, loop: loop, path: "/rooms/rate0?role=presenter").upgraded)
+        let refused = try InProcessClient(server, loop: loop, path: "/rooms/rate1?role=presenter")
+        #expect(refused.status.hasPrefix("HTTP/1.1 429 ") && refused.answer.contains("Retry-After: "), "\(refused.answer)")
+        #expect(try InProcessClient(server, loop: loop, path: "/rooms/rate-other?role=presenter", from: "127.0.0.3").upgraded)
+        #expect(try InProcessClient(server, loop: loop, path: "/rooms/rate0").upgraded, "joining a room that exists is not a creation")
+        // A minute later (of the loop's clock) the address may create again.
+        loop.advance(by: 61_000_000_000)
+        #expect(try InProcessClient(server, loop: loop, path: "/rooms/rate2?role=presenter").upgraded)
+    }
+
+    /// A room a presenter opened but never drove is forgotten after rooms.undrivenIdleSeconds;
+    /// one that was driven keeps rooms.idleSeconds.
+    @Test func roomsNeverDrivenExpireQuickly() throws {
+        let (server, loop) = try Self.server { $0.rooms.undrivenIdleSeconds = 1 }
+        defer { server.shutdown() }
+        let idle = try InProcessClient(server, loop: loop, path: "/rooms/undriven?role=presenter&key=k")
+        let driver = try InProcessClient(server, loop: loop, path: "/rooms/driven?role=presenter&key=k")
+        #expect(idle.wait { $0.contains(#""type":"welcome""#) } && driver.wait { $0.contains(#""type":"welcome""#) })
+        driver.send(#"{"type":"scroll","offset":3}"#)
+        #expect(driver.wait { $0.contains(#""type":"state""#) })
+        idle.connection.hangUp()
+        driver.connection.hangUp()
+        for _ in 0..<3 { loop.advance(by: 1_000_000_000) }
+        let names = server.hub.summaries().map(\.name)
+        #expect(!names.contains("undriven") && names.contains("driven"), "\(names)")
     }
 }
