@@ -26,6 +26,17 @@
 #include <unistd.h>
 
 static int listener;
+/// Writes that were short or failed other than with EAGAIN (a connect still in progress):
+/// counted, reported and fatal, never ignored.
+static int shortWrites = 0;
+
+/// Sends the whole of `bytes` or counts a short write; -1 with EAGAIN means "not yet".
+static ssize_t sendAll(int fd, const void *bytes, size_t length) {
+    ssize_t sent = send(fd, bytes, length, MSG_NOSIGNAL);
+    if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOTCONN)) return -1;
+    if (sent != (ssize_t)length) __atomic_add_fetch(&shortWrites, 1, __ATOMIC_RELAXED);
+    return sent;
+}
 
 static double seconds(clockid_t clock) {
     struct timespec t;
@@ -61,7 +72,7 @@ static void *serve(void *unused) {
                     epoll_ctl(epoll, EPOLL_CTL_ADD, accepted, &in);
                 }
             } else if (recv(fd, buffer, sizeof buffer, 0) > 0) {
-                send(fd, answer, sizeof answer, MSG_NOSIGNAL);
+                if (sendAll(fd, answer, sizeof answer) < 0) __atomic_add_fetch(&shortWrites, 1, __ATOMIC_RELAXED);
             }
         }
     }
@@ -109,7 +120,7 @@ int main(int argc, char **argv) {
                 setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
                 connect(fd, (struct sockaddr *)&address, sizeof address);
                 // Sent at once when the connect has finished (on loopback it has), else when writable.
-                waiting[fd] = send(fd, request, requestLength, MSG_NOSIGNAL) < 0;
+                waiting[fd] = sendAll(fd, request, requestLength) < 0;
                 struct epoll_event in = {.events = EPOLLIN | (waiting[fd] ? EPOLLOUT : 0), .data.fd = fd};
                 epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &in);
             }
@@ -119,7 +130,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < count; i++) {
             int fd = events[i].data.fd;
             if (waiting[fd] && (events[i].events & EPOLLOUT)) {
-                waiting[fd] = send(fd, request, requestLength, MSG_NOSIGNAL) < 0;
+                waiting[fd] = sendAll(fd, request, requestLength) < 0;
                 struct epoll_event in = {.events = EPOLLIN, .data.fd = fd};
                 if (!waiting[fd]) epoll_ctl(epoll, EPOLL_CTL_MOD, fd, &in);
             }
@@ -139,5 +150,8 @@ int main(int argc, char **argv) {
     printf("%d of %d answered in %.3f s: %.0f/s (99%% in %.3f s: %.0f/s); client thread CPU %.1f µs per connection\n", answered, total,
            elapsed, answered / elapsed, ninetyNine, total * 0.99 / ninetyNine,
            (seconds(CLOCK_THREAD_CPUTIME_ID) - cpu) / total * 1e6);
+    int failed = __atomic_load_n(&shortWrites, __ATOMIC_RELAXED);
+    if (failed) return fprintf(stderr, "connect-floor: %d writes short or failed\n", failed), 1;
+    if (answered < total) return fprintf(stderr, "connect-floor: %d of %d never answered\n", total - answered, total), 1;
     return 0;
 }

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,8 @@ static void pin(int core) {
     sched_setaffinity(0, sizeof set, &set);
 }
 
+static int64_t shortWrites = 0;
+
 static void *serve(void *unused) {
     (void)unused;
     pin(0);
@@ -56,7 +59,11 @@ static void *serve(void *unused) {
         int64_t t;
         while (recv(presenterServerSide, &t, sizeof t, MSG_DONTWAIT) == sizeof t) {
             memcpy(frame + 2, &t, sizeof t);
-            for (int i = 0; i < followers; i++) send(followerServerSide[i], frame, sizeof frame, MSG_NOSIGNAL | MSG_DONTWAIT);
+            for (int i = 0; i < followers; i++) {
+                // A full socket buffer (EAGAIN) or a short write is a delivery lost: counted, reported, fatal.
+                if (send(followerServerSide[i], frame, sizeof frame, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof frame)
+                    __atomic_add_fetch(&shortWrites, 1, __ATOMIC_RELAXED);
+            }
         }
     }
     return NULL;
@@ -103,7 +110,8 @@ int main(int argc, char **argv) {
     while (microseconds() < end + 200000) {
         int64_t now = microseconds();
         if (now >= next && now < end) {
-            send(clientSide[followers], &now, sizeof now, MSG_NOSIGNAL);
+            if (send(clientSide[followers], &now, sizeof now, MSG_NOSIGNAL) != (ssize_t)sizeof now)
+                return fprintf(stderr, "fanout-floor: the presenter's write was short or failed: %s\n", strerror(errno)), 1;
             sent++;
             next += 1000000 / 60;
         }
@@ -122,7 +130,11 @@ int main(int argc, char **argv) {
     }
     qsort(latencies, count, sizeof(int64_t), compare);
     if (count == 0) return fprintf(stderr, "no deliveries\n"), 1;
-    printf("%lld of %lld deliveries; latency ms p50 %.3f p99 %.3f max %.3f%s\n", (long long)count, (long long)sent * followers,
-           latencies[count / 2] / 1e3, latencies[count * 99 / 100] / 1e3, latencies[count - 1] / 1e3, busy ? " (client busy-polling)" : "");
+    int64_t lost = __atomic_load_n(&shortWrites, __ATOMIC_RELAXED);
+    printf("%lld of %lld deliveries; latency ms p50 %.3f p99 %.3f max %.3f%s; short writes %lld\n", (long long)count, (long long)sent * followers,
+           latencies[count / 2] / 1e3, latencies[count * 99 / 100] / 1e3, latencies[count - 1] / 1e3, busy ? " (client busy-polling)" : "",
+           (long long)lost);
+    if (lost > 0 || count < sent * followers) return fprintf(stderr, "fanout-floor: %lld short writes, %lld deliveries missing\n",
+                                                            (long long)lost, (long long)(sent * followers - count)), 1;
     return 0;
 }

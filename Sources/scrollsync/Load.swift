@@ -11,7 +11,7 @@ struct Load: ParsableCommand {
         discussion: """
         Each room gets one presenter and --followers followers. Presenters send --rate updates \
         per second (or keep --in-flight updates outstanding) carrying t (monotonic µs); \
-        followers record the age of every state they receive. One progress line a second on \
+        followers record, for every update, how long until they held it or a newer one (staleness, the headline) and the age of every state they receive. One progress line a second on \
         standard error; a table at the end; --json FILE for a machine-readable report. The exit \
         status is 1 when a --max-… threshold is exceeded.
         """)
@@ -38,7 +38,10 @@ struct Load: ParsableCommand {
     @Option(help: "Write the report as JSON to this file.") var json: String?
     @Option(help: "Fail when more than this fraction of expected deliveries is missing.") var maxLoss: Double?
     @Option(help: "Fail when more connections fail or the server sends more errors than this.") var maxErrors: Int?
-    @Option(help: "Fail when latency p99 exceeds this many ms.") var maxP99: Double?
+    @Option(help: "Fail when the age of received states at p99 exceeds this many ms.") var maxP99: Double?
+    @Option(help: "Fail when staleness p99 (an update sent until a follower holds it or a newer one) exceeds this many ms.")
+    var maxStalenessP99: Double?
+    @Option(help: "Fail when followers came to hold fewer than this fraction of (update, follower) pairs.") var minCoverage: Double?
     @Flag(help: "Find the highest rate whose latency p99 stays within --latency-bound.") var maxRate = false
     @Option(help: "Latency bound in ms for --max-rate.") var latencyBound = 10.0
 
@@ -101,6 +104,10 @@ struct Load: ParsableCommand {
         let errors = report.failedConnections + report.stats.serverErrors
         if let maxErrors, errors > maxErrors { violations.append("errors \(errors) > \(maxErrors)") }
         if let maxP99, report.latencyMs(99) > maxP99 { violations.append("latency p99 \(report.latencyMs(99)) ms > \(maxP99) ms") }
+        if let maxStalenessP99, report.stalenessMs(99) > maxStalenessP99 {
+            violations.append("staleness p99 \(report.stalenessMs(99)) ms > \(maxStalenessP99) ms")
+        }
+        if let minCoverage, report.coverage < minCoverage { violations.append("coverage \(report.coverage) < \(minCoverage)") }
         if report.stats.outOfOrder > 0 { violations.append("\(report.stats.outOfOrder) states out of order") }
         if !violations.isEmpty { fail("thresholds exceeded: " + violations.joined(separator: "; ")) }
     }

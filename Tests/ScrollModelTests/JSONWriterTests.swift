@@ -14,11 +14,11 @@ struct JSONWriterTests {
         case 2:
             let value = Int.random(in: -1000...1000, using: &rng)
             return .number(Double(value), text: String(value))
-        case 3: return .string(strings.randomElement(using: &rng)!)
+        case 3: return .string((strings.randomElement(using: &rng) ?? ""))
         case 4: return .array((0..<Int.random(in: 0...3, using: &rng)).map { _ in randomJSON(depth: depth + 1, &rng) })
         default:
             return .object((0..<Int.random(in: 0...3, using: &rng)).map { _ in
-                (strings.randomElement(using: &rng)!, randomJSON(depth: depth + 1, &rng))
+                ((strings.randomElement(using: &rng) ?? ""), randomJSON(depth: depth + 1, &rng))
             })
         }
     }

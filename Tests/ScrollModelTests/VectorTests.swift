@@ -2,6 +2,11 @@ import Foundation
 import Testing
 @testable import ScrollModel
 
+struct VectorError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
 /// Loads a vector file from Protocol/vectors.
 func vectors(_ name: String) throws -> JSON {
     let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -12,6 +17,22 @@ func vectors(_ name: String) throws -> JSON {
 extension JSON {
     var elements: [JSON] { if case .array(let a) = self { a } else { [] } }
     var members: [(String, JSON)] { if case .object(let m) = self { m } else { [] } }
+
+    /// A member a vector must have: a missing one fails the test (it does not trap).
+    subscript(required key: String) -> JSON {
+        get throws {
+            guard let value = self[key] else { throw VectorError("the vector has no \"\(key)\": \(text.prefix(80))") }
+            return value
+        }
+    }
+
+    /// This value as a string, which the vector must give.
+    var requiredString: String {
+        get throws {
+            guard let value = string else { throw VectorError("not a string: \(text.prefix(80))") }
+            return value
+        }
+    }
 
     /// Compact JSON text of this value (for sending vector messages).
     var text: String {
@@ -60,20 +81,22 @@ func matches(_ actual: JSON?, _ expected: JSON) -> Bool {
 @Suite("Protocol vectors: scroll sequences")
 struct ScrollSequenceVectorTests {
     @Test func everyStepYieldsTheExpectedState() throws {
-        for testCase in try vectors("scroll-sequences")["cases"]!.elements {
+        for testCase in try vectors("scroll-sequences")[required: "cases"].elements {
             var room = RoomCore(name: "v")
             var sessions = SessionNames()
             _ = room.join(sessions.id("D"), role: .presenter, name: nil, key: nil)
-            for step in testCase["steps"]!.elements {
-                let message = try ClientMessage.decode(step["scroll"]!.text)
+            for step in try testCase[required: "steps"].elements {
+                let message = try ClientMessage.decode(step[required: "scroll"].text)
                 guard case .success(let broadcasts) = room.receive(message, from: sessions.id("D")), case .state(let state)? = broadcasts.first else {
-                    Issue.record("\(testCase["name"]!.string!): scroll refused")
+                    Issue.record("\(testCase["name"]?.string ?? "?"): scroll refused")
                     continue
                 }
                 let encoded = sessions.named(try JSON.parse(String(decoding: ServerMessage.state(state), as: UTF8.self)))
-                #expect(matches(encoded, step["expect"]!), "\(testCase["name"]!.string!): \(encoded.text) vs \(step["expect"]!.text)")
+                let expected = try step[required: "expect"]
+                #expect(matches(encoded, expected), "\(testCase["name"]?.string ?? "?"): \(encoded.text) vs \(step["expect"]?.text ?? "")")
                 for absent in step["absent"]?.elements ?? [] {
-                    #expect(encoded[absent.string!] == nil, "\(absent.string!) should be absent in \(encoded.text)")
+                    let key = try absent.requiredString
+                    #expect(encoded[key] == nil, "\(key) should be absent in \(encoded.text)")
                 }
             }
         }
@@ -83,13 +106,14 @@ struct ScrollSequenceVectorTests {
 @Suite("Protocol vectors: invalid messages")
 struct InvalidMessageVectorTests {
     @Test func eachIsRefusedWithItsCode() throws {
-        for testCase in try vectors("invalid-messages")["cases"]!.elements {
-            let text = testCase["text"]!.string!
+        for testCase in try vectors("invalid-messages")[required: "cases"].elements {
+            let text = try testCase[required: "text"].requiredString
             #expect(throws: ProtocolError.self, "\(text)") { try ClientMessage.decode(text) }
             do {
                 _ = try ClientMessage.decode(text)
             } catch let error as ProtocolError {
-                #expect(error.code.rawValue == testCase["code"]!.string!, "\(text)")
+                let code = try testCase[required: "code"].requiredString
+                #expect(error.code.rawValue == code, "\(text)")
                 #expect(!error.message.isEmpty)
             } catch {
                 Issue.record("unexpected \(error)")
@@ -101,22 +125,22 @@ struct InvalidMessageVectorTests {
 @Suite("Protocol vectors: rooms")
 struct RoomVectorTests {
     @Test func scenarios() throws {
-        for testCase in try vectors("rooms")["cases"]!.elements {
-            let name = testCase["name"]!.string!
+        for testCase in try vectors("rooms")[required: "cases"].elements {
+            let name = try testCase[required: "name"].requiredString
             var room = RoomCore(name: "v")
             var sessions = SessionNames()
-            for (index, step) in testCase["steps"]!.elements.enumerated() {
-                let session = sessions.id(step["session"]!.string!)
+            for (index, step) in try testCase[required: "steps"].elements.enumerated() {
+                let session = sessions.id(try step[required: "session"].requiredString)
                 let label = "\(name), step \(index + 1)"
                 var broadcasts: [Broadcast] = []
                 if let join = step["join"] {
-                    let role = Role(rawValue: join["role"]!.string!)!
+                    let role = try #require(Role(rawValue: try join[required: "role"].requiredString))
                     switch room.join(session, role: role, name: join["name"]?.string, key: join["key"]?.string) {
                     case .failure(let error):
                         #expect(step["error"]?.string == error.code.rawValue, "\(label): \(error)")
                         continue
                     case .success(let (welcome, made)):
-                        #expect(step["error"] == nil, "\(label): expected \(step["error"]!.text)")
+                        #expect(step["error"] == nil, "\(label): expected \(step["error"]?.text ?? "")")
                         broadcasts = made
                         let encoded = sessions.named(try JSON.parse(String(decoding: ServerMessage.welcome(
                             room: "v", you: session.description, role: role, state: welcome.state, driver: welcome.driver?.description,
@@ -127,7 +151,7 @@ struct RoomVectorTests {
                 } else if step["leave"] != nil {
                     broadcasts = room.leave(session)
                 } else {
-                    let message = try ClientMessage.decode(step["send"]!.text)
+                    let message = try ClientMessage.decode(step[required: "send"].text)
                     switch room.receive(message, from: session) {
                     case .failure(let error):
                         #expect(step["error"]?.string == error.code.rawValue, "\(label): \(error)")
@@ -163,8 +187,9 @@ struct RoomVectorTests {
 @Suite("Protocol vectors: fingerprints")
 struct FingerprintVectorTests {
     @Test func fnv1a64() throws {
-        for testCase in try vectors("fingerprints")["cases"]!.elements {
-            #expect(Fingerprint.of(testCase["text"]!.string!) == testCase["fingerprint"]!.string!)
+        for testCase in try vectors("fingerprints")[required: "cases"].elements {
+            let (text, fingerprint) = (try testCase[required: "text"].requiredString, try testCase[required: "fingerprint"].requiredString)
+            #expect(Fingerprint.of(text) == fingerprint)
         }
     }
 }

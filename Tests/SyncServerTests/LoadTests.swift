@@ -1,4 +1,5 @@
 import Foundation
+import ScrollModel
 import Testing
 
 /// `scrollsync load` against a real server, checked against the server's own counters.
@@ -34,7 +35,8 @@ struct LoadTests {
         #expect(received > 0 && sent > 0)
         // The server also delivers each state to its presenter.
         #expect(after - before == received + sent, "server delivered \(after - before); load saw \(received) + \(sent) echoes")
-        #expect(output.contains("latency ms p50/p90/p99/p99.9/max"), "the table is printed")
+        #expect(output.contains("staleness ms p50/p90/p99/p99.9/max") && output.contains("age of states received ms"), "the table is printed")
+        #expect(report["coverage"] as? Double == 1, "every follower held every update: \(report)")
         #expect(output.contains("updates/s"), "progress lines are printed")
     }
 
@@ -168,5 +170,93 @@ struct LoadTests {
         let age = slow["stateAgeMs"] as? [String: Any] ?? [:]
         #expect((age["max"] as? Double ?? 0) >= 500, "the states a stalled reader sees are stale: \(age)")
         #expect(output.contains("slow readers"))
+    }
+
+    /// Issue 20: with the server stopped for a second and conflation on, followers get few
+    /// states and those are fresh (age stays low), but the updates sent during the stop
+    /// reach them a second late (staleness). The report shows both, and a follower of the
+    /// test's own, on a raw socket, that timestamps every frame it reads, counts the same
+    /// staleness and coverage within 10 %.
+    @Test func stalenessShowsWhatAgeHidesAndAnIndependentCountAgrees() throws {
+        let server = try ServerProcess()
+        let witness = try TimestampingFollower(port: server.port, room: "load-0")
+        _ = stopForASecond(server)
+        let (status, output, report) = try load(server, ["--followers", "20", "--rate", "200", "--duration", "5", "--drain", "3"])
+        #expect(status == 0, "\(output)")
+        let staleness = report["stalenessMs"] as? [String: Any] ?? [:]
+        let age = report["latencyMs"] as? [String: Any] ?? [:]
+        let stalenessP99 = staleness["p99"] as? Double ?? 0
+        // A fifth of the updates were sent during the stop and held up to a second late; the
+        // states that arrived were nearly all fresh (a few per follower from the backlog).
+        let stalenessP90 = staleness["p90"] as? Double ?? 0
+        let ageP90 = age["p90"] as? Double ?? .infinity
+        #expect(stalenessP99 >= 500, "updates sent during the stop were held a second late: \(staleness)")
+        #expect(stalenessP90 >= 200 && ageP90 < stalenessP90 / 4, "while the states that arrived were fresh: age \(age), staleness \(staleness)")
+        let coverage = report["coverage"] as? Double ?? 0
+        #expect(coverage > 0.99, "every follower ended holding every update or a newer one: \(coverage)")
+
+        // The witness: every frame timestamped on arrival; the updates between two states it
+        // read were sent evenly between their t (a steady rate), and covered on arrival.
+        let seen = witness.stop()
+        let sent = report["updatesSent"] as? Int ?? 0
+        try #require(seen.count >= 2 && sent > 0, "the witness read states: \(seen.count)")
+        var stalenessSamples = [Double]()
+        for (previous, state) in zip(seen, seen.dropFirst()) where state.seq > previous.seq {
+            let updates = state.seq - previous.seq
+            for k in 1...updates {
+                let sentAt = Double(previous.t) + Double(state.t - previous.t) * Double(k) / Double(updates)
+                stalenessSamples.append((Double(state.arrival) - sentAt) / 1000)
+            }
+        }
+        stalenessSamples.sort()
+        let witnessP99 = stalenessSamples[min(stalenessSamples.count - 1, Int(Double(stalenessSamples.count) * 0.99))]
+        let witnessCoverage = Double(stalenessSamples.count + 1) / Double(sent)
+        #expect(abs(witnessP99 - stalenessP99) <= 0.1 * max(witnessP99, stalenessP99), "p99 staleness: load \(stalenessP99) ms, witness \(witnessP99) ms")
+        #expect(abs(witnessCoverage - coverage) <= 0.1, "coverage: load \(coverage), witness \(witnessCoverage)")
+    }
+}
+
+/// A follower on a raw socket that timestamps every state it reads (monotonic µs, the
+/// clock the load tool's `t` uses), on a thread of its own.
+final class TimestampingFollower: @unchecked Sendable {
+    struct Seen { let seq: Int; let t: Int64; let arrival: Int64 }
+    private let client: RawClient
+    private let lock = NSLock()
+    private var seen = [Seen]()
+    private var running = true
+    private var thread: Thread?
+
+    init(port: Int, room: String) throws {
+        client = try RawClient(port: port)
+        let head = client.upgrade(path: "/rooms/\(room)")
+        guard head.hasPrefix("HTTP/1.1 101 ") else { throw Failure("witness not admitted: \(head)") }
+        let thread = Thread { [self] in read() }
+        self.thread = thread
+        thread.start()
+    }
+
+    private func read() {
+        var buffer = [UInt8]()
+        while lock.withLock({ running }) {
+            let bytes = client.receive(atLeast: 1, timeout: 0.05)
+            guard !bytes.isEmpty else { continue }
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            let arrival = Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
+            buffer += bytes
+            var used = 0
+            for text in serverTexts(buffer, consumed: &used) where text.hasPrefix(#"{"type":"state""#) {
+                guard let json = try? JSON.parse(text), let seq = json["seq"]?.double, let t = json["t"]?.double.map({ Int64($0) }) else { continue }
+                lock.withLock { seen.append(Seen(seq: Int(seq), t: t, arrival: arrival)) }
+            }
+            buffer.removeFirst(used)
+        }
+    }
+
+    /// Stops reading; what it saw, in order.
+    func stop() -> [Seen] {
+        lock.withLock { running = false }
+        while thread?.isFinished == false { usleep(10_000) }
+        return lock.withLock { seen }
     }
 }

@@ -28,8 +28,11 @@ struct FollowFidelityTests {
                 guard case .send(.scroll(let scroll)) = command else { continue }
                 let state = ScrollState.next(after: previous, applying: scroll, by: "p", doc: nil)
                 previous = state
-                let block = presenter.layout!.rows[presenter.top].block
-                out.append((key, state, presenter.layout!.document.blocks[block].id, presenter))
+                guard let layout = presenter.layout, presenter.top < layout.rowCount else {
+                    Issue.record("the presenter has no row at its top after \(key)")
+                    continue
+                }
+                out.append((key, state, layout.document.blocks[layout.rows[presenter.top].block].id, presenter))
             }
         }
         return out
@@ -43,7 +46,10 @@ struct FollowFidelityTests {
 
     /// The ids of the blocks the follower shows.
     static func visibleBlocks(_ model: ViewerModel) -> Set<String> {
-        let layout = model.layout!
+        guard let layout = model.layout else {
+            Issue.record("the follower has no layout")
+            return []
+        }
         return Set((model.top..<min(layout.rowCount, model.top + model.viewport)).map { layout.document.blocks[layout.rows[$0].block].id })
     }
 

@@ -48,7 +48,7 @@ struct InlineMarkupTests {
         #expect(!document.blocks[0].text.unicodeScalars.contains { InlineMarkup.isMarker($0) })
     }
 
-    @Test func stylesRenderAndTakeNoColumns() {
+    @Test func stylesRenderAndTakeNoColumns() throws {
         var model = ViewerModel.follower(room: "r", localDocument: Document(text: "# The *title*\n\nSome **bold** and `code`.", format: .markdown, name: "d"),
                                          width: 40, height: 8)
         _ = update(&model, .connection(.connected))
@@ -57,8 +57,9 @@ struct InlineMarkupTests {
         #expect(body.contains("\u{1B}[1mbold") && body.contains("\u{1B}[36mcode"), "\(body.debugDescription)")
         #expect(!lines.joined().contains("**") && !lines.joined().contains("`"), "no raw markup on screen")
         #expect(lines[0].contains("The title"), "the title is plain in the header: \(lines[0].debugDescription)")
-        #expect(model.layout!.document.blocks[0].id == "the-title", "ids come from the source text")
-        let row = model.layout!.rows.first { $0.text.contains("bold") }!
+        let layout = try #require(model.layout)
+        #expect(layout.document.blocks.first?.id == "the-title", "ids come from the source text")
+        let row = try #require(layout.rows.first { $0.text.contains("bold") })
         #expect(DisplayWidth.of(row.text) == "Some bold and code.".count, "markers take no columns")
     }
 }

@@ -9,6 +9,8 @@ public struct LoadReport: Sendable {
     public let stats: LoadStats
     /// Accepted updates × followers connected, per room, summed.
     public let expectedDeliveries: Int
+    /// Updates sent in the phase × followers of their room, summed: the pairs coverage is of.
+    public let statePairs: Int
     public let reach: Reach
     public let cpuSeconds: Double
     /// Seconds to open every connection (ramp-up included).
@@ -20,9 +22,16 @@ public struct LoadReport: Sendable {
     /// Deliveries not received, as a fraction of those expected. With conflation on, a
     /// follower that skipped stale states still ends on the newest: see `reach`.
     public var loss: Double {
-        expectedDeliveries > 0 ? Double(max(0, expectedDeliveries - stats.deliveries)) / Double(expectedDeliveries) : 0
+        let received = stats.deliveries + stats.drainDeliveries
+        return expectedDeliveries > 0 ? Double(max(0, expectedDeliveries - received)) / Double(expectedDeliveries) : 0
     }
+    /// States received per second while sending (the drain's are not in it).
     public var deliveriesPerSecond: Double { sendingSeconds > 0 ? Double(stats.deliveries) / sendingSeconds : 0 }
+    /// The share of (update, follower) pairs in which the follower came to hold that update
+    /// or a newer one, by the end of the drain.
+    public var coverage: Double { statePairs > 0 ? Double(stats.coveredPairs) / Double(statePairs) : 0 }
+    /// Milliseconds at the given percentile of staleness (update sent → follower holds it or newer).
+    public func stalenessMs(_ p: Double) -> Double { percentile(stats.staleness, p) }
     public var updatesPerSecond: Double { sendingSeconds > 0 ? Double(stats.updatesSent) / sendingSeconds : 0 }
 
     func percentile(_ histogram: Histogram<UInt64>, _ p: Double) -> Double {
@@ -41,10 +50,13 @@ public struct LoadReport: Sendable {
             ("handshake ms p50/p99", "\(format(percentile(stats.handshake, 50))) / \(format(percentile(stats.handshake, 99)))"
                 + ", all \(stats.failures.isEmpty ? "open" : "open or failed") in \(format(connectSeconds)) s (\(format(handshakesPerSecond))/s)"),
             ("updates sent", "\(stats.updatesSent) (\(format(updatesPerSecond))/s)"),
-            ("deliveries", "\(stats.deliveries) of \(expectedDeliveries) expected (\(format(deliveriesPerSecond))/s)"),
+            ("staleness ms p50/p90/p99/p99.9/max", [50, 90, 99, 99.9].map { format(stalenessMs($0)) }.joined(separator: " / ")
+                + " / " + format(Double(stats.staleness.max) / 1000)),
+            ("coverage", "\(format(coverage * 100))% of \(statePairs) (update, follower) pairs"),
+            ("deliveries", "\(stats.deliveries) while sending (\(format(deliveriesPerSecond))/s) + \(stats.drainDeliveries) in the drain, of \(expectedDeliveries) expected"),
             ("loss / skipped", "\(format(loss * 100))% / \(stats.skipped) states"),
             ("out of order", "\(stats.outOfOrder)"),
-            ("latency ms p50/p90/p99/p99.9/max", [50, 90, 99, 99.9].map { format(latencyMs($0)) }.joined(separator: " / ")
+            ("age of states received ms p50/p90/p99/p99.9/max", [50, 90, 99, 99.9].map { format(latencyMs($0)) }.joined(separator: " / ")
                 + " / " + format(Double(stats.latency.max) / 1000)),
             ("reached final state", "\(reach.reached) of \(reach.followers) followers"),
             ("server errors", "\(stats.serverErrors)"),
@@ -108,8 +120,15 @@ public struct LoadReport: Sendable {
         w.field("updatesSent", stats.updatesSent)
         w.field("updatesPerSecond", updatesPerSecond)
         w.field("deliveriesExpected", expectedDeliveries)
-        w.field("deliveriesReceived", stats.deliveries)
+        w.field("deliveriesReceived", stats.deliveries + stats.drainDeliveries)
+        w.field("deliveriesWhileSending", stats.deliveries)
+        w.field("deliveriesInDrain", stats.drainDeliveries)
         w.field("deliveriesPerSecond", deliveriesPerSecond)
+        w.field("statePairs", statePairs)
+        w.field("coveredPairs", stats.coveredPairs)
+        w.field("coverage", coverage)
+        w.key("stalenessMs")
+        percentiles(stats.staleness, into: &w)
         w.field("loss", loss)
         w.field("outOfOrder", stats.outOfOrder)
         w.field("skippedStates", stats.skipped)

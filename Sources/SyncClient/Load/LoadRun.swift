@@ -153,6 +153,7 @@ public final class LoadRun: @unchecked Sendable {
     /// duration, waits for the drain, and reports what every client saw.
     public func runPhase(rate: Double, progress: (LoadProgress) -> Void = { _ in }) -> LoadReport {
         let config = configuration
+        for room in rooms { room.sent.withLock { $0.removeAll() } }
         for probe in probes { probe.loop.execute { probe.beginPhase() } }
         let seqAtStart = rooms.map { $0.newestSeq.load(ordering: .acquiring) }
         usleep(50_000)
@@ -185,8 +186,9 @@ public final class LoadRun: @unchecked Sendable {
         let accepted = zip(rooms, seqAtStart).map { $0.newestSeq.load(ordering: .acquiring) - $1 }
         let followersPerRoom = rooms.map { $0.followersOpen.load(ordering: .acquiring) }
         let expected = zip(accepted, followersPerRoom).reduce(0) { $0 + $1.0 * $1.1 }
+        let pairs = zip(rooms, followersPerRoom).reduce(0) { $0 + $1.0.sent.withLock { $0.count } * $1.1 }
         return LoadReport(configuration: config, rate: rate, sendingSeconds: sendingTime, stats: stats, expectedDeliveries: expected,
-                          reach: reach, cpuSeconds: Self.cpuSeconds(), connectSeconds: connectSeconds)
+                          statePairs: pairs, reach: reach, cpuSeconds: Self.cpuSeconds(), connectSeconds: connectSeconds)
     }
 
     /// Closes every connection.
@@ -237,8 +239,30 @@ final class RoomTrack: Sendable {
     /// The newest `seq` the room's presenter has seen come back.
     let newestSeq = Atomic<Int>(0)
     let followersOpen = Atomic<Int>(0)
+    /// When (the `t`, monotonic µs) each update of this phase was sent, in order: the
+    /// presenter appends, followers read it on their loops to see which states a state
+    /// they receive covers.
+    let sent = Mutex<[Int64]>([])
 
     init(name: String) { self.name = name }
+
+    /// Calls `body` with the send times in (`after`, `upTo`]: the updates a follower that
+    /// held the state sent at `after` covers on receiving the one sent at `upTo`.
+    func covered(after: Int64, upTo: Int64, _ body: (Int64) -> Void) {
+        sent.withLock { times in
+            var low = 0
+            var high = times.count
+            while low < high {  // the first time > after
+                let middle = (low + high) / 2
+                if times[middle] <= after { low = middle + 1 } else { high = middle }
+            }
+            var index = low
+            while index < times.count, times[index] <= upTo {
+                body(times[index])
+                index += 1
+            }
+        }
+    }
 }
 
 /// The clients of one event loop and their measurements. Loop-confined.
@@ -260,6 +284,8 @@ final class LoopProbes: @unchecked Sendable {
         let slow: Bool
         var client: WebSocketClient?
         @exclusivity(unchecked) var lastSeq = 0
+        /// The `t` of the newest state this follower holds (monotonic µs).
+        @exclusivity(unchecked) var heldT: Int64 = 0
         var open = false
         init(room: RoomTrack, slow: Bool) {
             self.room = room
@@ -327,13 +353,25 @@ final class LoopProbes: @unchecked Sendable {
             }
             let gap = follower.lastSeq > 0 ? seq - follower.lastSeq - 1 : 0
             follower.lastSeq = seq
-            guard sending || gap >= 0 else { return }
-            stats.deliveries += 1
+            // Deliveries per second count the sending window only; the drain's still count
+            // for coverage and staleness (below) and for reaching the final state.
+            if sending { stats.deliveries += 1 } else { stats.drainDeliveries += 1 }
             stats.skipped += gap
             if let t = FastScan.lastInteger(after: "\"t\":", in: bytes) {
-                let age = UInt64(max(0, monotonicMicroseconds() - t))
+                let now = monotonicMicroseconds()
+                let age = UInt64(max(0, now - t))
                 _ = stats.latency.record(age)
                 if follower.slow { _ = stats.slowStaleness.record(age) }
+                // Every update sent since the state this follower held, up to this one, is
+                // now covered: the follower holds it or a newer one. How long that took is
+                // what a user feels (staleness), whether or not that update itself arrived.
+                if t > follower.heldT {
+                    follower.room.covered(after: follower.heldT, upTo: t) { sentAt in
+                        _ = stats.staleness.record(UInt64(max(0, now - sentAt)))
+                        stats.coveredPairs += 1
+                    }
+                    follower.heldT = t
+                }
             }
             if follower.slow {
                 stats.slowDeliveries += 1
@@ -341,6 +379,7 @@ final class LoopProbes: @unchecked Sendable {
             }
         } else if FastScan.hasPrefix("{\"type\":\"welcome\"", bytes) {
             follower.lastSeq = FastScan.integer(after: "\"seq\":", in: bytes).map(Int.init) ?? 0
+            follower.heldT = FastScan.lastInteger(after: "\"t\":", in: bytes) ?? 0
         } else if FastScan.hasPrefix("{\"type\":\"error\"", bytes) {
             stats.serverErrors += 1
         }
@@ -365,7 +404,12 @@ final class LoopProbes: @unchecked Sendable {
     private var inFlight: Int?
     private var phaseStart: Int64 = 0
 
-    func beginPhase() { stats.resetMeasurements() }
+    func beginPhase() {
+        stats.resetMeasurements()
+        // What followers hold now was sent before this phase: coverage counts this phase's.
+        let start = monotonicMicroseconds()
+        for follower in followers { follower.heldT = max(follower.heldT, start) }
+    }
 
     func startSending(rate: Double, inFlight: Int?, slowPause: Double) {
         sending = true
@@ -434,9 +478,17 @@ final class LoopProbes: @unchecked Sendable {
         presenter.sent += 1
         presenter.sentThisPhase += 1
         presenter.outstanding += 1
+        var t = monotonicMicroseconds()
+        // Each update's t is unique and increasing, so that followers can tell them apart.
+        presenter.room.sent.withLock { times in
+            if let last = times.last, t <= last { t = last + 1 }
+        }
         let update = ClientMessage.scroll(ScrollUpdate(
-            offset: Double(presenter.sent % 100_000), viewport: 40, content: 100_040, t: String(monotonicMicroseconds())))
-        if presenter.client?.send(text: update.encoded) == true { stats.updatesSent += 1 }
+            offset: Double(presenter.sent % 100_000), viewport: 40, content: 100_040, t: String(t)))
+        if presenter.client?.send(text: update.encoded) == true {
+            stats.updatesSent += 1
+            presenter.room.sent.withLock { $0.append(t) }
+        }
     }
 
     private func holdSlowReaders(for seconds: Double) {

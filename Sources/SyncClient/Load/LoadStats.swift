@@ -3,6 +3,13 @@ import Histogram
 /// Measurements of one event loop during a load phase. Owned by that loop; copied out
 /// with `snapshot()` on the loop and merged on the coordinating thread.
 public struct LoadStats: Sendable {
+    /// Staleness, in µs: for every (update, follower) pair, the time from the update's send
+    /// to the follower first holding it or a newer one. What a follower feels.
+    public var staleness = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
+    /// (update, follower) pairs covered: the follower held that update or a newer one.
+    public var coveredPairs = 0
+    /// States received after sending stopped (the drain).
+    public var drainDeliveries = 0
     /// Age of each state when a follower received it (now − `t`), in µs.
     public var latency = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
     /// The same, for slow readers only: how stale the states they saw were.
@@ -28,6 +35,9 @@ public struct LoadStats: Sendable {
     }
 
     public mutating func merge(_ other: LoadStats) {
+        staleness.add(other.staleness)
+        coveredPairs += other.coveredPairs
+        drainDeliveries += other.drainDeliveries
         latency.add(other.latency)
         slowStaleness.add(other.slowStaleness)
         handshake.add(other.handshake)

@@ -135,8 +135,16 @@ func closeCode(in bytes: [UInt8]) -> Int? {
 
 /// The text messages in a run of unmasked server frames (short and 16-bit lengths).
 func serverTexts(_ bytes: [UInt8]) -> [String] {
+    var consumed = 0
+    return serverTexts(bytes, consumed: &consumed)
+}
+
+/// The text messages of the complete (unmasked, unfragmented) frames in `bytes`;
+/// `consumed` is where the first incomplete frame starts.
+func serverTexts(_ bytes: [UInt8], consumed: inout Int) -> [String] {
     var texts = [String]()
     var index = 0
+    defer { consumed = index }
     while index + 2 <= bytes.count {
         var length = Int(bytes[index + 1] & 0x7F)
         var header = 2
