@@ -58,6 +58,7 @@ let package = Package(
             ]
         ),
         .target(name: "RedisClient", dependencies: ["Bytes", "COpenSSL", "Transport"]),
+        .target(name: "FuzzHarnesses", dependencies: ["Deflate", "RedisClient", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "WebSocketCore"]),
         .target(
             name: "SyncServer",
             dependencies: [
@@ -88,6 +89,7 @@ let package = Package(
         .testTarget(name: "ScrollModelTests", dependencies: ["ScrollModel", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Bytes"]),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient"]),
+        .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses"]),
         .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "WebSocketCore", "Transport", "ScrollModel"]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "ScrollModel", "TextSafety"]),
         .testTarget(
@@ -97,3 +99,13 @@ let package = Package(
         ),
     ]
 )
+
+// Coverage-guided fuzzing (Scripts/fuzz, issue 22): the libFuzzer driver is built only with
+// SCROLLSYNC_FUZZ=1 (and -sanitize=fuzzer,address); its checks live in FuzzHarnesses, which
+// every build compiles and `swift test` runs on the saved inputs in Fuzz/.
+if Context.environment["SCROLLSYNC_FUZZ"] != nil {
+    package.targets += [
+        .target(name: "CFuzzDriver", path: "Fuzz/CFuzzDriver"),
+        .executableTarget(name: "scrollsync-fuzz", dependencies: ["CFuzzDriver", "FuzzHarnesses"], path: "Fuzz/Driver"),
+    ]
+}

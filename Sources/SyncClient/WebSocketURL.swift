@@ -50,9 +50,11 @@ public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
 
     private static func isHostScalar(_ scalar: Unicode.Scalar, bracketed: Bool) -> Bool {
         if bracketed { return scalar.isASCII && (scalar.properties.isAlphabetic || scalar.properties.numericType != nil || ":.%-_".unicodeScalars.contains(scalar)) }
+        // Host names are ASCII (an internationalised name goes in its punycode form): a
+        // non-ASCII scalar could join the "/" after it into one character and change the parse.
         switch scalar {
         case ":", "[", "]", "@", "/", "?", "#", "\\": return false
-        default: return scalar.value > 0x20 && scalar.value != 0x7F
+        default: return scalar.value > 0x20 && scalar.value < 0x7F
         }
     }
 

@@ -9,21 +9,22 @@ import COpenSSL
 /// whose key file is then missing or damaged is restored locked, never keyless);
 /// `ceiling` is the highest `seq` the room may have used (state files; 0 elsewhere).
 /// A truncated, edited or otherwise damaged file fails the check instead of being read.
-enum StoreFile {
-    struct Contents: Equatable {
-        var payload: [UInt8]
-        var keyed: Bool
-        var ceiling: Int
+public enum StoreFile {
+    public struct Contents: Equatable, Sendable {
+        public var payload: [UInt8]
+        public var keyed: Bool
+        public var ceiling: Int
     }
 
     static let magic = "scrollsync-store 1"
 
-    static func encode(_ payload: [UInt8], keyed: Bool, ceiling: Int = 0) -> [UInt8] {
+    /// The file's bytes for `payload`.
+    public static func encode(_ payload: [UInt8], keyed: Bool, ceiling: Int = 0) -> [UInt8] {
         Array("\(magic) keyed=\(keyed ? 1 : 0) ceiling=\(ceiling) sha256=\(sha256(payload))\n".utf8) + payload
     }
 
     /// The contents, or why the file cannot be trusted.
-    static func decode(_ bytes: [UInt8]) -> Result<Contents, StoreError> {
+    public static func decode(_ bytes: [UInt8]) -> Result<Contents, StoreError> {
         guard let newline = bytes.firstIndex(of: 10) else { return .failure(StoreError(description: "no header line (truncated or not a store file)")) }
         let header = String(decoding: bytes[..<newline], as: UTF8.self).split(separator: " ")
         guard header.count == 5, "\(header[0]) \(header[1])" == magic,

@@ -7,7 +7,9 @@ public enum DisplayWidth {
         if scalars.contains(where: { $0.properties.isEmojiPresentation }) || scalars.contains(where: { $0.value == 0xFE0F }) && first.properties.isEmoji {
             return 2
         }
-        return of(first)
+        // A terminal gives each scalar its own width (wcwidth): a prepended mark and the
+        // letter it joins (U+0D4E and ".") are one character but two columns.
+        return scalars.reduce(0) { $0 + of($1) }
     }
 
     public static func of(_ scalar: Unicode.Scalar) -> Int {
@@ -17,6 +19,8 @@ public enum DisplayWidth {
         case .nonspacingMark, .enclosingMark, .format: return 0
         default: break
         }
+        // Hangul medial vowels and final consonants join the initial's two columns.
+        if (0x1160...0x11FF).contains(value) || (0xD7B0...0xD7FF).contains(value) { return 0 }
         return isWide(value) ? 2 : 1
     }
 

@@ -1,0 +1,217 @@
+import Deflate
+import RedisClient
+import ScrollModel
+import SyncClient
+import SyncServer
+import TerminalUI
+import WebSocketCore
+
+/// An input broke an invariant of the code under test (not only "it crashed").
+public struct FuzzFinding: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// One parser of bytes from someone else, with the invariants it must keep for any input.
+/// The same checks run under libFuzzer (`Scripts/fuzz`) and, for every saved regression
+/// input in `Fuzz/regressions/TARGET/`, in `swift test`.
+public enum FuzzTarget: String, CaseIterable, Sendable {
+    /// HTTP request head and WebSocket handshake validation.
+    case http
+    /// A server-side WebSocket connection fed the bytes after a handshake, split in two.
+    case websocket
+    /// The same with permessage-deflate agreed.
+    case websocketDeflate = "websocket-deflate"
+    /// The bounded inflater; and deflate → inflate round trips.
+    case inflate
+    /// Room-protocol messages from clients.
+    case roomMessage = "room-message"
+    /// A Markdown or text document → layout at a width from the input → anchor ↔ row.
+    case markdown
+    /// A stored room file (the store's checksummed format).
+    case storeFile = "store-file"
+    /// A configuration file and its validation.
+    case configuration
+    /// `scrollsync drive` scripts.
+    case driveScript = "drive-script"
+    /// Redis replies (RESP2/RESP3), whole and split.
+    case resp
+    /// `ws://` / `wss://` URLs: what parses prints back to itself.
+    case websocketURL = "websocket-url"
+
+    /// Runs the target on `data`; throws a finding when an invariant breaks.
+    public func check(_ data: [UInt8]) throws(FuzzFinding) {
+        switch self {
+        case .http: try Self.http(data)
+        case .websocket: try Self.websocket(data, deflate: false)
+        case .websocketDeflate: try Self.websocket(data, deflate: true)
+        case .inflate: try Self.inflate(data)
+        case .roomMessage: try Self.roomMessage(data)
+        case .markdown: try Self.markdown(data)
+        case .storeFile: try Self.storeFile(data)
+        case .configuration: try Self.configuration(data)
+        case .driveScript: try Self.driveScript(data)
+        case .resp: try Self.resp(data)
+        case .websocketURL: try Self.websocketURL(data)
+        }
+    }
+
+    /// Throws a finding that says `message` unless `condition` holds.
+    public static func expect(_ condition: Bool, _ message: @autoclosure () -> String) throws(FuzzFinding) {
+        if !condition { throw FuzzFinding(message()) }
+    }
+
+    // MARK: Network
+
+    static func http(_ data: [UInt8]) throws(FuzzFinding) {
+        var parser = HTTPRequestParser()
+        let result = data.withUnsafeBytes { parser.parse($0) }
+        guard case .complete(let request, let remainder) = result else { return }
+        try expect(remainder.count < data.count && data.suffix(remainder.count).elementsEqual(remainder),
+                   "the bytes after the head (\(remainder.count)) are not the input's tail")
+        if case .success(let upgrade) = ServerHandshake.validate(request) {
+            _ = ServerHandshake.response(for: upgrade, subprotocol: nil, extensions: nil).bytes
+        }
+    }
+
+    static func websocket(_ data: [UInt8], deflate: Bool) throws(FuzzFinding) {
+        let limits = WebSocketConnection.Limits(maxFrameSize: 1 << 16, maxMessageSize: 1 << 17)
+        let agreed = deflate ? PerMessageDeflate.negotiate(offers: ExtensionOffer.parse(["permessage-deflate"]) ?? [])?.0 : nil
+        let connection = WebSocketConnection(role: .server, limits: limits, deflate: agreed)
+        let split = data.isEmpty ? 0 : Int(data[0]) % max(1, data.count)
+        var failed = false
+        for part in [Array(data[..<split]), Array(data[split...])] where !failed {
+            var bytes = part
+            var finding: FuzzFinding?
+            bytes.withUnsafeMutableBytes { buffer in
+                connection.receive(buffer) { event in
+                    switch event {
+                    case .text(let text):
+                        if !UTF8Validator.isValid(text) { finding = FuzzFinding("a text message that is not UTF-8") }
+                        if text.count > limits.maxMessageSize { finding = FuzzFinding("a text message of \(text.count) bytes over the limit") }
+                    case .binary(let bytes):
+                        if bytes.count > limits.maxMessageSize { finding = FuzzFinding("a binary message of \(bytes.count) bytes over the limit") }
+                    case .ping(let bytes), .pong(let bytes):
+                        if bytes.count > 125 { finding = FuzzFinding("a control frame of \(bytes.count) bytes") }
+                    case .failed, .closed:
+                        failed = true
+                    }
+                }
+            }
+            if let finding { throw finding }
+        }
+        connection.drainOutbound { _ in }
+    }
+
+    static func inflate(_ data: [UInt8]) throws(FuzzFinding) {
+        let limit = 1 << 16
+        let bounded = inflated(data, limit: limit)
+        try expect(bounded.bytes.count <= limit, "inflated \(bounded.bytes.count) bytes past the limit of \(limit)")
+        var compressed = [UInt8]()
+        data.withUnsafeBytes { Deflater().compress($0, into: &compressed) }
+        let back = inflated(compressed, limit: data.count + 1)
+        if let error = back.error { throw FuzzFinding("deflate → inflate failed: \(error)") }
+        try expect(back.bytes == data, "deflate → inflate changed \(data.count) bytes")
+    }
+
+    /// `input` inflated as one whole message, and the error that stopped it, if any.
+    static func inflated(_ input: [UInt8], limit: Int) -> (bytes: [UInt8], error: InflateError?) {
+        var output = [UInt8]()
+        var failure: InflateError?
+        let inflater = Inflater()
+        input.withUnsafeBytes { buffer in
+            do {
+                try inflater.inflate(buffer, final: true, into: &output, limit: limit)
+            } catch {
+                failure = error as? InflateError ?? .corrupt("\(error)")
+            }
+        }
+        return (output, failure)
+    }
+
+    static func roomMessage(_ data: [UInt8]) throws(FuzzFinding) {
+        guard let message = decoded(data) else { return }
+        let encoded = message.encoded
+        try expect(decoded(encoded) == message, "decode → encode → decode changed the message: \(String(decoding: encoded, as: UTF8.self).prefix(120))")
+    }
+
+    static func decoded(_ bytes: [UInt8]) -> ClientMessage? {
+        bytes.withUnsafeBytes { buffer in
+            do {
+                return try ClientMessage.decode(buffer)
+            } catch {
+                return nil
+            }
+        }
+    }
+
+    // MARK: Documents and files
+
+    static func markdown(_ data: [UInt8]) throws(FuzzFinding) {
+        guard data.count >= 2 else { return }
+        let width = 10 + Int(data[0]) % 190
+        let format: SharedDocument.Format = data[1] & 1 == 0 ? .markdown : .text
+        let document = Document(text: String(decoding: data[2...], as: UTF8.self), format: format, name: "fuzz")
+        try expect(Set(document.blocks.map(\.id)).count == document.blocks.count, "repeated block ids: \(document.blocks.map(\.id))")
+        let layout = Layout(document: document, width: width)
+        for (index, row) in layout.rows.enumerated() {
+            let columns = row.text.unicodeScalars.reduce(0) { $0 + DisplayWidth.of($1) }
+            try expect(columns <= layout.width, "row \(index) is \(columns) columns at width \(layout.width)")
+            guard let anchor = layout.anchor(atRow: index) else { throw FuzzFinding("no anchor at row \(index)") }
+            let back = layout.row(for: anchor)
+            try expect(back.map { layout.rows[$0].block } == row.block, "row \(index) → \(anchor) → row \(back.map(String.init) ?? "nil")")
+        }
+    }
+
+    static func storeFile(_ data: [UInt8]) throws(FuzzFinding) {
+        _ = StoreFile.decode(data)
+        let keyed = data.first.map { $0 & 1 == 1 } ?? false
+        let again = StoreFile.decode(StoreFile.encode(data, keyed: keyed, ceiling: data.count))
+        guard case .success(let contents) = again else { throw FuzzFinding("an encoded file does not decode: \(again)") }
+        try expect(contents.payload == data && contents.keyed == keyed && contents.ceiling == data.count, "encode → decode changed the file")
+    }
+
+    static func configuration(_ data: [UInt8]) throws(FuzzFinding) {
+        let text = String(decoding: data, as: UTF8.self)
+        var configuration = ServerConfiguration()
+        do {
+            let values = try Settings.fileValues(text, source: "fuzz")
+            try Settings.apply(values, to: &configuration, source: "fuzz")
+            try Settings.validate(configuration)
+        } catch {
+            try expect(!error.message.isEmpty, "a configuration error without a message")
+            return
+        }
+        _ = Settings.describe(configuration)
+    }
+
+    static func driveScript(_ data: [UInt8]) throws(FuzzFinding) {
+        _ = try? DriveScript(String(decoding: data, as: UTF8.self))
+    }
+
+    static func resp(_ data: [UInt8]) throws(FuzzFinding) {
+        func replies(_ chunks: [ArraySlice<UInt8>]) -> (items: [RESPDecoder.Item], failed: Bool) {
+            var decoder = RESPDecoder()
+            var items = [RESPDecoder.Item]()
+            for chunk in chunks {
+                decoder.append(Array(chunk))
+                do {
+                    while let item = try decoder.next() { items.append(item) }
+                } catch {
+                    return (items, true)
+                }
+            }
+            return (items, false)
+        }
+        let whole = replies([data[...]])
+        let split = data.isEmpty ? 0 : Int(data[0]) % data.count
+        let parts = replies([data[..<split], data[split...]])
+        try expect(parts.items == whole.items && parts.failed == whole.failed, "split at \(split), the replies differ")
+    }
+
+    static func websocketURL(_ data: [UInt8]) throws(FuzzFinding) {
+        guard let url = WebSocketURL(String(decoding: data, as: UTF8.self)) else { return }
+        let again = WebSocketURL(url.description)
+        try expect(again == url, "\(url.description) does not parse back to itself")
+    }
+}
