@@ -13,7 +13,8 @@ import PackageDescription
 ///   ScrollModel      – rooms, scroll state, wire JSON; pure, stdlib only
 ///   Transport        – epoll loops, sockets, write queues, TLS; no WebSocket knowledge
 ///   RedisClient      – RESP2/RESP3 client (pipelining, pub/sub, scripts, ACL, TLS) on a Transport loop
-///   TerminalUI       – documents, layout, Elm-style present/follow models, renderer
+///   Documents        – documents as blocks with normative ids, inline markup, display widths, HTML
+///   TerminalUI       – layout, Elm-style present/follow models, terminal renderer
 ///   SyncClient       – WebSocket and room clients on the same transport
 ///   SyncServer       – endpoints wired onto Transport + WebSocketCore
 ///   scrollsync       – the command line
@@ -58,7 +59,7 @@ let package = Package(
             ]
         ),
         .target(name: "RedisClient", dependencies: ["Bytes", "COpenSSL", "Transport"]),
-        .target(name: "FuzzHarnesses", dependencies: ["Deflate", "RedisClient", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "WebSocketCore"]),
+        .target(name: "FuzzHarnesses", dependencies: ["Deflate", "Documents", "RedisClient", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "WebSocketCore"]),
         .target(
             name: "SyncServer",
             dependencies: [
@@ -67,7 +68,8 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
-        .target(name: "TerminalUI", dependencies: ["ScrollModel", "CLinux", "TextSafety"]),
+        .target(name: "Documents", dependencies: ["ScrollModel", "TextSafety"]),
+        .target(name: "TerminalUI", dependencies: ["Documents", "ScrollModel", "CLinux", "TextSafety"]),
         .target(
             name: "SyncClient",
             dependencies: [

@@ -5,8 +5,8 @@
 /// scalars of the private use area (zero columns wide); the renderer turns them into SGR
 /// sequences after the row is cut to the screen. Text from the network cannot carry the
 /// markers: `SafeText.document` has already made every private-use scalar a `�`.
-enum InlineMarkup {
-    enum Style: UInt32, CaseIterable {
+public enum InlineMarkup {
+    public enum Style: UInt32, CaseIterable, Sendable {
         case strong = 0xE000, emphasis = 0xE002, code = 0xE004, link = 0xE006
 
         var on: Character { Character(Unicode.Scalar(rawValue)!) }
@@ -14,17 +14,17 @@ enum InlineMarkup {
     }
 
     /// Whether `scalar` is a marker (on or off).
-    static func isMarker(_ scalar: Unicode.Scalar) -> Bool { (0xE000...0xE007).contains(scalar.value) }
+    public static func isMarker(_ scalar: Unicode.Scalar) -> Bool { (0xE000...0xE007).contains(scalar.value) }
 
     /// The text without its markers (for titles, slugs and the status line).
-    static func plain(_ text: String) -> String {
+    public static func plain(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isMarker) else { return text }
         return String(String.UnicodeScalarView(text.unicodeScalars.filter { !isMarker($0) }))
     }
 
     /// `text` with its inline markup turned into markers. A delimiter run that never closes
     /// is not markup and stays as it was written.
-    static func parse(_ text: String) -> String {
+    public static func parse(_ text: String) -> String {
         let characters = Array(text)
         var out: [Character] = []
         var index = 0
@@ -107,34 +107,5 @@ enum InlineMarkup {
             out.replaceSubrange(run.at...run.at, with: repeatElement(run.delimiter, count: run.style == .strong ? 2 : 1))
         }
         return String(out)
-    }
-
-    /// `text` (already cut to the screen) with its markers as SGR sequences; `base` is the
-    /// row's own style, restored after each change.
-    static func render(_ text: String, base: String) -> String {
-        guard text.unicodeScalars.contains(where: isMarker) else { return base + text }
-        var out = base
-        var active: [Style] = []
-        for scalar in text.unicodeScalars {
-            guard isMarker(scalar) else {
-                out.unicodeScalars.append(scalar)
-                continue
-            }
-            let style = Style(rawValue: scalar.value & ~1)!
-            if scalar.value & 1 == 0 { active.append(style) } else if let at = active.lastIndex(of: style) { active.remove(at: at) }
-            out += ANSI.reset + base + active.map(\.sequence).joined()
-        }
-        return out
-    }
-}
-
-extension InlineMarkup.Style {
-    var sequence: String {
-        switch self {
-        case .strong: ANSI.bold
-        case .emphasis: ANSI.italic
-        case .code: ANSI.cyan
-        case .link: ANSI.dim
-        }
     }
 }

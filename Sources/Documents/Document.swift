@@ -79,7 +79,7 @@ public struct Document: Sendable, Equatable {
     /// in lower case, spaces and hyphens as hyphens, everything else (a dot included) left
     /// out; "section" when nothing is left. By scalars, not characters: a letter that joins
     /// the next character into one grapheme (U+0D4E before ".") must not bring a dot in.
-    static func slug(_ text: String) -> String {
+    public static func slug(_ text: String) -> String {
         var out = ""
         for scalar in text.unicodeScalars {
             switch scalar.properties.generalCategory {
