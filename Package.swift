@@ -63,7 +63,7 @@ let package = Package(
         .target(
             name: "SyncServer",
             dependencies: [
-                "Bytes", "Deflate", "WebSocketCore", "Transport", "ScrollModel", "COpenSSL", "CLinux", "RedisClient", "TextSafety",
+                "Bytes", "Deflate", "Documents", "WebSocketCore", "Transport", "ScrollModel", "COpenSSL", "CLinux", "RedisClient", "TextSafety",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]

@@ -43,6 +43,12 @@ extension WebSocketSession {
 /// A plain HTTP endpoint (GET, and HEAD for its head), e.g. `/healthz` or `/metrics`.
 public protocol HTTPEndpoint: Sendable {
     var path: String { get }
+    /// Whether this endpoint answers `request` (by default: its path is `path`).
+    func matches(_ request: HTTPRequest) -> Bool
     /// The answer; runs on the connection's event loop and must not block.
     func respond(to request: HTTPRequest) -> HTTPResponse
+}
+
+extension HTTPEndpoint {
+    public func matches(_ request: HTTPRequest) -> Bool { request.path.utf8.elementsEqual(path.utf8) }
 }

@@ -187,6 +187,12 @@ public final class LocalRoomHub: RoomHub {
     }
 
     /// Every room with its member counts and last `seq`, by name.
+    /// The document room `name` shares now, if the room exists and has one.
+    public func document(ofRoom name: String) -> SharedDocument? {
+        guard let room = rooms.withLock({ $0[name] }) else { return nil }
+        return room.guarded.withLock { $0.core.document }
+    }
+
     public func summaries() -> [RoomSummary] {
         let all = rooms.withLock { Array($0) }
         return all.map { name, room in

@@ -44,7 +44,7 @@ final class Router: Sendable {
     /// request is for something else. HEAD gets GET's head without the body (RFC 9110 §9.3.2).
     func respond(to request: HTTPRequest) -> HTTPResponse? {
         let path = request.path
-        guard let endpoint = httpEndpoints.first(where: { $0.path == path }) else { return nil }
+        guard let endpoint = httpEndpoints.first(where: { $0.matches(request) }) else { return nil }
         guard request.method == "GET" || request.method == "HEAD" else {
             return .error(405, "\(path) answers GET and HEAD only", headers: [("Allow", "GET, HEAD")])
         }

@@ -76,6 +76,7 @@ public final class Server: Sendable {
             HealthEndpoint(engine: engine, store: store),
             MetricsEndpoint(counters: counters, hub: hub, loops: group.loops, engine: engine, messageBudget: messageBudget, store: store),
             RoomsEndpoint(hub: hub, adminToken: configuration.adminToken),
+            ViewerEndpoint(hub: hub),
         ]
         let router = Router(configuration: configuration, endpoints: endpoints, httpEndpoints: httpEndpoints, loops: group.loops.count,
                             counters: counters, messageBudget: messageBudget, logger: logger)

@@ -217,4 +217,33 @@ struct InProcessRoomTests {
         let names = server.hub.summaries().map(\.name)
         #expect(!names.contains("undriven") && names.contains("driven"), "\(names)")
     }
+
+    /// Issue 21: a browser visit gets the viewer page under a strict CSP; the room's document
+    /// as HTML made from the block model; a plain GET without `Accept: text/html` stays a 426.
+    @Test func aBrowserVisitGetsTheViewerPage() throws {
+        let (server, loop) = try Self.server()
+        defer { server.shutdown() }
+        func get(_ path: String, accept: String? = nil) -> String {
+            let connection = server.connectEmbedded()
+            connection.write(Array("GET \(path) HTTP/1.1\r\nHost: test\r\n\(accept.map { "Accept: \($0)\r\n" } ?? "")\r\n".utf8))
+            var answer = [UInt8]()
+            loop.advance(until: { answer += connection.read(); return connection.sendingShutDown || connection.closed })
+            return String(decoding: answer, as: UTF8.self)
+        }
+        let page = get("/rooms/talk", accept: "text/html,application/xhtml+xml")
+        #expect(page.hasPrefix("HTTP/1.1 200 "), "\(page.prefix(200))")
+        #expect(page.contains("Content-Security-Policy: default-src 'self'"))
+        #expect(page.contains("<script type=\"module\" src=\"/viewer.js\"></script>") && page.contains("data-room=\"talk\""))
+        #expect(get("/rooms/talk").hasPrefix("HTTP/1.1 426 "), "a plain GET is still told to upgrade")
+        #expect(get("/rooms/talk/document").hasPrefix("HTTP/1.1 404 "), "no document yet")
+        #expect(get("/viewer.js").contains("Content-Type: text/javascript"))
+
+        let presenter = try InProcessClient(server, loop: loop, path: "/rooms/talk?role=presenter&key=k")
+        #expect(presenter.wait { $0.contains(#""type":"welcome""#) })
+        presenter.send(##"{"type":"document","name":"t.md","format":"markdown","text":"# Hi <b>there</b>\n\ntext"}"##)
+        #expect(presenter.wait { $0.contains(#""type":"document""#) })
+        let document = get("/rooms/talk/document")
+        #expect(document.contains("<h1 id=\"hi-bthereb\" class=\"block\"") && document.contains("Hi &lt;b&gt;there&lt;/b&gt;"), "\(document)")
+        #expect(document.contains("X-Document-Fingerprint: "))
+    }
 }

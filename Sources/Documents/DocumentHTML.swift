@@ -1,0 +1,89 @@
+/// A document as HTML for the browser viewer: one element per block, whose `id` is the
+/// block's id (PROTOCOL.md §7), so that a browser finds the anchor a terminal sends and the
+/// other way round. Every character of the document is escaped: no markup, script or link
+/// from the document becomes HTML; inline styles become `strong`, `em` and `code`, a link
+/// its text with the URL after it as text.
+public enum DocumentHTML {
+    public static func render(_ document: Document) -> String {
+        var html = ""
+        for block in document.blocks {
+            let id = attribute(block.id)
+            let section = block.section.map { " data-section=\"\(attribute(document.blocks[$0].id))\"" } ?? ""
+            switch block.kind {
+            case .heading(let level):
+                let tag = "h\(min(6, max(1, level)))"
+                html += "<\(tag) id=\"\(id)\" class=\"block\"\(section)>\(inline(block.text))</\(tag)>\n"
+            case .paragraph:
+                html += "<p id=\"\(id)\" class=\"block\"\(section)>\(inline(block.text))</p>\n"
+            case .listItem(let marker):
+                let depth = marker.prefix { $0 == " " }.count / 2
+                let shown = marker.drop { $0 == " " }
+                // A class, not a style attribute: the viewer's Content-Security-Policy allows no inline style.
+                html += "<p id=\"\(id)\" class=\"block item depth-\(min(depth, 5))\"\(section)><span class=\"marker\">\(escape(String(shown)))</span> \(inline(block.text))</p>\n"
+            case .quote:
+                html += "<blockquote id=\"\(id)\" class=\"block\"\(section)>\(inline(block.text))</blockquote>\n"
+            case .code:
+                html += "<pre id=\"\(id)\" class=\"block\"\(section)><code>\(escape(block.text))</code></pre>\n"
+            case .table:
+                html += "<table id=\"\(id)\" class=\"block\"\(section)>"
+                for (index, row) in block.text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                    let cell = index == 0 ? "th" : "td"
+                    html += "<tr>" + row.split(separator: "\t", omittingEmptySubsequences: false).map { "<\(cell)>\(inline(String($0)))</\(cell)>" }.joined() + "</tr>"
+                }
+                html += "</table>\n"
+            }
+        }
+        return html
+    }
+
+    /// Text with its inline-markup markers as elements, everything else escaped.
+    static func inline(_ text: String) -> String {
+        var out = ""
+        var open: [InlineMarkup.Style] = []
+        for scalar in text.unicodeScalars {
+            guard InlineMarkup.isMarker(scalar), let style = InlineMarkup.Style(rawValue: scalar.value & ~1) else {
+                out += escape(scalar)
+                continue
+            }
+            if scalar.value & 1 == 0 {
+                open.append(style)
+                out += "<\(tag(style))>"
+            } else if let at = open.lastIndex(of: style) {
+                // Close what was opened after it, then it, then open those again (well nested).
+                let after = open[(at + 1)...]
+                out += after.reversed().map { "</\(tag($0))>" }.joined() + "</\(tag(style))>" + after.map { "<\(tag($0))>" }.joined()
+                open.remove(at: at)
+            }
+        }
+        return out + open.reversed().map { "</\(tag($0))>" }.joined()
+    }
+
+    private static func tag(_ style: InlineMarkup.Style) -> String {
+        switch style {
+        case .strong: "strong"
+        case .emphasis: "em"
+        case .code: "code"
+        case .link: "small"
+        }
+    }
+
+    /// `text` safe in HTML text and in a double-quoted attribute.
+    public static func escape(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars { out += escape(scalar) }
+        return out
+    }
+
+    static func attribute(_ text: String) -> String { escape(text) }
+
+    private static func escape(_ scalar: Unicode.Scalar) -> String {
+        switch scalar {
+        case "&": "&amp;"
+        case "<": "&lt;"
+        case ">": "&gt;"
+        case "\"": "&quot;"
+        case "'": "&#39;"
+        default: String(scalar)
+        }
+    }
+}

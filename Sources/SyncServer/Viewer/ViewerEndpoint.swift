@@ -1,0 +1,62 @@
+import Documents
+import ScrollModel
+import WebSocketCore
+
+/// The browser viewer (README, *Follow from a browser*): a plain browser visit to
+/// `/rooms/NAME` (`Accept: text/html`, no `Upgrade`) gets a page that renders the room's
+/// document and follows its presenter over the room's WebSocket; `/rooms/NAME/document` is
+/// the document as HTML made from the normative block model (each block's element has the
+/// block's id), `/viewer.js` and `/viewer.css` the page's script and style. No outside
+/// network: the page loads only these, under a Content-Security-Policy of `'self'`.
+struct ViewerEndpoint: HTTPEndpoint {
+    let hub: LocalRoomHub
+    var path: String { "/viewer.js" }
+
+    func matches(_ request: HTTPRequest) -> Bool { route(request) != nil }
+
+    func respond(to request: HTTPRequest) -> HTTPResponse {
+        switch route(request) {
+        case .page(let room): return Self.answer(ViewerAssets.page(room: room), type: "text/html; charset=utf-8")
+        case .document(let room):
+            guard let shared = hub.document(ofRoom: room) else {
+                return .error(404, "room \(room) has no document yet")
+            }
+            let document = Document(text: shared.text, format: shared.format, name: shared.name)
+            var response = Self.answer(DocumentHTML.render(document), type: "text/html; charset=utf-8")
+            response.headers.append(("X-Document-Fingerprint", shared.fingerprint))
+            return response
+        case .script: return Self.answer(ViewerAssets.script, type: "text/javascript; charset=utf-8")
+        case .style: return Self.answer(ViewerAssets.style, type: "text/css; charset=utf-8")
+        case nil: return .error(404, "no viewer resource at \(request.path)")
+        }
+    }
+
+    enum Resource: Equatable {
+        case page(String), document(String), script, style
+    }
+
+    func route(_ request: HTTPRequest) -> Resource? {
+        let path = String(request.path)
+        if path == "/viewer.js" { return .script }
+        if path == "/viewer.css" { return .style }
+        guard path.hasPrefix("/rooms/"), request.value("Upgrade") == nil else { return nil }
+        let rest = path.dropFirst("/rooms/".count)
+        if rest.hasSuffix("/document") {
+            let room = String(rest.dropLast("/document".count))
+            return RoomEndpoint.isValidRoomName(room) ? .document(room) : nil
+        }
+        let room = String(rest)
+        guard RoomEndpoint.isValidRoomName(room), request.value("Accept")?.contains("text/html") == true else { return nil }
+        return .page(room)
+    }
+
+    static func answer(_ text: String, type: String) -> HTTPResponse {
+        HTTPResponse(status: 200, headers: [
+            ("Content-Type", type),
+            ("Content-Security-Policy", "default-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
+            ("X-Content-Type-Options", "nosniff"),
+            ("Referrer-Policy", "no-referrer"),
+            ("Cache-Control", "no-store"),
+        ], body: Array(text.utf8))
+    }
+}

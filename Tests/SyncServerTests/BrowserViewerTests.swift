@@ -1,0 +1,152 @@
+import Foundation
+import ScrollModel
+import Testing
+@testable import TerminalUI
+
+/// Issue 21: the browser viewer in a real browser (Debian's chromium, headless, driven over
+/// the DevTools protocol), with terminals under tmux in the same rooms.
+@Suite("Browser viewer under headless Chromium", .serialized)
+struct BrowserViewerTests {
+    static func js(_ text: String) -> String {
+        var writer = JSONWriter()
+        writer.string(text)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// Whether block `id` is on screen between the sticky title bar and the status bar.
+    static func visible(_ id: String) -> String {
+        """
+        (() => { const el = document.querySelector('main').querySelector(`[id="${CSS.escape(\(js(id)))}"]`); if (!el) return false;
+          const r = el.getBoundingClientRect();
+          const top = document.getElementById('ui_titlebar').getBoundingClientRect().bottom;
+          const bottom = document.getElementById('ui_status').getBoundingClientRect().top;
+          return r.bottom > top && r.top < bottom && window.scrollsync.state.target === null; })()
+        """
+    }
+    static let atTop = "window.scrollY === 0 && window.scrollsync.state.target === null"
+    static let atBottom = "window.scrollY >= document.documentElement.scrollHeight - innerHeight - 1 && window.scrollsync.state.target === null"
+    static let rendered = "document.querySelectorAll('main .block').length > 10"
+
+    func open(_ browser: Chromium, _ url: String, width: Int, height: Int) throws -> CDPPage {
+        let page = try browser.page(width: width, height: height)
+        try page.call("Page.navigate", #"{"url":\#(Self.js(url))}"#)
+        #expect(page.wait(Self.rendered, timeout: 15), "the page at \(width)×\(height) rendered the document")
+        return page
+    }
+
+    func document() throws -> URL {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("guide-\(UUID().uuidString.prefix(6)).md")
+        try FollowAcrossWidthsTests.document.write(to: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    /// (1) A terminal presenter at 120 columns and browser followers at 390 × 844 and
+    /// 1920 × 1080: after each move each browser shows the presenter's top block, its first
+    /// line at the start and its last at the end.
+    @Test func browserFollowersLandOnTheTerminalPresentersBlock() throws {
+        let server = try ServerProcess()
+        let file = try document()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let name = "browser-\(UUID().uuidString.prefix(6))"
+        let presenter = FollowAcrossWidthsTests.Viewer(
+            try Tmux([ServerProcess.binary.path, "present", "\(server.url)/rooms/\(name)", file.path, "--key", "k", "--name", "Ann"], width: 120, height: 30),
+            width: 120, height: 30)
+        presenter.tmux.wait { $0.statusLine.contains("PRESENTING") && $0.statusLine.contains("● live") }
+        let browser = try Chromium()
+        let url = "http://127.0.0.1:\(server.port)/rooms/\(name)"
+        let pages = [try open(browser, url, width: 390, height: 844), try open(browser, url, width: 1920, height: 1080)]
+        for page in pages {
+            #expect(page.wait("document.getElementById('ui_driver').textContent === 'driver Ann'"), "the driver by name")
+        }
+        for key in ["n", "n", "j", "Space", "n", "G", "N", "g", "n", "n", "n"] {
+            let before = presenter.tmux.screen
+            try presenter.tmux.keys(key)
+            var screen = presenter.tmux.wait(timeout: 5) { $0 != before && presenter.shown($0) != nil }
+            screen = presenter.tmux.wait(timeout: 5) { _ in let again = presenter.tmux.screen; defer { usleep(100_000) }; return again == presenter.tmux.screen }
+            let place = try #require(presenter.shown(screen), "after \(key) the presenter shows a place")
+            let atTop = place.top == 0
+            let atBottom = place.top == max(0, presenter.layout.rowCount - (presenter.height - 2))
+            let condition = atTop ? Self.atTop : atBottom ? Self.atBottom : Self.visible(place.blocks[0])
+            for (page, size) in zip(pages, ["390×844", "1920×1080"]) {
+                #expect(page.wait(condition), "after \(key) the browser at \(size) shows \(atTop ? "the top" : atBottom ? "the end" : place.blocks[0])")
+            }
+        }
+    }
+
+    /// (2) A browser presenter drives a terminal follower to the same block.
+    @Test func aBrowserPresenterDrivesATerminalFollower() throws {
+        let server = try ServerProcess()
+        let name = "browser-\(UUID().uuidString.prefix(6))"
+        // The room's document comes from a presenter that shares it and leaves.
+        let sharer = try RoomConnection(port: server.port, path: "/rooms/\(name)?role=presenter&key=k")
+        #expect(sharer.wait { $0.contains(#""type":"welcome""#) })
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("type", "document")
+        writer.field("name", "guide.md")
+        writer.field("format", "markdown")
+        writer.field("text", FollowAcrossWidthsTests.document)
+        writer.endObject()
+        sharer.send(String(decoding: writer.bytes, as: UTF8.self))
+        #expect(sharer.wait { $0.contains(#""type":"document""#) })
+        sharer.client.shutdownBothWays()
+
+        let follower = FollowAcrossWidthsTests.Viewer(
+            try Tmux([ServerProcess.binary.path, "follow", "\(server.url)/rooms/\(name)"], width: 60, height: 20), width: 60, height: 20)
+        follower.tmux.wait { $0.statusLine.contains("FOLLOWING") && follower.shown($0) != nil }
+        let browser = try Chromium()
+        let page = try open(browser, "http://127.0.0.1:\(server.port)/rooms/\(name)?present&key=k", width: 1000, height: 640)
+        #expect(page.wait("document.getElementById('ui_role').textContent === 'PRESENTING'"), "the browser drives")
+        for block in ["part-5", "part-2.2", "part-7.4"] {
+            _ = try page.evaluate("window.scrollTo(0, document.getElementById(\(Self.js(block))).getBoundingClientRect().top + scrollY - document.getElementById('ui_titlebar').getBoundingClientRect().height + 1)")
+            // The block at the top of the browser's view once it has settled (the title bar may shrink).
+            usleep(300_000)
+            let top = try #require(try page.evaluate("window.scrollsync.anchorHere().id").string)
+            #expect(top != "field-guide", "the browser moved")
+            let seen = follower.tmux.wait { follower.shown($0)?.blocks.first == top }
+            #expect(follower.shown(seen)?.blocks.first == top, "the terminal follower's top block is the browser's, \(top): \(seen.joined(separator: "\n"))")
+        }
+        // README's screenshot of the browser presenting, when asked for (TEST_SCREENSHOTS=DIR).
+        if let directory = ProcessInfo.processInfo.environment["TEST_SCREENSHOTS"] {
+            let shot = try page.call("Page.captureScreenshot", #"{"format":"png"}"#)
+            let data = try #require(shot["data"]?.string.flatMap { Data(base64Encoded: $0) })
+            try data.write(to: URL(fileURLWithPath: directory).appendingPathComponent("browser-viewer.png"))
+        }
+    }
+
+    /// (3) Scrolling in the browser detaches (the room counts it), f follows again; (4) a
+    /// hostile document renders as text.
+    @Test func userScrollDetachesFResumesAndHostileMarkupIsText() throws {
+        let server = try ServerProcess()
+        let name = "browser-\(UUID().uuidString.prefix(6))"
+        let presenter = try RoomConnection(port: server.port, path: "/rooms/\(name)?role=presenter&key=k&name=Eve")
+        #expect(presenter.wait { $0.contains(#""type":"welcome""#) })
+        let hostile = "# Title\n\n<script>alert(1)</script> <img src=x onerror=alert(2)> [link](javascript:alert(3)) <iframe src=//evil></iframe>\n\n"
+            + (1...60).map { "Paragraph \($0) with some words to scroll past." }.joined(separator: "\n\n")
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("type", "document")
+        writer.field("name", "evil.md")
+        writer.field("format", "markdown")
+        writer.field("text", hostile)
+        writer.endObject()
+        presenter.send(String(decoding: writer.bytes, as: UTF8.self))
+        presenter.send(#"{"type":"scroll","offset":50,"viewport":10,"content":200,"anchor":{"id":"title.30","fraction":0}}"#)
+        let browser = try Chromium()
+        let page = try open(browser, "http://127.0.0.1:\(server.port)/rooms/\(name)", width: 800, height: 600)
+        #expect(try page.evaluate("document.querySelectorAll('script:not([src]), main img, main a, main iframe').length").double == 0,
+                "no element came from the document")
+        #expect(try page.evaluate("document.querySelector('main').textContent.includes('<script>alert(1)</script>')").bool == true)
+        #expect(page.wait(Self.visible("title.30")))
+
+        try page.call("Input.dispatchMouseEvent", #"{"type":"mouseWheel","x":300,"y":300,"deltaX":0,"deltaY":600}"#)
+        #expect(page.wait("document.getElementById('ui_role').textContent === 'DETACHED'"), "scrolling yourself detaches")
+        #expect(presenter.wait { $0.contains(#""detached":1"#) }, "the room counts the browser as detached")
+        presenter.send(#"{"type":"scroll","offset":5,"viewport":10,"content":200,"anchor":{"id":"title.10","fraction":0}}"#)
+        #expect(presenter.wait { $0.contains(#""id":"title.10""#) })
+        #expect(!page.wait(Self.visible("title.10"), timeout: 1), "a detached browser stays where it is")
+        try page.call("Input.dispatchKeyEvent", #"{"type":"keyDown","key":"f","text":"f"}"#)
+        #expect(page.wait("document.getElementById('ui_role').textContent === 'FOLLOWING'"), "f follows again")
+        #expect(page.wait(Self.visible("title.10")), "and goes to the presenter's block")
+    }
+}
