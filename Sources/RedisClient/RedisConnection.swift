@@ -213,6 +213,10 @@ public final class RedisConnection {
                 if nextReply == waiting.count {
                     waiting.removeAll(keepingCapacity: true)
                     nextReply = 0
+                } else if nextReply >= 1024 && nextReply * 2 >= waiting.count {
+                    // A pipeline that never empties must not keep every answered handler.
+                    waiting.removeFirst(nextReply)
+                    nextReply = 0
                 }
                 reply(item.reply)
                 if link == nil { return }  // the handler dropped the connection

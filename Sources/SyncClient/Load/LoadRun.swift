@@ -408,7 +408,7 @@ final class LoopProbes: @unchecked Sendable {
         stats.resetMeasurements()
         // What followers hold now was sent before this phase: coverage counts this phase's.
         let start = monotonicMicroseconds()
-        for follower in followers { follower.heldT = max(follower.heldT, start) }
+        for follower in followers { follower.heldT = start }
     }
 
     func startSending(rate: Double, inFlight: Int?, slowPause: Double) {

@@ -150,6 +150,12 @@ enum ViewerAssets {
       if (window.scrollY === now) { window.scrollTo(0, state.target); state.target = null; state.animating = false; return; }
       requestAnimationFrame(step);
     }
+    /** Straight to `y` (the layout changed under the view): a glide toward an old target stops. */
+    function jump(y) {
+      if (y === null) return;
+      state.target = null;
+      window.scrollTo(0, y);
+    }
     function follow(s) {
       if (state.last && typeof s.seq === 'number' && typeof state.last.seq === 'number' && s.seq <= state.last.seq) return;
       state.last = s;
@@ -176,7 +182,7 @@ enum ViewerAssets {
     // --- Presenting --------------------------------------------------------------------------
     /** This view's place, to the room, at most 60 times a second. */
     function report() {
-      if (state.role !== 'presenter' || !state.online) return;
+      if (state.role !== 'presenter' || !state.online || state.driver !== state.you) return;  // only the driver moves the room
       const wait = state.lastSent + 1000 / 60 - performance.now();
       if (wait > 0) { if (!state.sendTimer) state.sendTimer = setTimeout(() => { state.sendTimer = null; report(); }, wait); return; }
       state.lastSent = performance.now();
@@ -198,8 +204,7 @@ enum ViewerAssets {
         const keep = state.role === 'presenter' || !state.following ? anchorHere() : null;
         main.innerHTML = html;  // made by the server from the block model, every character escaped
         state.documentFingerprint = fingerprint;
-        if (state.role === 'follower' && state.following && state.last) window.scrollTo(0, targetFor(state.last));
-        else if (keep) window.scrollTo(0, anchorTarget(keep));
+        jump(state.role === 'follower' && state.following && state.last ? targetFor(state.last) : keep ? anchorTarget(keep) : null);
         render();
       } catch (error) {
         ui.link.textContent = `○ the document could not be loaded: ${error}`;
@@ -252,7 +257,11 @@ enum ViewerAssets {
           if (state.role === 'presenter') report();
           break;
         case 'state': follow(m); break;
-        case 'driver': state.driver = m.driver ?? null; state.driverName = m.name ?? null; break;
+        case 'driver':
+          state.driver = m.driver ?? null;
+          state.driverName = m.name ?? null;
+          if (state.role === 'presenter') report();  // taking control sends this view's place at once
+          break;
         case 'presence': state.presence = m; break;
         case 'document': if (m.doc !== state.documentFingerprint) loadDocument(); break;
         case 'error': state.notice = `refused: ${m.message ?? m.code}`; setTimeout(() => { state.notice = null; render(); }, 5000); break;
@@ -294,8 +303,8 @@ enum ViewerAssets {
     addEventListener('scroll', () => { if (state.role === 'presenter') report(); else if (!state.following) state.viewAnchor = anchorHere(); render(); }, { passive: true });
     // A resize or a font-size change keeps the anchor: the presenter's (following) or this view's own.
     const resized = new ResizeObserver(() => {
-      if (state.role === 'follower' && state.following && state.last) window.scrollTo(0, targetFor(state.last));
-      else if (state.viewAnchor) window.scrollTo(0, anchorTarget(state.viewAnchor));
+      if (state.role === 'follower' && state.following && state.last) jump(targetFor(state.last));
+      else if (state.viewAnchor) jump(anchorTarget(state.viewAnchor));
       if (state.role === 'presenter') report();
       render();
     });
