@@ -124,7 +124,11 @@ struct ClusterTests {
         for offset in [111, 112, 113] { one.send(scroll(offset)) }
         for offset in [221, 222, 223] { two.send(scroll(offset)) }
         #expect(followsOne.wait(for: hasOffset(113)) && followsTwo.wait(for: hasOffset(223)))
-        usleep(300_000)
+        // Markers published after everything above, on both rooms: once each follower has its
+        // room's marker, a state that leaked from the other room would have come before it.
+        one.send(scroll(114))
+        two.send(scroll(224))
+        #expect(followsOne.wait(for: hasOffset(114)) && followsTwo.wait(for: hasOffset(224)))
         #expect(states(followsOne).allSatisfy { ($0["offset"]?.double ?? 0) < 200 }, "\(followsOne.received)")
         #expect(states(followsTwo).allSatisfy { ($0["offset"]?.double ?? 0) > 200 }, "\(followsTwo.received)")
     }
