@@ -7,8 +7,8 @@ public enum DocumentHTML {
     public static func render(_ document: Document) -> String {
         var html = ""
         for block in document.blocks {
-            let id = attribute(block.id)
-            let section = block.section.map { " data-section=\"\(attribute(document.blocks[$0].id))\"" } ?? ""
+            let id = escape(block.id)
+            let section = block.section.map { " data-section=\"\(escape(document.blocks[$0].id))\"" } ?? ""
             switch block.kind {
             case .heading(let level):
                 let tag = "h\(min(6, max(1, level)))"
@@ -74,7 +74,6 @@ public enum DocumentHTML {
         return out
     }
 
-    static func attribute(_ text: String) -> String { escape(text) }
 
     private static func escape(_ scalar: Unicode.Scalar) -> String {
         switch scalar {
