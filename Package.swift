@@ -91,7 +91,7 @@ let package = Package(
         .testTarget(name: "ScrollModelTests", dependencies: ["ScrollModel", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Bytes"]),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient"]),
-        .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses"]),
+        .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "ScrollModel", "WebSocketCore"]),
         .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "WebSocketCore", "Transport", "ScrollModel"]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "ScrollModel", "TextSafety"]),
         .testTarget(

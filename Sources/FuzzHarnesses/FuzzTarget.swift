@@ -26,6 +26,11 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case inflate
     /// Room-protocol messages from clients.
     case roomMessage = "room-message"
+    /// Server messages as clients and the room store decode them; decode → encode round trips.
+    case serverEvent = "server-event"
+    /// A server's answer as a client reads it: the handshake response, then frames, then the
+    /// server messages in them.
+    case websocketClient = "websocket-client"
     /// A Markdown or text document → layout at a width from the input → anchor ↔ row.
     case markdown
     /// A stored room file (the store's checksummed format).
@@ -47,6 +52,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .websocketDeflate: try Self.websocket(data, deflate: true)
         case .inflate: try Self.inflate(data)
         case .roomMessage: try Self.roomMessage(data)
+        case .serverEvent: try Self.serverEvent(data)
+        case .websocketClient: try Self.websocketClient(data)
         case .markdown: try Self.markdown(data)
         case .storeFile: try Self.storeFile(data)
         case .configuration: try Self.configuration(data)
@@ -74,23 +81,34 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         }
     }
 
+    static let frameLimits = WebSocketConnection.Limits(maxFrameSize: 1 << 16, maxMessageSize: 1 << 17)
+
     static func websocket(_ data: [UInt8], deflate: Bool) throws(FuzzFinding) {
-        let limits = WebSocketConnection.Limits(maxFrameSize: 1 << 16, maxMessageSize: 1 << 17)
         let agreed = deflate ? PerMessageDeflate.negotiate(offers: ExtensionOffer.parse(["permessage-deflate"]) ?? [])?.0 : nil
-        let connection = WebSocketConnection(role: .server, limits: limits, deflate: agreed)
+        let connection = WebSocketConnection(role: .server, limits: frameLimits, deflate: agreed)
         let split = data.isEmpty ? 0 : Int(data[0]) % max(1, data.count)
+        try receive(data, splitAt: split, on: connection) { _ in }
+    }
+
+    /// Feeds `data` to `connection` in two reads split at `split`, checking every message it
+    /// yields against the limits; `onText` sees each text message.
+    static func receive(_ data: ArraySlice<UInt8>, splitAt split: Int, on connection: WebSocketConnection,
+                        onText: ([UInt8]) throws(FuzzFinding) -> Void) throws(FuzzFinding) {
+        let split = data.startIndex + split
         var failed = false
         for part in [Array(data[..<split]), Array(data[split...])] where !failed {
             var bytes = part
             var finding: FuzzFinding?
+            var texts = [[UInt8]]()
             bytes.withUnsafeMutableBytes { buffer in
                 connection.receive(buffer) { event in
                     switch event {
                     case .text(let text):
                         if !UTF8Validator.isValid(text) { finding = FuzzFinding("a text message that is not UTF-8") }
-                        if text.count > limits.maxMessageSize { finding = FuzzFinding("a text message of \(text.count) bytes over the limit") }
+                        if text.count > frameLimits.maxMessageSize { finding = FuzzFinding("a text message of \(text.count) bytes over the limit") }
+                        texts.append(Array(text))
                     case .binary(let bytes):
-                        if bytes.count > limits.maxMessageSize { finding = FuzzFinding("a binary message of \(bytes.count) bytes over the limit") }
+                        if bytes.count > frameLimits.maxMessageSize { finding = FuzzFinding("a binary message of \(bytes.count) bytes over the limit") }
                     case .ping(let bytes), .pong(let bytes):
                         if bytes.count > 125 { finding = FuzzFinding("a control frame of \(bytes.count) bytes") }
                     case .failed, .closed:
@@ -99,8 +117,41 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                 }
             }
             if let finding { throw finding }
+            for text in texts { try onText(text) }
         }
         connection.drainOutbound { _ in }
+    }
+
+    static func receive(_ data: [UInt8], splitAt split: Int, on connection: WebSocketConnection,
+                        onText: ([UInt8]) throws(FuzzFinding) -> Void) throws(FuzzFinding) {
+        try receive(data[...], splitAt: split, on: connection, onText: onText)
+    }
+
+    /// What `websocket-client` offers: RFC 6455's sample key (its accept value is
+    /// `s3pPLMBiTxaQ9kYGzzhZRbK+xOo=`), the room subprotocol and permessage-deflate.
+    static let clientHandshake = ClientHandshake(
+        host: "fuzz.example", target: "/rooms/fuzz", protocols: ["scrollsync.v1"], deflate: PerMessageDeflate(), key: "dGhlIHNhbXBsZSBub25jZQ==")
+
+    static func websocketClient(_ data: [UInt8]) throws(FuzzFinding) {
+        guard let end = headEnd(data) else { return }
+        guard let response = HTTPResponseHead.parse(Array(data[..<end])) else { return }
+        try expect((0...999).contains(response.status), "status \(response.status) from three digits")
+        guard case .success(let agreement) = clientHandshake.validate(response) else { return }
+        try expect(response.status == 101, "a handshake accepted with status \(response.status)")
+        try expect(agreement.subprotocol == nil || agreement.subprotocol == "scrollsync.v1", "an unoffered subprotocol accepted")
+        let connection = WebSocketConnection(role: .client, limits: frameLimits, deflate: agreement.deflate)
+        let rest = data[(end + 4)...]
+        let split = rest.isEmpty ? 0 : Int(rest[rest.startIndex]) % rest.count
+        try receive(rest, splitAt: split, on: connection) { text throws(FuzzFinding) in try serverEvent(text) }
+    }
+
+    /// Where the first CRLF CRLF starts, within the 16 KiB a client reads for a head.
+    static func headEnd(_ data: [UInt8]) -> Int? {
+        guard data.count >= 4 else { return nil }
+        for i in 0...min(data.count - 4, 16 << 10) where data[i] == 13 && data[i + 1] == 10 && data[i + 2] == 13 && data[i + 3] == 10 {
+            return i
+        }
+        return nil
     }
 
     static func inflate(_ data: [UInt8]) throws(FuzzFinding) {
@@ -143,6 +194,60 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                 return nil
             }
         }
+    }
+
+    /// A server message decodes to what its own encoding decodes to, and a decoded state keeps
+    /// the bounds clients rely on (finite numbers, fractions and progress in 0…1, seq ≥ 1).
+    static func serverEvent(_ data: [UInt8]) throws(FuzzFinding) {
+        guard let event = serverEventDecoded(data) else { return }
+        if case .state(let state) = event { try checkBounds(state) }
+        if case .welcome(let welcome) = event, let state = welcome.state { try checkBounds(state) }
+        guard let encoded = encoded(event) else { return }
+        let again = serverEventDecoded(encoded)
+        try expect(again == normalized(event), "decode → encode → decode changed the message: \(String(decoding: encoded, as: UTF8.self).prefix(160))")
+    }
+
+    static func serverEventDecoded(_ bytes: [UInt8]) -> ServerEvent? {
+        bytes.withUnsafeBytes { buffer in
+            do {
+                return try ServerEvent.decode(buffer)
+            } catch {
+                return nil
+            }
+        }
+    }
+
+    static func checkBounds(_ state: ScrollState) throws(FuzzFinding) {
+        try expect(state.seq >= 1 && state.offset.isFinite, "seq \(state.seq), offset \(state.offset)")
+        try expect([state.viewport, state.content].allSatisfy { $0?.isFinite ?? true }, "viewport or content not finite")
+        try expect(state.progress.map { (0...1).contains($0) } ?? true, "progress \(state.progress!) outside 0…1")
+        try expect(state.anchor.map { (0...1).contains($0.fraction) } ?? true, "anchor fraction \(state.anchor!.fraction) outside 0…1")
+    }
+
+    /// The server's own encoding of `event`; nil for an error code the server never sends.
+    static func encoded(_ event: ServerEvent) -> [UInt8]? {
+        switch event {
+        case .state(let state): return ServerMessage.state(state)
+        case .welcome(let w):
+            var document: SharedDocument?
+            if let doc = w.doc {
+                document = SharedDocument(name: "", format: .text, text: "", by: "")
+                document!.fingerprint = doc
+            }
+            return ServerMessage.welcome(room: w.room, you: w.you, role: w.role, state: w.state, driver: w.driver, driverName: w.driverName,
+                                         presence: w.presence, document: document)
+        case .driver(let driver, let name): return ServerMessage.driver(driver, name: name)
+        case .document(let document): return ServerMessage.document(document)
+        case .presence(let presence): return ServerMessage.presence(presence)
+        case .error(let code, let message): return ErrorCode(rawValue: code).map { ServerMessage.error(ProtocolError($0, message)) }
+        }
+    }
+
+    /// What survives the encoding: a welcome names its driver only when it has one.
+    static func normalized(_ event: ServerEvent) -> ServerEvent {
+        guard case .welcome(var welcome) = event, welcome.driver == nil else { return event }
+        welcome.driverName = nil
+        return .welcome(welcome)
     }
 
     // MARK: Documents and files

@@ -1,5 +1,7 @@
 import Foundation
-import FuzzHarnesses
+@testable import FuzzHarnesses
+import ScrollModel
+import WebSocketCore
 import Testing
 
 /// Every input saved in `Fuzz/regressions/TARGET/` (what a past finding needed) and every seed
@@ -51,5 +53,53 @@ struct FuzzRegressionTests {
     /// The checks can fail: a broken invariant is reported, not swallowed.
     @Test func aBrokenInvariantIsAFinding() {
         #expect(throws: FuzzFinding.self) { try FuzzTarget.expect(false, "broken") }
+    }
+}
+
+/// The client target's seeds get past the handshake: the fuzzer starts from answers that
+/// reach the frames and the server messages in them, compressed or not.
+@Suite("Fuzz seeds reach deep")
+struct FuzzSeedDepthTests {
+    @Test(arguments: [("plain.bin", false, 2), ("deflate.bin", true, 3)])
+    func aClientSeedOpensAndCarriesServerMessages(name: String, deflate: Bool, messages: Int) throws {
+        let path = FuzzRegressionTests.fuzzDirectory.appendingPathComponent("seeds/websocket-client/\(name)").path
+        let data = try #require(FileManager.default.contents(atPath: path).map(Array.init))
+        let end = try #require(FuzzTarget.headEnd(data))
+        let response = try #require(HTTPResponseHead.parse(Array(data[..<end])))
+        guard case .success(let agreement) = FuzzTarget.clientHandshake.validate(response) else {
+            Issue.record("the seed's answer is refused")
+            return
+        }
+        #expect((agreement.deflate != nil) == deflate)
+        #expect(agreement.subprotocol == "scrollsync.v1")
+        var events = [ServerEvent]()
+        let connection = WebSocketConnection(role: .client, limits: FuzzTarget.frameLimits, deflate: agreement.deflate)
+        try FuzzTarget.receive(data[(end + 4)...], splitAt: 7, on: connection) { text in
+            if let event = FuzzTarget.serverEventDecoded(text) { events.append(event) }
+        }
+        #expect(events.count == messages, "\(events)")
+        #expect(events.contains { if case .welcome = $0 { true } else { false } })
+        #expect(events.contains { if case .state = $0 { true } else { false } })
+    }
+
+    @Test func everyServerMessageKindHasASeedThatRoundTrips() throws {
+        let directory = FuzzRegressionTests.fuzzDirectory.appendingPathComponent("seeds/server-event")
+        var kinds = Set<String>()
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            let data = try #require(FileManager.default.contents(atPath: directory.appendingPathComponent(name).path).map(Array.init))
+            let event = try #require(FuzzTarget.serverEventDecoded(data), "\(name) does not decode")
+            let encoded = try #require(FuzzTarget.encoded(event))
+            #expect(FuzzTarget.serverEventDecoded(encoded) == FuzzTarget.normalized(event), "\(name)")
+            kinds.insert("\(event)".prefix { $0 != "(" }.description)
+        }
+        #expect(kinds == ["welcome", "state", "driver", "document", "presence", "error"])
+    }
+
+    /// The round trip is a real check: a welcome whose driver name the encoding drops differs.
+    @Test func theRoundTripSeesADroppedField() throws {
+        let welcome = ServerEvent.Welcome(room: "r", you: "a", role: .follower, state: nil, driver: nil, driverName: "Ann", presence: Presence(), doc: nil)
+        let encoded = try #require(FuzzTarget.encoded(.welcome(welcome)))
+        #expect(FuzzTarget.serverEventDecoded(encoded) != .welcome(welcome))
+        #expect(FuzzTarget.serverEventDecoded(encoded) == FuzzTarget.normalized(.welcome(welcome)))
     }
 }
