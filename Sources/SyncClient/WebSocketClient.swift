@@ -106,13 +106,14 @@ public final class WebSocketClient: ChannelHandler {
     public func channelRead(_ channel: Channel, _ bytes: UnsafeMutableRawBufferPointer) {
         switch phase {
         case .handshake(var head):
+            let searched = max(0, head.count - 3)  // a CRLF CRLF already looked for cannot start before this
             head.append(contentsOf: bytes)
             // A TLS record (handshake 0x16 or alert 0x15, version 3.x) where HTTP should be.
             if head.count >= 3, head[0] == 0x15 || head[0] == 0x16, head[1] == 3 {
                 permanentFailure = "not a plain WebSocket server (it answered with TLS; use wss:// for it)"
                 return fail(permanentFailure!)
             }
-            guard let end = Self.headEnd(head) else {
+            guard let end = Self.headEnd(head, from: searched) else {
                 if head.count > 16 << 10 { fail("response head larger than 16 KiB") } else { phase = .handshake(head) }
                 return
             }
@@ -209,9 +210,11 @@ public final class WebSocketClient: ChannelHandler {
         onEvent(self, .closed(code: closeCode, reason: closeReason, error: error))
     }
 
-    private static func headEnd(_ bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        for i in 0...(bytes.count - 4) where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
+    /// Where the first CRLF CRLF at or after `start` begins (a head dripped a byte at a time is
+    /// searched once, not once per read).
+    private static func headEnd(_ bytes: [UInt8], from start: Int) -> Int? {
+        guard bytes.count >= start + 4 else { return nil }
+        for i in start...(bytes.count - 4) where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
             return i
         }
         return nil

@@ -19,7 +19,9 @@ final class ScriptedServer: @unchecked Sendable {
     let connections = Atomic<Int>(0)
     private let listener: Int32
 
-    init(_ answer: Answer) throws {
+    /// - Parameter drip: send the answer one byte at a time (a millisecond apart), so that the
+    ///   client reads its head and frames in pieces.
+    init(_ answer: Answer, drip: Bool = false) throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.listener = listener
         var address = sockaddr_in()
@@ -32,12 +34,12 @@ final class ScriptedServer: @unchecked Sendable {
         guard bound else { throw ScriptedServerError() }
         port = Int(UInt16(bigEndian: address.sin_port))
         let server = UncheckedBox(self)
-        Thread.detachNewThread { server.value.serve(answer) }
+        Thread.detachNewThread { server.value.serve(answer, drip: drip) }
     }
 
     deinit { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
 
-    private func serve(_ answer: Answer) {
+    private func serve(_ answer: Answer, drip: Bool) {
         while true {
             let fd = accept(listener, nil, nil)
             guard fd >= 0 else { return }
@@ -61,7 +63,15 @@ final class ScriptedServer: @unchecked Sendable {
             case .refuse(let status, let retryAfter):
                 out = HTTPResponse.error(status, "refused by the script", headers: retryAfter.map { [("Retry-After", String($0))] } ?? []).bytes
             }
-            _ = out.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if drip {
+                for byte in out {
+                    var one = byte
+                    guard send(fd, &one, 1, Int32(MSG_NOSIGNAL)) == 1 else { break }
+                    usleep(1000)
+                }
+            } else {
+                _ = out.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            }
             close(fd)
         }
     }
@@ -135,6 +145,19 @@ struct ReconnectTests {
         let (client, group) = try Self.client(port: server.port, heard: heard)
         #expect(heard.wait { $0.contains(.refused(reason: "wrong or missing presenter key for room r")) }, "\(heard.all)")
         #expect(heard.waits.isEmpty, "no retry was scheduled: \(heard.all)")
+        #expect(server.connections.load(ordering: .relaxed) == 1)
+        client.stop()
+        group.shutdown()
+    }
+
+    /// An answer that arrives a byte at a time (the head's blank line split across reads, then
+    /// the frames) is read the same: the client sees the room's refusal and stops.
+    @Test func anAnswerDrippedAByteAtATimeIsReadWhole() throws {
+        let server = try ScriptedServer(.upgradeThenClose(code: 1008, reason: "wrong key",
+                                                         before: #"{"type":"error","code":"unauthorized","message":"wrong key"}"#), drip: true)
+        let heard = Heard()
+        let (client, group) = try Self.client(port: server.port, heard: heard)
+        #expect(heard.wait { $0.contains(.refused(reason: "wrong key")) }, "\(heard.all)")
         #expect(server.connections.load(ordering: .relaxed) == 1)
         client.stop()
         group.shutdown()
