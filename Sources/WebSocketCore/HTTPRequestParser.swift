@@ -47,7 +47,7 @@ public struct HTTPRequestParser: Sendable {
         }
         if bareLF { return .failed(.error(400, "bare LF in request head; lines end in CRLF")) }
         checkedForBareLF = checkLimit
-        if requestLine == nil, let lineEnd = findLineEnd(from: 0, blankLine: false) {
+        if requestLine == nil, let lineEnd = findLineEnd(from: max(0, scanned - 1), blankLine: false) {  // no CRLF began before the last read
             switch buffer.withUnsafeBufferPointer({ Self.parseRequestLine(UnsafeBufferPointer(rebasing: $0[0..<lineEnd])) }) {
             case .failure(let response): return .failed(response)
             case .success(let line): requestLine = line

@@ -173,6 +173,28 @@ struct HTTPParserTests {
         guard case .failed(let response) = parse(Array("NOT HTTP AT ALL\r\nmore".utf8)) else { Issue.record("waited"); return }
         #expect(response.status == 400)
     }
+
+    /// A head that arrives a byte at a time (each CRLF split between reads) parses the same,
+    /// and a bad request line is still refused when its line ends.
+    @Test func aHeadDrippedAByteAtATime() {
+        guard case .complete(let request, let rest) = parse(Self.request, splits: Array(repeating: 1, count: Self.request.count - 1)) else {
+            Issue.record("did not complete")
+            return
+        }
+        #expect(request.path == "/rooms/demo" && rest.isEmpty)
+        let bad = Array("GET /x HTTP/1.1 extra\r\nHost: h\r\n".utf8)
+        var parser = HTTPRequestParser()
+        for (index, byte) in bad.enumerated() {
+            let result = [byte].withUnsafeBytes { parser.parse($0) }
+            if index < 22 {
+                #expect(result == .needMore, "byte \(index)")
+            } else {
+                guard case .failed(let response) = result else { Issue.record("not refused when the line ended: \(result)"); return }
+                #expect(response.status == 400)
+                return
+            }
+        }
+    }
 }
 
 @Suite("RFC 6455 §4.2.1 upgrade checks")
