@@ -8,6 +8,30 @@ public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses `ws://host[:port]/path?query` or `wss://…`; IPv6 hosts in brackets.
     public init?(_ text: String) {
+        guard case .success(let url) = Self.parse(text) else { return nil }
+        self = url
+    }
+
+    /// The same parse; the error says what is wrong, in words for the person who typed it.
+    public init(parsing text: String) throws(Problem) {
+        self = try Self.parse(text).get()
+    }
+
+    /// Why a text is not a WebSocket URL.
+    public struct Problem: Error, CustomStringConvertible {
+        public let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    private init(secure: Bool, host: String, port: Int, target: String) {
+        self.secure = secure
+        self.host = host
+        self.port = port
+        self.target = target
+    }
+
+    private static func parse(_ text: String) -> Result<WebSocketURL, Problem> {
+        let secure: Bool
         let rest: Substring
         if text.hasPrefix("ws://") {
             secure = false
@@ -16,18 +40,23 @@ public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
             secure = true
             rest = text.dropFirst(6)
         } else {
-            return nil
+            return .failure(Problem("a WebSocket URL starts with ws:// or wss://"))
         }
         let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
         var authority = rest[..<slash]
-        target = slash == rest.endIndex ? "/" : String(rest[slash...])
+        var target = slash == rest.endIndex ? "/" : String(rest[slash...])
         if target.hasPrefix("?") { target = "/" + target }
+        let host: String
         var portText: Substring?
         if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
+            guard let close = authority.firstIndex(of: "]") else { return .failure(Problem("an IPv6 address in brackets needs its closing ]")) }
             host = String(authority[authority.index(after: authority.startIndex)..<close])
             let after = authority[authority.index(after: close)...]
-            if after.hasPrefix(":") { portText = after.dropFirst() } else if !after.isEmpty { return nil }
+            if after.hasPrefix(":") {
+                portText = after.dropFirst()
+            } else if !after.isEmpty {
+                return .failure(Problem("only a :PORT may follow the ] of an IPv6 address"))
+            }
         } else {
             if let colon = authority.lastIndex(of: ":") {
                 portText = authority[authority.index(after: colon)...]
@@ -38,14 +67,20 @@ public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
         // A bracketed host is an IPv6 literal; any other host is a name or IPv4 address. So that
         // `description` parses back to the same URL, neither may hold what delimits them.
         let bracketed = authority.hasPrefix("[")
-        guard !host.isEmpty, host.unicodeScalars.allSatisfy({ Self.isHostScalar($0, bracketed: bracketed) }),
-              !bracketed || host.contains(":") else { return nil }
-        if let portText {
-            guard let port = Int(portText), (1...65535).contains(port) else { return nil }
-            self.port = port
-        } else {
-            port = secure ? 443 : 80
+        guard !host.isEmpty else { return .failure(Problem("the URL names no host")) }
+        if !bracketed, !host.unicodeScalars.allSatisfy(\.isASCII) {
+            return .failure(Problem("the host must be ASCII: write an internationalised name in its punycode form (xn--…)"))
         }
+        guard host.unicodeScalars.allSatisfy({ isHostScalar($0, bracketed: bracketed) }) else {
+            return .failure(Problem(bracketed ? "not an IPv6 address in brackets" : "the host holds a character a host name cannot (a space, control, or one of : [ ] @ / ? # \\)"))
+        }
+        guard !bracketed || host.contains(":") else { return .failure(Problem("not an IPv6 address in brackets")) }
+        var port = secure ? 443 : 80
+        if let portText {
+            guard let number = Int(portText), (1...65535).contains(number) else { return .failure(Problem("the port must be a number from 1 to 65535")) }
+            port = number
+        }
+        return .success(WebSocketURL(secure: secure, host: host, port: port, target: target))
     }
 
     private static func isHostScalar(_ scalar: Unicode.Scalar, bracketed: Bool) -> Bool {

@@ -54,10 +54,7 @@ struct Load: ParsableCommand {
     }
 
     func run() throws {
-        let bases = try urls.map { url in
-            guard let base = WebSocketURL(url) else { throw ValidationError("not a ws:// or wss:// URL: \(url)") }
-            return base
-        }
+        let bases = try urls.map(webSocketURL)
         guard let base = bases.first else { throw ValidationError("name the server: ws://HOST:PORT") }
         var configuration = LoadConfiguration(base: base)
         configuration.followerBases = Array(bases.dropFirst())

@@ -27,9 +27,18 @@ struct ConnectionOptions: ParsableArguments {
     }
 }
 
+/// `text` as a WebSocket URL, or a usage error that says what is wrong with it.
+func webSocketURL(_ text: String) throws -> WebSocketURL {
+    do {
+        return try WebSocketURL(parsing: text)
+    } catch {
+        throw ValidationError("not a WebSocket URL: \(text): \(error)")
+    }
+}
+
 /// `ws://host:port/rooms/NAME` plus the query for this session; fails with a clear message.
 func roomURL(_ text: String, query: [(String, String?)]) throws -> (WebSocketURL, String) {
-    guard var url = WebSocketURL(text) else { throw ValidationError("not a ws:// or wss:// URL: \(text)") }
+    var url = try webSocketURL(text)
     let path = url.target.split(separator: "?", maxSplits: 1)[0]
     guard path.hasPrefix("/rooms/"), path.count > 7 else {
         throw ValidationError("the URL must name a room: ws://HOST:PORT/rooms/NAME (got \(url.target))")

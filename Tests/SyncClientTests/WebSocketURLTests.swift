@@ -10,6 +10,22 @@ struct WebSocketURLRoundTripTests {
         #expect(WebSocketURL(text) == nil, "\(text)")
     }
 
+    /// A URL that does not parse says why, in words that point at the fix.
+    @Test(arguments: [
+        ("http://h/rooms/a", "starts with ws:// or wss://"), ("ws://bücher.example/rooms/a", "punycode"),
+        ("ws://[::1/x", "closing ]"), ("ws://[::1]x/", "only a :PORT"), ("ws://[zz]/", "IPv6"), ("ws://h:0/", "1 to 65535"),
+        ("ws://h:http/", "1 to 65535"), ("ws:///x", "no host"), ("ws://a b/", "a character a host name cannot"),
+    ])
+    func aRefusedURLSaysWhy(_ text: String, _ reason: String) {
+        #expect(WebSocketURL(text) == nil)
+        #expect(throws: WebSocketURL.Problem.self) { try WebSocketURL(parsing: text) }
+        do {
+            _ = try WebSocketURL(parsing: text)
+        } catch {
+            #expect(error.description.contains(reason), "\(text): \(error)")
+        }
+    }
+
     @Test(arguments: ["ws://127.0.0.1:8080/rooms/a?role=presenter", "wss://example.org/rooms/b", "ws://[::1]:9000/x", "ws://[fe80::1%25eth0]:80/",
                       "wss://h:443/", "ws://name-with-dash.example/?q", "ws://xn--bcher-kva.example:1/"])
     func urlsRoundTrip(_ text: String) throws {
