@@ -90,19 +90,22 @@ public final class Inflater {
                 inflateReset(&stream)
                 status = Z_OK
             }
+            // What came out before an error is kept (up to the limit), so that the caller sees
+            // the same output whether the input came whole or in pieces.
+            if produced > 0 {
+                let room = limit - output.count
+                scratch.withUnsafeBufferPointer { output.append(contentsOf: $0[0..<min(produced, room)]) }
+                guard produced <= room else {
+                    stream.next_in = nil
+                    stream.avail_in = 0
+                    throw .tooLarge(limit: limit)
+                }
+            }
             guard status == Z_OK || status == Z_BUF_ERROR else {
                 let message = stream.msg.map { String(cString: $0) } ?? "error \(status)"
                 stream.next_in = nil
                 stream.avail_in = 0
                 throw .corrupt(message)
-            }
-            if produced > 0 {
-                guard output.count + produced <= limit else {
-                    stream.next_in = nil
-                    stream.avail_in = 0
-                    throw .tooLarge(limit: limit)
-                }
-                scratch.withUnsafeBufferPointer { output.append(contentsOf: $0[0..<produced]) }
             }
             if produced == 0 && status == Z_BUF_ERROR { break }
         } while stream.avail_in > 0 || stream.avail_out == 0

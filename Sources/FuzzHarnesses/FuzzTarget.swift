@@ -70,14 +70,33 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
 
     // MARK: Network
 
+    /// The head parses the same whole and in two reads; a complete head keeps the limits; a
+    /// valid upgrade is answered 101 with the key's accept value.
     static func http(_ data: [UInt8]) throws(FuzzFinding) {
         var parser = HTTPRequestParser()
-        let result = data.withUnsafeBytes { parser.parse($0) }
-        guard case .complete(let request, let remainder) = result else { return }
+        let whole = data.withUnsafeBytes { parser.parse($0) }
+        let split = data.isEmpty ? 0 : Int(data[0]) % data.count
+        var splitParser = HTTPRequestParser()
+        var parts = Array(data[..<split]).withUnsafeBytes { splitParser.parse($0) }
+        switch parts {
+        case .needMore: parts = Array(data[split...]).withUnsafeBytes { splitParser.parse($0) }
+        case .complete(let request, let remainder): parts = .complete(request, remainder: remainder + data[split...])
+        case .failed: break
+        }
+        switch (whole, parts) {
+        case (.needMore, .needMore), (.complete, .complete): try expect(whole == parts, "split at \(split), the head parsed differently")
+        case (.failed(let one), .failed(let other)): try expect(one.status == other.status, "split at \(split): \(one.status) whole, \(other.status) split")
+        default: throw FuzzFinding("split at \(split): \(whole) whole, \(parts) split")
+        }
+        guard case .complete(let request, let remainder) = whole else { return }
         try expect(remainder.count < data.count && data.suffix(remainder.count).elementsEqual(remainder),
                    "the bytes after the head (\(remainder.count)) are not the input's tail")
+        try expect(data.count - remainder.count <= parser.maxHeadBytes, "a head of \(data.count - remainder.count) bytes accepted")
+        try expect(request.fields.count <= parser.maxHeaderCount, "\(request.fields.count) header fields accepted")
         if case .success(let upgrade) = ServerHandshake.validate(request) {
-            _ = ServerHandshake.response(for: upgrade, subprotocol: nil, extensions: nil).bytes
+            let response = ServerHandshake.response(for: upgrade, subprotocol: nil, extensions: nil)
+            try expect(response.status == 101 && response.value("Sec-WebSocket-Accept") == ServerHandshake.acceptValue(for: upgrade.key),
+                       "an upgrade answered \(response.status) without its accept value")
         }
     }
 
@@ -85,46 +104,73 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
 
     static func websocket(_ data: [UInt8], deflate: Bool) throws(FuzzFinding) {
         let agreed = deflate ? PerMessageDeflate.negotiate(offers: ExtensionOffer.parse(["permessage-deflate"]) ?? [])?.0 : nil
-        let connection = WebSocketConnection(role: .server, limits: frameLimits, deflate: agreed)
         let split = data.isEmpty ? 0 : Int(data[0]) % max(1, data.count)
-        try receive(data, splitAt: split, on: connection) { _ in }
+        try receive(data[...], splitAt: split) { WebSocketConnection(role: .server, limits: frameLimits, deflate: agreed) }
     }
 
-    /// Feeds `data` to `connection` in two reads split at `split`, checking every message it
-    /// yields against the limits; `onText` sees each text message.
-    static func receive(_ data: ArraySlice<UInt8>, splitAt split: Int, on connection: WebSocketConnection,
-                        onText: ([UInt8]) throws(FuzzFinding) -> Void) throws(FuzzFinding) {
+    /// What a connection made of a stream: its events, and what it answered.
+    struct Heard: Equatable {
+        enum Event: Equatable {
+            case text([UInt8]), binary([UInt8]), ping([UInt8]), pong([UInt8])
+            case closed(code: UInt16, reason: String)
+            case failed(WebSocketError)
+        }
+        var events = [Event]()
+        var answered = [UInt8]()
+    }
+
+    /// Feeds `data` to a fresh connection whole and to another in two reads split at `split`:
+    /// both must hear the same messages and answer the same bytes, and every message keeps the
+    /// limits. Returns the text messages.
+    @discardableResult
+    static func receive(_ data: ArraySlice<UInt8>, splitAt split: Int, connection: () -> WebSocketConnection) throws(FuzzFinding) -> [[UInt8]] {
         let split = data.startIndex + split
-        var failed = false
-        for part in [Array(data[..<split]), Array(data[split...])] where !failed {
-            var bytes = part
-            var finding: FuzzFinding?
-            var texts = [[UInt8]]()
+        let whole = heard([data], by: connection())
+        let parts = heard([data[..<split], data[split...]], by: connection())
+        try expect(whole.events == parts.events, "split at \(split - data.startIndex), the connection heard \(parts.events.count) events, whole \(whole.events.count)")
+        try expect(whole.answered == parts.answered, "split at \(split - data.startIndex), the connection answered other bytes")
+        var texts = [[UInt8]]()
+        for event in whole.events {
+            switch event {
+            case .text(let text):
+                try expect(UTF8Validator.isValid(text), "a text message that is not UTF-8")
+                try expect(text.count <= frameLimits.maxMessageSize, "a text message of \(text.count) bytes over the limit")
+                texts.append(text)
+            case .binary(let bytes):
+                try expect(bytes.count <= frameLimits.maxMessageSize, "a binary message of \(bytes.count) bytes over the limit")
+            case .ping(let bytes), .pong(let bytes):
+                try expect(bytes.count <= 125, "a control frame of \(bytes.count) bytes")
+            case .closed, .failed:
+                break
+            }
+        }
+        return texts
+    }
+
+    static func heard(_ reads: [ArraySlice<UInt8>], by connection: WebSocketConnection) -> Heard {
+        var heard = Heard()
+        var stopped = false
+        for read in reads where !stopped {
+            var bytes = Array(read)
             bytes.withUnsafeMutableBytes { buffer in
                 connection.receive(buffer) { event in
                     switch event {
-                    case .text(let text):
-                        if !UTF8Validator.isValid(text) { finding = FuzzFinding("a text message that is not UTF-8") }
-                        if text.count > frameLimits.maxMessageSize { finding = FuzzFinding("a text message of \(text.count) bytes over the limit") }
-                        texts.append(Array(text))
-                    case .binary(let bytes):
-                        if bytes.count > frameLimits.maxMessageSize { finding = FuzzFinding("a binary message of \(bytes.count) bytes over the limit") }
-                    case .ping(let bytes), .pong(let bytes):
-                        if bytes.count > 125 { finding = FuzzFinding("a control frame of \(bytes.count) bytes") }
-                    case .failed, .closed:
-                        failed = true
+                    case .text(let text): heard.events.append(.text(Array(text)))
+                    case .binary(let bytes): heard.events.append(.binary(Array(bytes)))
+                    case .ping(let bytes): heard.events.append(.ping(Array(bytes)))
+                    case .pong(let bytes): heard.events.append(.pong(Array(bytes)))
+                    case .closed(let code, let reason):
+                        heard.events.append(.closed(code: code.rawValue, reason: reason))
+                        stopped = true
+                    case .failed(let error):
+                        heard.events.append(.failed(error))
+                        stopped = true
                     }
                 }
             }
-            if let finding { throw finding }
-            for text in texts { try onText(text) }
         }
-        connection.drainOutbound { _ in }
-    }
-
-    static func receive(_ data: [UInt8], splitAt split: Int, on connection: WebSocketConnection,
-                        onText: ([UInt8]) throws(FuzzFinding) -> Void) throws(FuzzFinding) {
-        try receive(data[...], splitAt: split, on: connection, onText: onText)
+        connection.drainOutbound { heard.answered += $0.array }
+        return heard
     }
 
     /// What `websocket-client` offers: RFC 6455's sample key (its accept value is
@@ -139,10 +185,13 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         guard case .success(let agreement) = clientHandshake.validate(response) else { return }
         try expect(response.status == 101, "a handshake accepted with status \(response.status)")
         try expect(agreement.subprotocol == nil || agreement.subprotocol == "scrollsync.v1", "an unoffered subprotocol accepted")
-        let connection = WebSocketConnection(role: .client, limits: frameLimits, deflate: agreement.deflate)
         let rest = data[(end + 4)...]
         let split = rest.isEmpty ? 0 : Int(rest[rest.startIndex]) % rest.count
-        try receive(rest, splitAt: split, on: connection) { text throws(FuzzFinding) in try serverEvent(text) }
+        // One masking key for both, so that their answers can be compared.
+        let texts = try receive(rest, splitAt: split) {
+            WebSocketConnection(role: .client, limits: frameLimits, deflate: agreement.deflate, maskingKeys: { 0x3A5F_0C21 })
+        }
+        for text in texts { try serverEvent(text) }
     }
 
     /// Where the first CRLF CRLF starts, within the 16 KiB a client reads for a head.

@@ -38,21 +38,24 @@ public struct HTTPRequestParser: Sendable {
 
     public mutating func parse(_ bytes: UnsafeRawBufferPointer) -> Result {
         buffer.append(contentsOf: bytes)
-        let headEnd = findLineEnd(from: max(0, scanned - 3), blankLine: true)
-        // A head whose lines end in a bare LF would never show its CRLF CRLF: refused now,
-        // not when the handshake times out. (Bytes after the head may hold any value.)
-        let checkLimit = headEnd.map { $0 + 4 } ?? buffer.count
-        let bareLF = buffer.withUnsafeBufferPointer { bytes in
-            (checkedForBareLF..<checkLimit).contains { bytes[$0] == 10 && ($0 == 0 || bytes[$0 - 1] != 13) }
-        }
-        if bareLF { return .failed(.error(400, "bare LF in request head; lines end in CRLF")) }
-        checkedForBareLF = checkLimit
-        if requestLine == nil, let lineEnd = findLineEnd(from: max(0, scanned - 1), blankLine: false) {  // no CRLF began before the last read
+        // The checks look only at the first `maxHeadBytes` and in the order of the bytes, so
+        // that a head fails the same way however it was split into reads.
+        if requestLine == nil, let lineEnd = findLineEnd(from: max(0, scanned - 1), blankLine: false),  // no CRLF began before the last read
+           lineEnd + 2 <= maxHeadBytes {
             switch buffer.withUnsafeBufferPointer({ Self.parseRequestLine(UnsafeBufferPointer(rebasing: $0[0..<lineEnd])) }) {
             case .failure(let response): return .failed(response)
             case .success(let line): requestLine = line
             }
         }
+        let headEnd = findLineEnd(from: max(0, scanned - 3), blankLine: true)
+        // A head whose lines end in a bare LF would never show its CRLF CRLF: refused now,
+        // not when the handshake times out. (Bytes after the head may hold any value.)
+        let checkLimit = min(headEnd.map { $0 + 4 } ?? buffer.count, maxHeadBytes)
+        let bareLF = buffer.withUnsafeBufferPointer { bytes in
+            (checkedForBareLF..<max(checkedForBareLF, checkLimit)).contains { bytes[$0] == 10 && ($0 == 0 || bytes[$0 - 1] != 13) }
+        }
+        if bareLF { return .failed(.error(400, "bare LF in request head; lines end in CRLF")) }
+        checkedForBareLF = max(checkedForBareLF, checkLimit)
         guard let end = headEnd, let line = requestLine else {
             scanned = buffer.count
             if buffer.count > maxHeadBytes {

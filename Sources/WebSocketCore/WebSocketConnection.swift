@@ -248,15 +248,18 @@ public final class WebSocketConnection {
             let before = pieces.message.count
             // No more output than the budget has left (beyond what this buffer holds already).
             let limit = min(Int(messageLimit), budget.map { pieces.accounted + $0.available } ?? .max)
+            // Text is checked before any other failure: bytes fail the same way however they
+            // were split into reads (what an earlier read inflated was checked at once).
+            var failure: InflateError?
             do {
                 try inflater!.inflate(chunk, final: false, into: &pieces.message, limit: limit)
-            } catch .tooLarge where limit < Int(messageLimit) {
-                throw .overloaded
             } catch {
-                throw Self.map(error)
+                failure = error
             }
-            guard pieces.account() else { throw .overloaded }
             try validateText(isText, pieces.message, from: before)
+            if case .tooLarge? = failure, limit < Int(messageLimit) { throw .overloaded }
+            if let failure { throw Self.map(failure) }
+            guard pieces.account() else { throw .overloaded }
         } else if header.fin && header.opcode != .continuation && UInt64(chunk.count) == header.payloadLength {
             // The whole message is in this chunk: deliver it in place, without a copy.
             if isText { guard utf8.feed(chunk) && utf8.isComplete else { throw .invalidUTF8 } }
@@ -292,14 +295,16 @@ public final class WebSocketConnection {
         if messageCompressed {
             let pieces = self.pieces(nil)
             let before = pieces.message.count
+            var failure: InflateError?
             do {
                 try [UInt8]().withUnsafeBytes { try inflater!.inflate($0, final: true, into: &pieces.message, limit: Int(messageLimit)) }
             } catch let error as InflateError {
-                throw Self.map(error)
+                failure = error
             } catch {
-                throw .badCompression("\(error)")
+                failure = .corrupt("\(error)")
             }
             try validateText(opcode == .text, pieces.message, from: before)
+            if let failure { throw Self.map(failure) }
         }
         if opcode == .text { guard utf8.isComplete else { throw .invalidUTF8 } }
         // Nothing buffered: an empty message, which needs no box.

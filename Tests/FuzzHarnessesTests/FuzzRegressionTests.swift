@@ -72,11 +72,10 @@ struct FuzzSeedDepthTests {
         }
         #expect((agreement.deflate != nil) == deflate)
         #expect(agreement.subprotocol == "scrollsync.v1")
-        var events = [ServerEvent]()
-        let connection = WebSocketConnection(role: .client, limits: FuzzTarget.frameLimits, deflate: agreement.deflate)
-        try FuzzTarget.receive(data[(end + 4)...], splitAt: 7, on: connection) { text in
-            if let event = FuzzTarget.serverEventDecoded(text) { events.append(event) }
+        let texts = try FuzzTarget.receive(data[(end + 4)...], splitAt: 7) {
+            WebSocketConnection(role: .client, limits: FuzzTarget.frameLimits, deflate: agreement.deflate, maskingKeys: { 7 })
         }
+        let events = texts.compactMap(FuzzTarget.serverEventDecoded)
         #expect(events.count == messages, "\(events)")
         #expect(events.contains { if case .welcome = $0 { true } else { false } })
         #expect(events.contains { if case .state = $0 { true } else { false } })

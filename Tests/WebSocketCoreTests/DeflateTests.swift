@@ -83,6 +83,26 @@ struct CompressedMessageTests {
         String(repeating: "scroll position by id ", count: 50), "{\"type\":\"state\",\"seq\":1}", String(repeating: "€𝄞", count: 3000),
     ]
 
+    /// A compressed text whose inflated bytes are not UTF-8 and whose deflate data then turns
+    /// corrupt fails as invalid UTF-8 (1007) however the frame is split into reads: what came
+    /// out first is checked first (a fuzz finding: whole, it failed as bad compression).
+    @Test func invalidTextBeforeCorruptDeflateFailsTheSameAtEverySplit() {
+        var compressed = [UInt8]()
+        let invalid: [UInt8] = [0x61, 0x62, 0xC3, 0x28, 0x63]  // "ab", a broken two-byte sequence, "c"
+        invalid.withUnsafeBytes { Deflater().compress($0, into: &compressed) }
+        compressed += [0x00, 0x00, 0xFF, 0xFF, 0x07]  // the flush's empty stored block, then a block of the reserved type 3
+        let frame = clientFrame(0x1, compressed, rsv: 0x40)
+        for split in 0..<frame.count {
+            let server = WebSocketConnection(role: .server, deflate: PerMessageDeflate())
+            var failures = [WebSocketError]()
+            for part in [Array(frame[..<split]), Array(frame[split...])] {
+                var bytes = part
+                bytes.withUnsafeMutableBytes { server.receive($0) { if case .failed(let error) = $0 { failures.append(error) } } }
+            }
+            #expect(failures == [.invalidUTF8], "split at \(split)")
+        }
+    }
+
     @Test(arguments: parameterSets.indices)
     func bothDirectionsRoundTrip(_ index: Int) {
         let agreed = Self.parameterSets[index]

@@ -174,6 +174,25 @@ struct HTTPParserTests {
         #expect(response.status == 400)
     }
 
+    /// Whichever read brings them, the same bad bytes get the same status: the request line is
+    /// judged before a bare LF later in the head, and nothing past the size limit is judged
+    /// (fuzz findings: 400 whole, 505 split; 400 whole, 431 split).
+    @Test func aBadHeadGetsTheSameStatusAtEverySplit() {
+        let heads = [
+            Array("GET / HTTP/1.=\r\nHost: h\r\nX: y\n\r\n".utf8),
+            Array("GET / HTTP/1.1\r\nHost: h\r\nX: \(String(repeating: "a", count: 300))\r\nY: z\n\r\n".utf8),
+        ]
+        for head in heads {
+            let whole = parse(head, maxHeadBytes: 200)
+            guard case .failed(let wholeResponse) = whole else { Issue.record("\(whole)"); continue }
+            #expect(wholeResponse.status == (head.count > 200 ? 431 : 505))
+            for split in 1..<head.count {
+                guard case .failed(let response) = parse(head, splits: [split], maxHeadBytes: 200) else { Issue.record("split at \(split) passed"); continue }
+                #expect(response.status == wholeResponse.status, "split at \(split)")
+            }
+        }
+    }
+
     /// A head that arrives a byte at a time (each CRLF split between reads) parses the same,
     /// and a bad request line is still refused when its line ends.
     @Test func aHeadDrippedAByteAtATime() {
