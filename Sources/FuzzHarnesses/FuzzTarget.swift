@@ -203,10 +203,16 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         return nil
     }
 
+    /// The limit holds, input split in two inflates to the same bytes and error as whole, and
+    /// deflate → inflate is exact.
     static func inflate(_ data: [UInt8]) throws(FuzzFinding) {
         let limit = 1 << 16
         let bounded = inflated(data, limit: limit)
         try expect(bounded.bytes.count <= limit, "inflated \(bounded.bytes.count) bytes past the limit of \(limit)")
+        let split = data.isEmpty ? 0 : Int(data[0]) % data.count
+        let parts = inflated([data[..<split], data[split...]], limit: limit)
+        try expect(parts.bytes == bounded.bytes && parts.error == bounded.error,
+                   "split at \(split): \(parts.bytes.count) bytes, \(String(describing: parts.error)); whole \(bounded.bytes.count), \(String(describing: bounded.error))")
         var compressed = [UInt8]()
         data.withUnsafeBytes { Deflater().compress($0, into: &compressed) }
         let back = inflated(compressed, limit: data.count + 1)
@@ -216,14 +222,21 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
 
     /// `input` inflated as one whole message, and the error that stopped it, if any.
     static func inflated(_ input: [UInt8], limit: Int) -> (bytes: [UInt8], error: InflateError?) {
+        inflated([input[...]], limit: limit)
+    }
+
+    /// One message that arrives in `pieces`, inflated piece by piece.
+    static func inflated(_ pieces: [ArraySlice<UInt8>], limit: Int) -> (bytes: [UInt8], error: InflateError?) {
         var output = [UInt8]()
-        var failure: InflateError?
         let inflater = Inflater()
-        input.withUnsafeBytes { buffer in
-            do {
-                try inflater.inflate(buffer, final: true, into: &output, limit: limit)
-            } catch {
-                failure = error as? InflateError ?? .corrupt("\(error)")
+        var failure: InflateError?
+        for (index, piece) in pieces.enumerated() where failure == nil {
+            piece.withUnsafeBytes { buffer in
+                do {
+                    try inflater.inflate(buffer, final: index == pieces.count - 1, into: &output, limit: limit)
+                } catch {
+                    failure = error as? InflateError ?? .corrupt("\(error)")
+                }
             }
         }
         return (output, failure)

@@ -176,7 +176,7 @@ struct HTTPParserTests {
 
     /// Whichever read brings them, the same bad bytes get the same status: the request line is
     /// judged before a bare LF later in the head, and nothing past the size limit is judged
-    /// (fuzz findings: 400 whole, 505 split; 400 whole, 431 split).
+    /// (a fuzz finding: 400 whole, 505 split; by the same rule, not 400 whole and 431 split).
     @Test func aBadHeadGetsTheSameStatusAtEverySplit() {
         let heads = [
             Array("GET / HTTP/1.=\r\nHost: h\r\nX: y\n\r\n".utf8),
