@@ -242,11 +242,24 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         return (output, failure)
     }
 
+    /// decode → encode → decode is exact, and a scroll the server accepts makes a state the
+    /// server would itself store and send (ScrollState.problem), after no state or another.
     static func roomMessage(_ data: [UInt8]) throws(FuzzFinding) {
         guard let message = decoded(data) else { return }
         let encoded = message.encoded
         try expect(decoded(encoded) == message, "decode → encode → decode changed the message: \(String(decoding: encoded, as: UTF8.self).prefix(120))")
+        guard case .scroll(let update) = message else { return }
+        for previous in [nil, earlierState] {
+            let next = ScrollState.next(after: previous, applying: update, by: "0123456789abcdef", doc: nil)
+            if let problem = next.problem() { throw FuzzFinding("an accepted scroll makes a state the store refuses: \(problem)") }
+            let expected: Direction = previous.map { update.offset > $0.offset ? .down : update.offset < $0.offset ? .up : .none } ?? .none
+            try expect(next.direction == expected, "direction \(next.direction) from \(previous?.offset ?? .nan) to \(update.offset)")
+            try expect(next.seq == (previous?.seq ?? 0) + 1 && next.atTop == (update.offset <= 0), "seq or atTop")
+        }
     }
+
+    static let earlierState = ScrollState(seq: 41, offset: 500, viewport: 40, content: 2000, progress: 500 / 1960, direction: .down,
+                                          anchor: Anchor(id: "intro", fraction: 0.5), atTop: false, atBottom: false, by: "fedcba9876543210", t: "1", doc: nil)
 
     static func decoded(_ bytes: [UInt8]) -> ClientMessage? {
         bytes.withUnsafeBytes { buffer in
