@@ -365,8 +365,35 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         _ = Settings.describe(configuration)
     }
 
+    /// A script parses to commands within the bounds `drive` relies on (finite offsets ≥ 0,
+    /// fractions 0…1, durations up to a day, rates up to 1 kHz, so a sweep's step count fits an
+    /// Int), on increasing lines of the input; an error names a line of the input.
     static func driveScript(_ data: [UInt8]) throws(FuzzFinding) {
-        _ = try? DriveScript(String(decoding: data, as: UTF8.self))
+        let text = String(decoding: data, as: UTF8.self)
+        let lineCount = text.split(separator: "\n", omittingEmptySubsequences: false).count
+        let script: DriveScript
+        do {
+            script = try DriveScript(text)
+        } catch {
+            try expect((1...lineCount).contains(error.line) && !error.message.isEmpty, "an error on line \(error.line) of \(lineCount)")
+            return
+        }
+        try expect(zip(script.lines, script.lines.dropFirst()).allSatisfy { $0.number < $1.number }
+                   && script.lines.allSatisfy { (1...lineCount).contains($0.number) }, "line numbers out of order or range")
+        for line in script.lines {
+            switch line.command {
+            case .scroll(let offset): try expect(offset.isFinite && offset >= 0, "scroll \(offset)")
+            case .by(let delta): try expect(delta.isFinite, "by \(delta)")
+            case .goto(_, let fraction): try expect((0...1).contains(fraction), "goto fraction \(fraction)")
+            case .sweep(let from, let to, let seconds, let hz):
+                try expect([from, to].allSatisfy { $0.isFinite && $0 >= 0 }, "sweep from \(from) to \(to)")
+                try expect((0...DriveScript.longestDuration).contains(seconds) && hz > 0 && hz <= 1000, "sweep over \(seconds) s at \(hz) Hz")
+            case .sleep(let seconds): try expect((0...DriveScript.longestDuration).contains(seconds), "sleep \(seconds) s")
+            case .expectFollowers(_, let bound): try expect(bound >= 0, "expect followers \(bound)")
+            case .share(let path): try expect(!path.isEmpty, "share with no path")
+            case .take, .release: break
+            }
+        }
     }
 
     static func resp(_ data: [UInt8]) throws(FuzzFinding) {
