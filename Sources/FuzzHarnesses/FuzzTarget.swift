@@ -1,3 +1,4 @@
+import Foundation
 import Deflate
 import RedisClient
 import ScrollModel
@@ -370,7 +371,13 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// Int), on increasing lines of the input; an error names a line of the input.
     static func driveScript(_ data: [UInt8]) throws(FuzzFinding) {
         let text = String(decoding: data, as: UTF8.self)
-        let lineCount = text.split(separator: "\n", omittingEmptySubsequences: false).count
+        let lineCount = DriveScript.lines(of: text).count
+        // The same script with CRLF line ends parses the same (or fails on the same line).
+        if !data.contains(13) {
+            let crlf = text.replacingOccurrences(of: "\n", with: "\r\n")
+            try expect(Result { () throws(DriveScript.ParseError) in try DriveScript(text) } == Result { () throws(DriveScript.ParseError) in try DriveScript(crlf) },
+                       "the script parses differently with CRLF line ends")
+        }
         let script: DriveScript
         do {
             script = try DriveScript(text)

@@ -51,7 +51,7 @@ public struct DriveScript: Sendable, Equatable {
 
     public init(_ text: String) throws(ParseError) {
         var lines = [Line]()
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (index, raw) in Self.lines(of: text).enumerated() {
             let lineNumber = index + 1
             let content = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
             let words = content.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).map(String.init)
@@ -118,6 +118,12 @@ public struct DriveScript: Sendable, Equatable {
             lines.append(Line(number: lineNumber, command: command))
         }
         self.lines = lines
+    }
+
+    /// The lines of a script, ended by LF or CRLF (a CRLF is one Character to Swift, so
+    /// splitting at "\n" alone would run a Windows file into one line).
+    public static func lines(of text: String) -> [Substring] {
+        text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
     }
 
     /// The longest `sleep` or `sweep`: a day (a script that waits longer is a mistake).

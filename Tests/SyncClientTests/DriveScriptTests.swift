@@ -63,6 +63,14 @@ struct DriveScriptTests {
         }
     }
 
+    /// A script saved with Windows line ends (CRLF) reads the same, line numbers included.
+    @Test func crlfLineEndsReadTheSame() throws {
+        let script = try DriveScript("take\r\nscroll 10\r\n\r\n# a comment\r\nsleep 1s\r\n")
+        #expect(script.lines.map(\.command) == [.take, .scroll(10), .sleep(1)])
+        #expect(script.lines.map(\.number) == [1, 2, 5])
+        #expect(throws: DriveScript.ParseError(line: 2, message: "unknown command 'nope'")) { try DriveScript("take\r\nnope\r\n") }
+    }
+
     @Test func durations() {
         #expect(DriveScript.duration("500ms") == 0.5)
         #expect(DriveScript.duration("2s") == 2)
