@@ -98,6 +98,7 @@ public struct HTTPRequestParser: Sendable {
     /// `method SP request-target SP HTTP-version` (RFC 9112 §3), without its CRLF.
     private static func parseRequestLine(_ line: UnsafeBufferPointer<UInt8>) -> Result2<RequestLine> {
         func malformed() -> Result2<RequestLine> { .failure(.error(400, "malformed request line")) }
+        guard !line.contains(10) else { return .failure(.error(400, "bare LF in request head; lines end in CRLF")) }
         var methodEnd = 0
         while methodEnd < line.count && isTokenByte(line[methodEnd]) { methodEnd += 1 }
         guard methodEnd > 0, methodEnd < line.count, line[methodEnd] == UInt8(ascii: " ") else { return malformed() }
