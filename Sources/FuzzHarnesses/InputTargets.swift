@@ -1,0 +1,89 @@
+import Foundation
+import ScrollModel
+import SyncClient
+import SyncServer
+import TerminalUI
+
+/// Documents, stored files, configuration, drive scripts and URLs.
+extension FuzzTarget {
+    static func markdown(_ data: [UInt8]) throws(FuzzFinding) {
+        guard data.count >= 2 else { return }
+        let width = 10 + Int(data[0]) % 190
+        let format: SharedDocument.Format = data[1] & 1 == 0 ? .markdown : .text
+        let document = Document(text: String(decoding: data[2...], as: UTF8.self), format: format, name: "fuzz")
+        try expect(Set(document.blocks.map(\.id)).count == document.blocks.count, "repeated block ids: \(document.blocks.map(\.id))")
+        let layout = Layout(document: document, width: width)
+        for (index, row) in layout.rows.enumerated() {
+            let columns = row.text.unicodeScalars.reduce(0) { $0 + DisplayWidth.of($1) }
+            try expect(columns <= layout.width, "row \(index) is \(columns) columns at width \(layout.width)")
+            guard let anchor = layout.anchor(atRow: index) else { throw FuzzFinding("no anchor at row \(index)") }
+            let back = layout.row(for: anchor)
+            try expect(back.map { layout.rows[$0].block } == row.block, "row \(index) → \(anchor) → row \(back.map(String.init) ?? "nil")")
+        }
+    }
+
+    static func storeFile(_ data: [UInt8]) throws(FuzzFinding) {
+        _ = StoreFile.decode(data)
+        let keyed = data.first.map { $0 & 1 == 1 } ?? false
+        let again = StoreFile.decode(StoreFile.encode(data, keyed: keyed, ceiling: data.count))
+        guard case .success(let contents) = again else { throw FuzzFinding("an encoded file does not decode: \(again)") }
+        try expect(contents.payload == data && contents.keyed == keyed && contents.ceiling == data.count, "encode → decode changed the file")
+    }
+
+    static func configuration(_ data: [UInt8]) throws(FuzzFinding) {
+        let text = String(decoding: data, as: UTF8.self)
+        var configuration = ServerConfiguration()
+        do {
+            let values = try Settings.fileValues(text, source: "fuzz")
+            try Settings.apply(values, to: &configuration, source: "fuzz")
+            try Settings.validate(configuration)
+        } catch {
+            try expect(!error.message.isEmpty, "a configuration error without a message")
+            return
+        }
+        _ = Settings.describe(configuration)
+    }
+
+    /// A script parses to commands within the bounds `drive` relies on (finite offsets ≥ 0,
+    /// fractions 0…1, durations up to a day, rates up to 1 kHz, so a sweep's step count fits an
+    /// Int), on increasing lines of the input; an error names a line of the input.
+    static func driveScript(_ data: [UInt8]) throws(FuzzFinding) {
+        let text = String(decoding: data, as: UTF8.self)
+        let lineCount = DriveScript.lines(of: text).count
+        // The same script with CRLF line ends parses the same (or fails on the same line).
+        if !data.contains(13) {
+            let crlf = text.replacingOccurrences(of: "\n", with: "\r\n")
+            try expect(Result { () throws(DriveScript.ParseError) in try DriveScript(text) } == Result { () throws(DriveScript.ParseError) in try DriveScript(crlf) },
+                       "the script parses differently with CRLF line ends")
+        }
+        let script: DriveScript
+        do {
+            script = try DriveScript(text)
+        } catch {
+            try expect((1...lineCount).contains(error.line) && !error.message.isEmpty, "an error on line \(error.line) of \(lineCount)")
+            return
+        }
+        try expect(zip(script.lines, script.lines.dropFirst()).allSatisfy { $0.number < $1.number }
+                   && script.lines.allSatisfy { (1...lineCount).contains($0.number) }, "line numbers out of order or range")
+        for line in script.lines {
+            switch line.command {
+            case .scroll(let offset): try expect(offset.isFinite && offset >= 0, "scroll \(offset)")
+            case .by(let delta): try expect(delta.isFinite, "by \(delta)")
+            case .goto(_, let fraction): try expect((0...1).contains(fraction), "goto fraction \(fraction)")
+            case .sweep(let from, let to, let seconds, let hz):
+                try expect([from, to].allSatisfy { $0.isFinite && $0 >= 0 }, "sweep from \(from) to \(to)")
+                try expect((0...DriveScript.longestDuration).contains(seconds) && hz > 0 && hz <= 1000, "sweep over \(seconds) s at \(hz) Hz")
+            case .sleep(let seconds): try expect((0...DriveScript.longestDuration).contains(seconds), "sleep \(seconds) s")
+            case .expectFollowers(_, let bound): try expect(bound >= 0, "expect followers \(bound)")
+            case .share(let path): try expect(!path.isEmpty, "share with no path")
+            case .take, .release: break
+            }
+        }
+    }
+
+    static func websocketURL(_ data: [UInt8]) throws(FuzzFinding) {
+        guard let url = WebSocketURL(String(decoding: data, as: UTF8.self)) else { return }
+        let again = WebSocketURL(url.description)
+        try expect(again == url, "\(url.description) does not parse back to itself")
+    }
+}
