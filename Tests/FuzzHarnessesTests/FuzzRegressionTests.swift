@@ -29,12 +29,13 @@ struct FuzzRegressionTests {
     static let regressions = inputs(in: "regressions")
     static let seeds = inputs(in: "seeds")
 
-    /// The findings of the first campaign (issue 22: block ids, a zero-width first word, long
-    /// list markers, drive durations, URL round trips) are all kept as regressions.
+    /// The findings (issue 22's first campaign: block ids, a zero-width first word, long list
+    /// markers, drive durations, URL round trips; later: HTTP status by split, invalid text
+    /// before corrupt deflate data both ways, CRLF drive scripts) are all kept as regressions.
     @Test func thePastFindingsAreKept() {
         let targets = Set(Self.regressions.map(\.target))
-        #expect(targets.isSuperset(of: [.markdown, .driveScript, .websocketURL]), "\(targets)")
-        #expect(Self.regressions.count >= 6)
+        #expect(targets.isSuperset(of: [.markdown, .driveScript, .websocketURL, .http, .websocketDeflate, .websocketClient]), "\(targets)")
+        #expect(Self.regressions.count >= 13)
         #expect(Set(Self.seeds.map(\.target)) == Set(FuzzTarget.allCases), "every target has seeds")
     }
 
