@@ -6,6 +6,8 @@ import TerminalUI
 
 /// Documents, stored files, configuration, drive scripts and URLs.
 extension FuzzTarget {
+    /// A document (Markdown or text by the second byte) laid out at a width from the first:
+    /// block ids unique, every row within the width, row → anchor → row in the same block.
     static func markdown(_ data: [UInt8]) throws(FuzzFinding) {
         guard data.count >= 2 else { return }
         let width = 10 + Int(data[0]) % 190
@@ -22,6 +24,7 @@ extension FuzzTarget {
         }
     }
 
+    /// Any bytes decode or are refused; any payload encodes to a file that decodes back exactly.
     static func storeFile(_ data: [UInt8]) throws(FuzzFinding) {
         _ = StoreFile.decode(data)
         let keyed = data.first.map { $0 & 1 == 1 } ?? false
@@ -30,6 +33,7 @@ extension FuzzTarget {
         try expect(contents.payload == data && contents.keyed == keyed && contents.ceiling == data.count, "encode → decode changed the file")
     }
 
+    /// A configuration file is applied and validated, or refused with a message that says why.
     static func configuration(_ data: [UInt8]) throws(FuzzFinding) {
         let text = String(decoding: data, as: UTF8.self)
         var configuration = ServerConfiguration()
@@ -81,6 +85,7 @@ extension FuzzTarget {
         }
     }
 
+    /// A URL that parses prints as text that parses back to the same URL.
     static func websocketURL(_ data: [UInt8]) throws(FuzzFinding) {
         guard let url = WebSocketURL(String(decoding: data, as: UTF8.self)) else { return }
         let again = WebSocketURL(url.description)

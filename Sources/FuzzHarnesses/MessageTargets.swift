@@ -2,6 +2,8 @@ import ScrollModel
 
 /// Room-protocol messages, both ways.
 extension FuzzTarget {
+    /// decode → encode → decode is exact, and a scroll the server accepts makes a state the
+    /// server would itself store and send (ScrollState.problem), after no state or another.
     static func roomMessage(_ data: [UInt8]) throws(FuzzFinding) {
         guard let message = decoded(data) else { return }
         let encoded = message.encoded

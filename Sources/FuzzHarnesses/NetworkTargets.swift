@@ -36,6 +36,7 @@ extension FuzzTarget {
 
     static let frameLimits = WebSocketConnection.Limits(maxFrameSize: 1 << 16, maxMessageSize: 1 << 17)
 
+    /// A server's connection after the handshake, with or without permessage-deflate (`receive`).
     static func websocket(_ data: [UInt8], deflate: Bool) throws(FuzzFinding) {
         let agreed = deflate ? PerMessageDeflate.negotiate(offers: ExtensionOffer.parse(["permessage-deflate"]) ?? [])?.0 : nil
         let split = data.isEmpty ? 0 : Int(data[0]) % max(1, data.count)
@@ -112,6 +113,8 @@ extension FuzzTarget {
     static let clientHandshake = ClientHandshake(
         host: "fuzz.example", target: "/rooms/fuzz", protocols: ["scrollsync.v1"], deflate: PerMessageDeflate(), key: "dGhlIHNhbXBsZSBub25jZQ==")
 
+    /// A server's answer to `clientHandshake`: accepted only when §4.1 allows, then its frames as
+    /// in `receive`, then each text message as in `serverEvent`.
     static func websocketClient(_ data: [UInt8]) throws(FuzzFinding) {
         guard let end = headEnd(data) else { return }
         guard let response = HTTPResponseHead.parse(Array(data[..<end])) else { return }
@@ -176,8 +179,7 @@ extension FuzzTarget {
         return (output, failure)
     }
 
-    /// decode → encode → decode is exact, and a scroll the server accepts makes a state the
-    /// server would itself store and send (ScrollState.problem), after no state or another.
+    /// Redis replies decode the same whole and split in two: the same replies, the same failure.
 
     static func resp(_ data: [UInt8]) throws(FuzzFinding) {
         func replies(_ chunks: [ArraySlice<UInt8>]) -> (items: [RESPDecoder.Item], failed: Bool) {
