@@ -74,7 +74,6 @@ public enum DocumentHTML {
         return out
     }
 
-
     private static func escape(_ scalar: Unicode.Scalar) -> String {
         switch scalar {
         case "&": "&amp;"

@@ -21,15 +21,7 @@ extension FuzzTarget {
     static let earlierState = ScrollState(seq: 41, offset: 500, viewport: 40, content: 2000, progress: 500 / 1960, direction: .down,
                                           anchor: Anchor(id: "intro", fraction: 0.5), atTop: false, atBottom: false, by: "fedcba9876543210", t: "1", doc: nil)
 
-    static func decoded(_ bytes: [UInt8]) -> ClientMessage? {
-        bytes.withUnsafeBytes { buffer in
-            do {
-                return try ClientMessage.decode(buffer)
-            } catch {
-                return nil
-            }
-        }
-    }
+    static func decoded(_ bytes: [UInt8]) -> ClientMessage? { bytes.withUnsafeBytes { try? ClientMessage.decode($0) } }
 
     /// A server message decodes to what its own encoding decodes to, and a decoded state keeps
     /// the bounds clients rely on (finite numbers, fractions and progress in 0…1, seq ≥ 1).
@@ -42,15 +34,7 @@ extension FuzzTarget {
         try expect(again == normalized(event), "decode → encode → decode changed the message: \(String(decoding: encoded, as: UTF8.self).prefix(160))")
     }
 
-    static func serverEventDecoded(_ bytes: [UInt8]) -> ServerEvent? {
-        bytes.withUnsafeBytes { buffer in
-            do {
-                return try ServerEvent.decode(buffer)
-            } catch {
-                return nil
-            }
-        }
-    }
+    static func serverEventDecoded(_ bytes: [UInt8]) -> ServerEvent? { bytes.withUnsafeBytes { try? ServerEvent.decode($0) } }
 
     static func checkBounds(_ state: ScrollState) throws(FuzzFinding) {
         try expect(state.seq >= 1 && state.offset.isFinite, "seq \(state.seq), offset \(state.offset)")

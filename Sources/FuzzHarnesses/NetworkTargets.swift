@@ -116,7 +116,7 @@ extension FuzzTarget {
     /// A server's answer to `clientHandshake`: accepted only when §4.1 allows, then its frames as
     /// in `receive`, then each text message as in `serverEvent`.
     static func websocketClient(_ data: [UInt8]) throws(FuzzFinding) {
-        guard let end = headEnd(data) else { return }
+        guard let end = HTTPResponseHead.end(in: data), end <= 16 << 10 else { return }  // a client reads 16 KiB for a head
         guard let response = HTTPResponseHead.parse(Array(data[..<end])) else { return }
         try expect((0...999).contains(response.status), "status \(response.status) from three digits")
         guard case .success(let agreement) = clientHandshake.validate(response) else { return }
@@ -129,15 +129,6 @@ extension FuzzTarget {
             WebSocketConnection(role: .client, limits: frameLimits, deflate: agreement.deflate, maskingKeys: { 0x3A5F_0C21 })
         }
         for text in texts { try serverEvent(text) }
-    }
-
-    /// Where the first CRLF CRLF starts, within the 16 KiB a client reads for a head.
-    static func headEnd(_ data: [UInt8]) -> Int? {
-        guard data.count >= 4 else { return nil }
-        for i in 0...min(data.count - 4, 16 << 10) where data[i] == 13 && data[i + 1] == 10 && data[i + 2] == 13 && data[i + 3] == 10 {
-            return i
-        }
-        return nil
     }
 
     /// The limit holds, input split in two inflates to the same bytes and error as whole, and

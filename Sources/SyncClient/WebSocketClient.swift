@@ -113,7 +113,7 @@ public final class WebSocketClient: ChannelHandler {
                 permanentFailure = "not a plain WebSocket server (it answered with TLS; use wss:// for it)"
                 return fail(permanentFailure!)
             }
-            guard let end = Self.headEnd(head, from: searched) else {
+            guard let end = HTTPResponseHead.end(in: head, from: searched) else {
                 if head.count > 16 << 10 { fail("response head larger than 16 KiB") } else { phase = .handshake(head) }
                 return
             }
@@ -208,15 +208,5 @@ public final class WebSocketClient: ChannelHandler {
         if case .done = phase { return }
         phase = .done
         onEvent(self, .closed(code: closeCode, reason: closeReason, error: error))
-    }
-
-    /// Where the first CRLF CRLF at or after `start` begins (a head dripped a byte at a time is
-    /// searched once, not once per read).
-    private static func headEnd(_ bytes: [UInt8], from start: Int) -> Int? {
-        guard bytes.count >= start + 4 else { return nil }
-        for i in start...(bytes.count - 4) where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
-            return i
-        }
-        return nil
     }
 }

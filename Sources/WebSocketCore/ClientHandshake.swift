@@ -127,6 +127,16 @@ public struct HTTPResponseHead: Sendable, Equatable {
     /// Whether a comma-separated header lists `token`, in any ASCII case; allocates nothing.
     public func hasToken(_ name: String, _ token: String) -> Bool { fields.hasToken(name, token) }
 
+    /// Where the first CRLF CRLF at or after `start` begins: the end of a head that arrives in
+    /// pieces is searched from where the last search stopped (`count - 3`), not from byte 0.
+    public static func end(in bytes: [UInt8], from start: Int = 0) -> Int? {
+        guard bytes.count >= start + 4 else { return nil }
+        for i in start...(bytes.count - 4) where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
+            return i
+        }
+        return nil
+    }
+
     /// Parses a complete head (status line and fields, without the blank line). Lines end
     /// in CRLF; the status line is `HTTP/1.x SP 3DIGIT [SP reason]`.
     public static func parse(_ head: [UInt8]) -> HTTPResponseHead? {

@@ -65,7 +65,7 @@ struct FuzzSeedDepthTests {
     func aClientSeedOpensAndCarriesServerMessages(name: String, deflate: Bool, messages: Int) throws {
         let path = FuzzRegressionTests.fuzzDirectory.appendingPathComponent("seeds/websocket-client/\(name)").path
         let data = try #require(FileManager.default.contents(atPath: path).map(Array.init))
-        let end = try #require(FuzzTarget.headEnd(data))
+        let end = try #require(HTTPResponseHead.end(in: data))
         let response = try #require(HTTPResponseHead.parse(Array(data[..<end])))
         guard case .success(let agreement) = FuzzTarget.clientHandshake.validate(response) else {
             Issue.record("the seed's answer is refused")
