@@ -4,8 +4,9 @@ import WebSocketCore
 
 /// Bytes from the network: request heads, frames both ways, deflate streams, Redis replies.
 extension FuzzTarget {
-    /// The head parses the same whole and in two reads; a complete head keeps the limits; a
-    /// valid upgrade is answered 101 with the key's accept value.
+    /// The head parses, or is refused with the same status and message, whole and in two
+    /// reads; a complete head keeps the limits; a valid upgrade is answered 101 with the
+    /// key's accept value.
     static func http(_ data: [UInt8]) throws(FuzzFinding) {
         var parser = HTTPRequestParser()
         let whole = data.withUnsafeBytes { parser.parse($0) }
@@ -19,7 +20,9 @@ extension FuzzTarget {
         }
         switch (whole, parts) {
         case (.needMore, .needMore), (.complete, .complete): try expect(whole == parts, "split at \(split), the head parsed differently")
-        case (.failed(let one), .failed(let other)): try expect(one.status == other.status, "split at \(split): \(one.status) whole, \(other.status) split")
+        case (.failed(let one), .failed(let other)):
+            try expect(one == other, "split at \(split): \(one.status) \(String(decoding: one.body, as: UTF8.self)) whole, "
+                + "\(other.status) \(String(decoding: other.body, as: UTF8.self)) split")
         default: throw FuzzFinding("split at \(split): \(whole) whole, \(parts) split")
         }
         guard case .complete(let request, let remainder) = whole else { return }
