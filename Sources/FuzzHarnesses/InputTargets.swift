@@ -85,10 +85,17 @@ extension FuzzTarget {
         }
     }
 
-    /// A URL that parses prints as text that parses back to the same URL.
+    /// A URL that parses prints as text that parses back to the same URL, and its request
+    /// target (also one set by code) is printable ASCII without spaces: it cannot end the
+    /// request line.
     static func websocketURL(_ data: [UInt8]) throws(FuzzFinding) {
-        guard let url = WebSocketURL(String(decoding: data, as: UTF8.self)) else { return }
+        let text = String(decoding: data, as: UTF8.self)
+        func printable(_ target: String) -> Bool { target.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F } && target.hasPrefix("/") }
+        guard let url = WebSocketURL(text) else { return }
         let again = WebSocketURL(url.description)
         try expect(again == url, "\(url.description) does not parse back to itself")
+        try expect(printable(url.target), "the target \(url.target.debugDescription) can break the request line")
+        let set = url.with(target: "/" + text)
+        try expect(printable(set.target) && set.with(target: set.target) == set, "with(target:) gave \(set.target.debugDescription)")
     }
 }

@@ -3,8 +3,10 @@ public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
     public var secure: Bool
     public var host: String
     public var port: Int
-    /// Path and query, e.g. `/rooms/demo?role=presenter`.
-    public var target: String
+    /// Path and query as sent in the request line, e.g. `/rooms/demo?role=presenter`: every
+    /// byte a request-target cannot hold (RFC 3986: spaces, controls, non-ASCII, `"<>\^`{|}#`)
+    /// is percent-encoded, so no text can end the request line or add a header.
+    public private(set) var target: String
 
     /// Parses `ws://host[:port]/path?query` or `wss://…`; IPv6 hosts in brackets.
     public init?(_ text: String) {
@@ -42,10 +44,11 @@ public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
         } else {
             return .failure(Problem("a WebSocket URL starts with ws:// or wss://"))
         }
+        if rest.contains("#") { return .failure(Problem("a WebSocket URL has no #fragment (RFC 6455 §3): write # as %23")) }
         let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
         var authority = rest[..<slash]
-        var target = slash == rest.endIndex ? "/" : String(rest[slash...])
-        if target.hasPrefix("?") { target = "/" + target }
+        let path = rest[slash...]
+        let target = requestTarget(path.isEmpty ? "/" : path.hasPrefix("?") ? "/" + path : path)
         let host: String
         var portText: Substring?
         if authority.hasPrefix("[") {
@@ -99,11 +102,29 @@ public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
         return port == (secure ? 443 : 80) ? name : "\(name):\(port)"
     }
 
-    /// The same server with another target.
+    /// The same server with another target (percent-encoded as `target` says).
     public func with(target: String) -> WebSocketURL {
         var copy = self
-        copy.target = target
+        copy.target = Self.requestTarget(target[...])
         return copy
+    }
+
+    /// `text` with every byte outside RFC 3986's path and query characters (unreserved,
+    /// sub-delims, `: @ / ? %`) percent-encoded; `%` stays, so encoding twice changes nothing.
+    static func requestTarget(_ text: Substring) -> String {
+        func allowed(_ byte: UInt8) -> Bool {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+            default: "-._~!$&'()*+,;=:@/?%".utf8.contains(byte)
+            }
+        }
+        guard !text.utf8.allSatisfy(allowed) else { return String(text) }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out = [UInt8]()
+        for byte in text.utf8 {
+            if allowed(byte) { out.append(byte) } else { out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]] }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     public var description: String { "\(secure ? "wss" : "ws")://\(hostHeader)\(target)" }

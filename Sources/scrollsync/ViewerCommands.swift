@@ -2,6 +2,7 @@ import ArgumentParser
 import ScrollModel
 import SyncClient
 import TerminalUI
+import TextSafety
 import Transport
 #if canImport(Glibc)
 import Glibc
@@ -32,13 +33,13 @@ func webSocketURL(_ text: String) throws -> WebSocketURL {
     do {
         return try WebSocketURL(parsing: text)
     } catch {
-        throw ValidationError("not a WebSocket URL: \(text): \(error)")
+        throw ValidationError("not a WebSocket URL: \(SafeText.display(text)): \(error)")
     }
 }
 
 /// `ws://host:port/rooms/NAME` plus the query for this session; fails with a clear message.
 func roomURL(_ text: String, query: [(String, String?)]) throws -> (WebSocketURL, String) {
-    var url = try webSocketURL(text)
+    let url = try webSocketURL(text)
     let path = url.target.split(separator: "?", maxSplits: 1)[0]
     guard path.hasPrefix("/rooms/"), path.count > 7 else {
         throw ValidationError("the URL must name a room: ws://HOST:PORT/rooms/NAME (got \(url.target))")
@@ -46,8 +47,7 @@ func roomURL(_ text: String, query: [(String, String?)]) throws -> (WebSocketURL
     let encoded = query.compactMap { name, value in value.map { "\(name)=\(percentEncode($0))" } }
     let existing = url.target.contains("?") ? String(url.target.split(separator: "?", maxSplits: 1)[1]) : ""
     let all = ([existing].filter { !$0.isEmpty } + encoded).joined(separator: "&")
-    url.target = String(path) + (all.isEmpty ? "" : "?" + all)
-    return (url, String(path.dropFirst(7)))
+    return (url.with(target: String(path) + (all.isEmpty ? "" : "?" + all)), String(path.dropFirst(7)))
 }
 
 func percentEncode(_ text: String) -> String {

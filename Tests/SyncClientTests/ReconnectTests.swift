@@ -72,6 +72,13 @@ final class ScriptedServer: @unchecked Sendable {
             } else {
                 _ = out.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             }
+            // Close as a server does: end the sending side, read until the client closes (its
+            // close reply), then close. Closing with its reply unread would send a reset, and a
+            // reset makes the client's TCP drop answer bytes it has not read yet.
+            shutdown(fd, Int32(SHUT_WR))
+            var wait = timeval(tv_sec: 5, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+            while recv(fd, &buffer, buffer.count, 0) > 0 {}
             close(fd)
         }
     }
@@ -158,6 +165,7 @@ struct ReconnectTests {
         let heard = Heard()
         let (client, group) = try Self.client(port: server.port, heard: heard)
         #expect(heard.wait { $0.contains(.refused(reason: "wrong key")) }, "\(heard.all)")
+        #expect(heard.waits.isEmpty, "the first answer was read whole, no retry: \(heard.all)")
         #expect(server.connections.load(ordering: .relaxed) == 1)
         client.stop()
         group.shutdown()
