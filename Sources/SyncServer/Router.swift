@@ -48,6 +48,7 @@ final class Router: Sendable {
         guard request.method == "GET" || request.method == "HEAD" else {
             return .error(405, "\(path) answers GET and HEAD only", headers: [("Allow", "GET, HEAD")])
         }
+        guard !request.hasContent else { return .error(400, "\(path) takes no request content") }
         var response = endpoint.respond(to: request)
         response.headers.append(("Connection", "close"))
         response.omitsBody = request.method == "HEAD"

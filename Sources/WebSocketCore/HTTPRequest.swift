@@ -61,6 +61,12 @@ public struct HTTPRequest: Sendable, Equatable {
     /// ASCII case; allocates nothing.
     public func hasToken(_ name: String, _ token: String) -> Bool { fields.hasToken(name, token) }
 
+    /// Whether the request says it carries content: a Transfer-Encoding, or a Content-Length
+    /// above 0 (the parser has refused an ambiguous one).
+    public var hasContent: Bool {
+        fields.contains("Transfer-Encoding") || fields.tokens("Content-Length").contains { $0.contains { $0 != "0" } }
+    }
+
     /// Whether the header is present at all.
     public func hasField(_ name: String) -> Bool { fields.contains(name) }
 

@@ -74,9 +74,25 @@ public struct HTTPRequestParser: Sendable {
             let hosts = fields.count(of: "Host")
             if hosts > 1 { return .failed(.error(400, "more than one Host header")) }
             if hosts == 0 && line.minorVersion >= 1 { return .failed(.error(400, "missing Host header")) }
+            if let problem = Self.framingProblem(fields, minorVersion: line.minorVersion) { return .failed(.error(400, problem)) }
             let request = HTTPRequest(method: line.method, target: line.target, minorVersion: line.minorVersion, fields: fields)
             return .complete(request, remainder: Array(buffer[(end + 4)...]))
         }
+    }
+
+    /// Why the content's length would be ambiguous (RFC 9112 §6.1, §6.3), or nil: a
+    /// Transfer-Encoding in HTTP/1.0 or beside a Content-Length (the request-smuggling
+    /// pair), or a Content-Length that is not one decimal number (repeats must agree).
+    static func framingProblem(_ fields: HTTPFields, minorVersion: Int) -> String? {
+        let transferCoded = fields.contains("Transfer-Encoding")
+        if transferCoded && minorVersion == 0 { return "Transfer-Encoding in an HTTP/1.0 request" }
+        guard fields.contains("Content-Length") else { return nil }
+        if transferCoded { return "both Transfer-Encoding and Content-Length" }
+        let lengths = fields.tokens("Content-Length")
+        guard let first = lengths.first, first.utf8.count <= 18, first.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+              lengths.allSatisfy({ $0 == first })
+        else { return "invalid Content-Length" }
+        return nil
     }
 
     /// Where the first CRLF (or, with `blankLine`, CRLF CRLF) at or after `start` begins:

@@ -18,10 +18,13 @@ public enum ServerHandshake {
 
     /// Checks an upgrade request (§4.2.1). On failure, the HTTP answer says what was wrong:
     /// 405 for a method other than GET, 426 for a missing upgrade or an unsupported
-    /// version (naming version 13), 400 for anything else.
+    /// version (naming version 13), 400 for anything else (content included).
     public static func validate(_ request: HTTPRequest) -> Result<Upgrade, HTTPError> {
         guard request.method == "GET" else {
             return .failure(HTTPError(.error(405, "a WebSocket upgrade must use GET", headers: [("Allow", "GET")])))
+        }
+        guard !request.hasContent else {
+            return .failure(HTTPError(.error(400, "a WebSocket upgrade carries no content: the bytes after its head are frames")))
         }
         guard isUpgrade(request) else {
             return .failure(HTTPError(.error(426, "this endpoint speaks WebSocket only", headers: upgradeHeaders)))

@@ -289,7 +289,8 @@ struct OperationsEndpointTests {
     }
 
     /// HEAD is GET without the body (load balancers probe health that way); other methods
-    /// get 405 with Allow; HTTP/1.1 without Host is a bad request, HTTP/1.0 needs none.
+    /// get 405 with Allow; HTTP/1.1 without Host is a bad request, HTTP/1.0 needs none;
+    /// content is refused.
     @Test func healthAnswersHeadAndRefusesWhatHTTPForbids() throws {
         let server = try ServerProcess()
         func ask(_ request: String) throws -> String {
@@ -308,6 +309,17 @@ struct OperationsEndpointTests {
         let hostless = try ask("GET /healthz HTTP/1.1\r\n\r\n")
         #expect(hostless.hasPrefix("HTTP/1.1 400 ") && hostless.contains("missing Host header"), "\(hostless)")
         #expect(try ask("GET /healthz HTTP/1.0\r\n\r\n").hasPrefix("HTTP/1.1 200 "))
+        // No request here carries content; a length that could be read two ways (the
+        // request-smuggling pair) is refused before anything else (RFC 9112 §6).
+        let withBody = try ask("GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
+        #expect(withBody.hasPrefix("HTTP/1.1 400 ") && withBody.contains("/healthz takes no request content"), "\(withBody)")
+        let smuggled = try ask("GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+        #expect(smuggled.hasPrefix("HTTP/1.1 400 ") && smuggled.contains("both Transfer-Encoding and Content-Length"), "\(smuggled)")
+        let upgrade = "GET /rooms/body HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+        let upgradeWithBody = try ask(upgrade + "Content-Length: 2\r\n\r\nhi")
+        #expect(upgradeWithBody.hasPrefix("HTTP/1.1 400 ") && upgradeWithBody.contains("a WebSocket upgrade carries no content"), "\(upgradeWithBody)")
+        #expect(try RawClient(port: server.port).upgrade(path: "/rooms/body", headers: ["Content-Length: 0"]).hasPrefix("HTTP/1.1 101 "))
     }
 
     @Test func metricsParseAndMoveWithTraffic() throws {

@@ -135,6 +135,24 @@ struct HTTPParserTests {
         #expect(request.fields != HTTPFields([("Host", "h:80"), ("X-Empty", ""), ("A", "b c"), ("A", "d")]), "names as sent")
     }
 
+    /// RFC 9112 §6: a length given once, or repeated the same, is no problem; a request says
+    /// whether it has content.
+    @Test func contentIsTakenFromItsFraming() {
+        func request(_ fields: String) -> HTTPRequest {
+            guard case .complete(let request, _) = parse(Array("GET / HTTP/1.1\r\nHost: a\r\n\(fields)\r\n".utf8)) else {
+                Issue.record("refused: \(fields)")
+                return HTTPRequest(method: "GET", target: "/", headers: [("Content-Length", "1")])
+            }
+            return request
+        }
+        #expect(!request("").hasContent)
+        #expect(!request("Content-Length: 0\r\n").hasContent)
+        #expect(!request("Content-Length: 000\r\n").hasContent)
+        #expect(request("Content-Length: 7\r\nContent-Length: 7\r\n").hasContent)
+        #expect(request("Content-Length: 7, 7\r\n").hasContent)
+        #expect(request("Transfer-Encoding: chunked\r\n").hasContent)
+    }
+
     /// Each refusal says what was wrong.
     @Test(arguments: [
         ("GET / HTTP/1.1\r\nHost: a\r\nNo colon here\r\n\r\n", "header line without a colon"),
@@ -145,6 +163,14 @@ struct HTTPParserTests {
         ("GET / HTTP/1.1\r\nHost: a\r\nX: a\rb\r\n\r\n", "bare CR in request head"),
         ("GET / HTTP/2.0\r\n\r\n", "only HTTP/1.x is supported"),
         ("GET / HTTP/1.10\r\n\r\n", "malformed HTTP version"),
+        ("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n", "both Transfer-Encoding and Content-Length"),
+        ("GET / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", "Transfer-Encoding in an HTTP/1.0 request"),
+        ("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", "invalid Content-Length"),
+        ("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 5, 6\r\n\r\n", "invalid Content-Length"),
+        ("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n", "invalid Content-Length"),
+        ("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 0x10\r\n\r\n", "invalid Content-Length"),
+        ("GET / HTTP/1.1\r\nHost: a\r\nContent-Length:\r\n\r\n", "invalid Content-Length"),
+        ("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999999999999\r\n\r\n", "invalid Content-Length"),
         ("GET  / HTTP/1.1\r\n\r\n", "malformed request line"),
         ("GET / HTTP/1.1 x\r\n\r\n", "malformed request line"),
     ])
@@ -254,6 +280,9 @@ struct HandshakeValidationTests {
         #expect(status(Self.request(["Sec-WebSocket-Extensions": "permessage-deflate; ="])) == 400)
         #expect(status(Self.request(["Sec-WebSocket-Version": "8"])) == 426)
         #expect(status(Self.request(["Sec-WebSocket-Version": nil])) == 426)
+        #expect(status(Self.request(["Content-Length": "0"])) == 101)
+        #expect(status(Self.request(["Content-Length": "5"])) == 400, "its bytes would be taken for frames")
+        #expect(status(Self.request(["Transfer-Encoding": "chunked"])) == 400)
         if case .failure(let error) = ServerHandshake.validate(Self.request(["Sec-WebSocket-Version": "8"])) {
             #expect(error.response.value("Sec-WebSocket-Version") == "13")
         }
