@@ -59,7 +59,7 @@ let package = Package(
             ]
         ),
         .target(name: "RedisClient", dependencies: ["Bytes", "COpenSSL", "Transport"]),
-        .target(name: "FuzzHarnesses", dependencies: ["Deflate", "Documents", "RedisClient", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "WebSocketCore"]),
+        .target(name: "FuzzHarnesses", dependencies: ["Deflate", "Documents", "RedisClient", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "TextSafety", "WebSocketCore"]),
         .target(
             name: "SyncServer",
             dependencies: [

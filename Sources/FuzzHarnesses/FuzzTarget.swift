@@ -23,6 +23,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// A server's answer as a client reads it: the handshake response, then frames, then the
     /// server messages in them.
     case websocketClient = "websocket-client"
+    /// Server messages, one per line, as a terminal follower follows and draws them.
+    case followerView = "follower-view"
     /// A Markdown or text document → layout at a width from the input → anchor ↔ row.
     case markdown
     /// A stored room file (the store's checksummed format).
@@ -46,6 +48,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .roomMessage: try Self.roomMessage(data)
         case .serverEvent: try Self.serverEvent(data)
         case .websocketClient: try Self.websocketClient(data)
+        case .followerView: try Self.followerView(data)
         case .markdown: try Self.markdown(data)
         case .storeFile: try Self.storeFile(data)
         case .configuration: try Self.configuration(data)

@@ -1,4 +1,7 @@
+import Documents
 import ScrollModel
+import TerminalUI
+import TextSafety
 
 /// Room-protocol messages, both ways.
 extension FuzzTarget {
@@ -67,5 +70,50 @@ extension FuzzTarget {
         guard case .welcome(var welcome) = event, welcome.driver == nil else { return event }
         welcome.driverName = nil
         return .welcome(welcome)
+    }
+}
+
+/// What a terminal follower makes of a server's messages.
+extension FuzzTarget {
+    /// Server messages, one per line, fed to a terminal follower (with a local document or
+    /// showing the room's) at a size from the input's length: after each, its top is inside
+    /// the document and the screen is its height in lines of exactly its width, with no
+    /// control character but the renderer's own styles (`ESC [ … m`): nothing from the
+    /// network moves the cursor, retitles the window or clears the screen.
+    static func followerView(_ data: [UInt8]) throws(FuzzFinding) {
+        let width = 8 + data.count % 73, height = 3 + data.count % 17
+        var model = ViewerModel.follower(room: "fuzz", localDocument: data.count % 2 == 0 ? followerDocument : nil, width: width, height: height)
+        for line in data.split(separator: UInt8(ascii: "\n")).prefix(32) {
+            guard let event = serverEventDecoded(Array(line)) else { continue }
+            _ = update(&model, .server(event))
+            try expect((0...model.maxTop).contains(model.top), "top \(model.top) outside 0…\(model.maxTop)")
+            let screen = view(model)
+            try expect(screen.lines.count == height, "\(screen.lines.count) lines on a screen \(height) tall")
+            for shown in screen.lines {
+                let text = withoutStyles(shown)
+                try expect(text.unicodeScalars.allSatisfy { SafeText.picture(for: $0) == nil }, "a control character reaches the terminal: \(text.debugDescription)")
+                try expect(DisplayWidth.of(text) == width, "a line \(DisplayWidth.of(text)) columns wide on a screen \(width) wide: \(text.debugDescription)")
+            }
+        }
+    }
+
+    static let followerDocument = Document(text: "# Guide\n\nIntro text that wraps at narrow widths.\n\n## Install\n\n- one\n- two\n\n```\ncode\n```\n",
+                                           format: .markdown, name: "guide.md")
+
+    /// `line` without the SGR sequences (`ESC [ digits;… m`) the renderer writes.
+    static func withoutStyles(_ line: String) -> String {
+        var out = String.UnicodeScalarView()
+        var scalars = line.unicodeScalars[...]
+        while let scalar = scalars.popFirst() {
+            if scalar == "\u{1B}", scalars.first == "[" {
+                let rest = scalars.dropFirst()
+                if let end = rest.firstIndex(where: { !("0"..."9").contains($0) && $0 != ";" }), rest[end] == "m" {
+                    scalars = rest[rest.index(after: end)...]
+                    continue
+                }
+            }
+            out.append(scalar)
+        }
+        return String(out)
     }
 }

@@ -116,12 +116,15 @@ extension FuzzTarget {
     static let clientHandshake = ClientHandshake(
         host: "fuzz.example", target: "/rooms/fuzz", protocols: ["scrollsync.v1"], deflate: PerMessageDeflate(), key: "dGhlIHNhbXBsZSBub25jZQ==")
 
-    /// A server's answer to `clientHandshake`: accepted only when §4.1 allows, then its frames as
-    /// in `receive`, then each text message as in `serverEvent`.
+    /// A server's answer to `clientHandshake`: a refusal's message read within its bound,
+    /// accepted only when §4.1 allows, then its frames as in `receive`, then each text message
+    /// as in `serverEvent`.
     static func websocketClient(_ data: [UInt8]) throws(FuzzFinding) {
         guard let end = HTTPResponseHead.end(in: data), end <= 16 << 10 else { return }  // a client reads 16 KiB for a head
         guard let response = HTTPResponseHead.parse(Array(data[..<end])) else { return }
         try expect((0...999).contains(response.status), "status \(response.status) from three digits")
+        let message = response.message(in: data[(end + 4)...])
+        try expect(message.unicodeScalars.count <= 1024, "a refusal's message of \(message.unicodeScalars.count) scalars")
         guard case .success(let agreement) = clientHandshake.validate(response) else { return }
         try expect(response.status == 101, "a handshake accepted with status \(response.status)")
         try expect(agreement.subprotocol == nil || agreement.subprotocol == "scrollsync.v1", "an unoffered subprotocol accepted")

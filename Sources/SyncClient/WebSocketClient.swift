@@ -122,10 +122,7 @@ public final class WebSocketClient: ChannelHandler {
             case .failure(let error):
                 if case .refused(let status, _) = error {
                     // The body (a line saying what was wrong) usually came in the same read.
-                    let length = response.value("Content-Length").flatMap { Int($0) } ?? 0
-                    let body = head[(end + 4)...].prefix(min(length, 1024))
-                    var message = String(decoding: body, as: UTF8.self)
-                    while let last = message.last, last.isWhitespace { message.removeLast() }
+                    let message = response.message(in: head[(end + 4)...])
                     refusal = (status, message, response.value("Retry-After").flatMap { Int($0) })
                     return fail("handshake refused: \(error)" + (message.isEmpty ? "" : ": \(message)"))
                 }

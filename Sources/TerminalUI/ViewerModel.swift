@@ -263,5 +263,6 @@ func followerTop(for state: ScrollState, anchorRow: Int?, maxTop: Int) -> Int {
     } else {
         target = state.offset
     }
-    return min(max(0, Int(target.rounded())), maxTop)
+    // Clamped as a Double: a server's offset may be any finite number, and Int(1e300) traps.
+    return target.isFinite ? Int(min(max(0, target.rounded()), Double(maxTop))) : 0
 }

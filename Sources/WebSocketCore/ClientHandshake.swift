@@ -127,6 +127,17 @@ public struct HTTPResponseHead: Sendable, Equatable {
     /// Whether a comma-separated header lists `token`, in any ASCII case; allocates nothing.
     public func hasToken(_ name: String, _ token: String) -> Bool { fields.hasToken(name, token) }
 
+    /// What a refusal says: its body's first bytes among `bytes` (what came after the head),
+    /// at most `limit` and no more than `Content-Length` gives (a missing, negative or
+    /// malformed length gives none), trailing whitespace trimmed. Text from the network:
+    /// show it through `SafeText`.
+    public func message(in bytes: ArraySlice<UInt8>, limit: Int = 1024) -> String {
+        let length = value("Content-Length").flatMap { Int($0) } ?? 0
+        var message = String(decoding: bytes.prefix(max(0, min(length, limit))), as: UTF8.self)
+        while let last = message.last, last.isWhitespace { message.removeLast() }
+        return message
+    }
+
     /// Where the first CRLF CRLF at or after `start` begins: the end of a head that arrives in
     /// pieces is searched from where the last search stopped (`count - 3`), not from byte 0.
     public static func end(in bytes: [UInt8], from start: Int = 0) -> Int? {

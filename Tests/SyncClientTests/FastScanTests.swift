@@ -38,4 +38,14 @@ struct FastScanTests {
         #expect(integer("\"seq\":", #"{"seq":}"#) == nil, "no digits")
         #expect(integer("\"seq\":", #""seq":"#) == nil, "key at the very end")
     }
+
+    /// Numbers a hostile server might send cannot overflow what the load tool does with
+    /// them (`now - t`, seq gaps): past 15 digits they are not read (Int64.min once trapped).
+    @Test func numbersPastFifteenDigitsAreNotRead() {
+        #expect(integer("\"seq\":", #"{"seq":999999999999999}"#) == 999_999_999_999_999)
+        #expect(integer("\"seq\":", #"{"seq":-999999999999999}"#) == -999_999_999_999_999)
+        #expect(integer("\"seq\":", #"{"seq":1000000000000000}"#) == nil)
+        #expect(integer("\"t\":", #"{"t":-9223372036854775808}"#) == nil)
+        #expect(integer("\"t\":", #"{"t":99999999999999999999999}"#) == nil)
+    }
 }

@@ -13,6 +13,8 @@ final class ScriptedServer: @unchecked Sendable {
         case upgradeThenClose(code: UInt16, reason: String, before: String?)
         /// An HTTP refusal.
         case refuse(status: Int, retryAfter: Int?)
+        /// These bytes, whatever they are.
+        case raw(String)
     }
 
     let port: Int
@@ -62,6 +64,8 @@ final class ScriptedServer: @unchecked Sendable {
                 }
             case .refuse(let status, let retryAfter):
                 out = HTTPResponse.error(status, "refused by the script", headers: retryAfter.map { [("Retry-After", String($0))] } ?? []).bytes
+            case .raw(let text):
+                out = Array(text.utf8)
             }
             if drip {
                 for byte in out {
@@ -153,6 +157,19 @@ struct ReconnectTests {
         #expect(heard.wait { $0.contains(.refused(reason: "wrong or missing presenter key for room r")) }, "\(heard.all)")
         #expect(heard.waits.isEmpty, "no retry was scheduled: \(heard.all)")
         #expect(server.connections.load(ordering: .relaxed) == 1)
+        client.stop()
+        group.shutdown()
+    }
+
+    /// A refusal's body is read only as far as a sane Content-Length says: a negative,
+    /// malformed or oversized one cannot crash the client (a negative one did).
+    @Test(arguments: ["-5", "x", "99999999999999999999999", "4"])
+    func aHostileRefusalLengthIsReadSafely(_ length: String) throws {
+        let server = try ScriptedServer(.raw("HTTP/1.1 403 Forbidden\r\nContent-Length: \(length)\r\n\r\nnope, not you"))
+        let heard = Heard()
+        let (client, group) = try Self.client(port: server.port, heard: heard)
+        let said = length == "4" ? "HTTP 403 Forbidden: nope" : "HTTP 403 Forbidden"
+        #expect(heard.wait { $0.contains { if case .refused(let reason) = $0 { reason.hasSuffix(said) } else { false } } }, "\(heard.all)")
         client.stop()
         group.shutdown()
     }

@@ -93,6 +93,18 @@ struct FollowerModelTests {
         #expect(model.direction == .up)
     }
 
+    /// Any finite offset a server sends is a place: past the end is the end, below 0 the
+    /// top (1e300 once trapped converting to Int).
+    @Test(arguments: [("1e300", true), ("-1e300", false), ("9223372036854775808", true), ("-0.4", false)])
+    func anyOffsetAServerSendsIsAPlace(_ offset: String, _ atEnd: Bool) throws {
+        var model = ViewerModel.follower(room: "r", localDocument: Self.document, width: 40, height: 12)
+        _ = update(&model, .server(.state(state(1, anchor: nil, offset: 5))))
+        let hostile = try #require(try ServerEvent.decode(#"{"type":"state","seq":2,"offset":\#(offset)}"#))
+        guard case .state = hostile else { Issue.record("not a state: \(hostile)"); return }
+        _ = update(&model, .server(hostile))
+        #expect(model.maxTop > 0 && model.top == (atEnd ? model.maxTop : 0), "offset \(offset): top \(model.top) of \(model.maxTop)")
+    }
+
     /// Issue 18.9: a room that is live without a document (the presenter's was refused as
     /// too large) does not leave the follower waiting in silence; every line fits.
     @Test(arguments: [30, 80])

@@ -356,7 +356,7 @@ final class LoopProbes: @unchecked Sendable {
             // Deliveries per second count the sending window only; the drain's still count
             // for coverage and staleness (below) and for reaching the final state.
             if sending { stats.deliveries += 1 } else { stats.drainDeliveries += 1 }
-            stats.skipped += gap
+            stats.skipped &+= gap
             if let t = FastScan.lastInteger(after: "\"t\":", in: bytes) {
                 let now = monotonicMicroseconds()
                 let age = UInt64(max(0, now - t))
@@ -375,7 +375,7 @@ final class LoopProbes: @unchecked Sendable {
             }
             if follower.slow {
                 stats.slowDeliveries += 1
-                stats.slowSkipped += gap
+                stats.slowSkipped &+= gap
             }
         } else if FastScan.hasPrefix("{\"type\":\"welcome\"", bytes) {
             follower.lastSeq = FastScan.integer(after: "\"seq\":", in: bytes).map(Int.init) ?? 0

@@ -45,8 +45,8 @@ public struct LoadStats: Sendable {
         deliveries += other.deliveries
         slowDeliveries += other.slowDeliveries
         outOfOrder += other.outOfOrder
-        skipped += other.skipped
-        slowSkipped += other.slowSkipped
+        skipped &+= other.skipped  // wrapping: a hostile server's seq jumps must not trap
+        slowSkipped &+= other.slowSkipped
         serverErrors += other.serverErrors
         connectionsOpened += other.connectionsOpened
         for (reason, count) in other.failures { failures[reason, default: 0] += count }
@@ -94,7 +94,9 @@ enum FastScan {
         return true
     }
 
-    /// The (optionally negative) decimal integer at `index`; nil without a digit.
+    /// The (optionally negative) decimal integer at `index`; nil without a digit or past 15
+    /// digits (every number the protocol sends is below 10^15 in size, so no arithmetic
+    /// on what a server sends can overflow).
     private static func integer(at index: Int, in bytes: UnsafeRawBufferPointer) -> Int64? {
         var j = index
         var negative = false
@@ -106,7 +108,7 @@ enum FastScan {
             j += 1
             digits += 1
         }
-        return digits > 0 ? (negative ? -value : value) : nil
+        return (1...15).contains(digits) ? (negative ? -value : value) : nil
     }
 
     static func hasPrefix(_ prefix: StaticString, _ bytes: UnsafeRawBufferPointer) -> Bool {
