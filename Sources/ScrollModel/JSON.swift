@@ -291,8 +291,9 @@ public struct JSONWriter {
         if last != UInt8(ascii: "{") && last != UInt8(ascii: "[") && last != UInt8(ascii: ":") { bytes.append(UInt8(ascii: ",")) }
     }
 
-    /// Appends `value` quoted, escaping what JSON requires; runs without escapes are
-    /// copied whole.
+    /// Appends `value` quoted, escaping what JSON requires and, as `\uXXXX`, what a terminal
+    /// could act on (DEL, the C1 controls, the bidirectional overrides and isolates), so
+    /// JSON printed to a terminal stays text; runs without escapes are copied whole.
     private mutating func appendString(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
         var value = value
@@ -302,10 +303,16 @@ public struct JSONWriter {
             let count = utf8.count
             while index < count {
                 let byte = utf8[index]
-                index += 1
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<(index - 1)]))
-                runStart = index
+                let length: Int  // UTF-8 bytes of the scalar to escape
+                switch byte {
+                case 0..<0x20, 0x22, 0x5C, 0x7F: length = 1
+                case 0xC2 where index + 1 < count && (0x80...0x9F).contains(utf8[index + 1]): length = 2  // C1
+                case 0xE2 where index + 2 < count && Self.isBidiControl(utf8[index + 1], utf8[index + 2]): length = 3
+                default:
+                    index += 1
+                    continue
+                }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
                 switch byte {
                 case UInt8(ascii: "\""): bytes += [0x5C, 0x22]
                 case UInt8(ascii: "\\"): bytes += [0x5C, 0x5C]
@@ -313,12 +320,24 @@ public struct JSONWriter {
                 case 0x0D: bytes += [0x5C, UInt8(ascii: "r")]
                 case 0x09: bytes += [0x5C, UInt8(ascii: "t")]
                 default:
+                    let scalar = switch length {
+                    case 1: Int(byte)
+                    case 2: Int(byte & 0x1F) << 6 | Int(utf8[index + 1] & 0x3F)
+                    default: Int(byte & 0x0F) << 12 | Int(utf8[index + 1] & 0x3F) << 6 | Int(utf8[index + 2] & 0x3F)
+                    }
                     let hex = Array("0123456789abcdef".utf8)
-                    bytes += [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+                    bytes += [0x5C, UInt8(ascii: "u"), hex[scalar >> 12], hex[scalar >> 8 & 15], hex[scalar >> 4 & 15], hex[scalar & 15]]
                 }
+                index += length
+                runStart = index
             }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether E2 `second` `third` is U+202A–U+202E or U+2066–U+2069.
+    private static func isBidiControl(_ second: UInt8, _ third: UInt8) -> Bool {
+        (second == 0x80 && (0xAA...0xAE).contains(third)) || (second == 0x81 && (0xA6...0xA9).contains(third))
     }
 }

@@ -7,7 +7,7 @@ import TestSupport
 @Suite("JSONWriter")
 struct JSONWriterTests {
     static func randomJSON(depth: Int, _ rng: inout SeededGenerator) -> JSON {
-        let strings = ["", "a", "with \"quotes\" and \\", "line\nbreak\ttab\u{1}", "ünïcödé ✓", "{[,:]}"]
+        let strings = ["", "a", "with \"quotes\" and \\", "line\nbreak\ttab\u{1}", "ünïcödé ✓", "{[,:]}", "\u{9B}2J\u{7F}\u{202E}…\u{2069}\u{A0}"]
         switch Int.random(in: 0..<(depth > 3 ? 4 : 6), using: &rng) {
         case 0: return .null
         case 1: return .bool(Bool.random(using: &rng))
@@ -32,6 +32,17 @@ struct JSONWriterTests {
             let text = String(decoding: writer.bytes, as: UTF8.self)
             #expect(try JSON.parse(text) == value, "\(text)")
         }
+    }
+
+    /// What a terminal could act on is written as an escape, so a state printed by
+    /// `follow --json` stays text on a terminal; other text is copied as it is.
+    @Test func terminalControlsAreEscaped() throws {
+        var writer = JSONWriter()
+        let text = "a\u{1B}[2J\u{7F}\u{9B}31m\u{85}\u{202A}\u{202E}\u{2066}\u{2069}\u{A0}é“—”\u{2028}z"
+        writer.string(text)
+        let written = String(decoding: writer.bytes, as: UTF8.self)
+        #expect(written == #""a\u001b[2J\u007f\u009b31m\u0085\u202a\u202e\u2066\u2069\#u{A0}é“—”\#u{2028}z""#)
+        #expect(try JSON.parse(written) == .string(text), "the same string back")
     }
 
     @Test func commasGoBetweenMembersAndElementsOnly() {
