@@ -177,7 +177,6 @@ extension FuzzTarget {
     }
 
     /// Redis replies decode the same whole and split in two: the same replies, the same failure.
-
     static func resp(_ data: [UInt8]) throws(FuzzFinding) {
         func replies(_ chunks: [ArraySlice<UInt8>]) -> (items: [RESPDecoder.Item], failed: Bool) {
             var decoder = RESPDecoder()

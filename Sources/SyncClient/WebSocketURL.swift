@@ -48,7 +48,7 @@ public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
         let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
         var authority = rest[..<slash]
         let path = rest[slash...]
-        let target = requestTarget(path.isEmpty ? "/" : path.hasPrefix("?") ? "/" + path : path)
+        let target = percentEncoded(path.isEmpty ? "/" : path.hasPrefix("?") ? "/" + path : path, keeping: targetCharacters)
         let host: String
         var portText: Substring?
         if authority.hasPrefix("[") {
@@ -105,24 +105,28 @@ public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
     /// The same server with another target (percent-encoded as `target` says).
     public func with(target: String) -> WebSocketURL {
         var copy = self
-        copy.target = Self.requestTarget(target[...])
+        copy.target = Self.percentEncoded(target, keeping: Self.targetCharacters)
         return copy
     }
 
-    /// `text` with every byte outside RFC 3986's path and query characters (unreserved,
-    /// sub-delims, `: @ / ? %`) percent-encoded; `%` stays, so encoding twice changes nothing.
-    static func requestTarget(_ text: Substring) -> String {
-        func allowed(_ byte: UInt8) -> Bool {
+    /// What a request target keeps as it is besides the unreserved characters: RFC 3986's
+    /// sub-delims, `: @ / ?`, and `%`, so that encoding twice changes nothing.
+    static let targetCharacters = "!$&'()*+,;=:@/?%"
+
+    /// `text` with every byte but RFC 3986's unreserved characters (`A–Z a–z 0–9 - . _ ~`) and
+    /// those in `kept` percent-encoded, e.g. a query value with nothing kept.
+    public static func percentEncoded(_ text: some StringProtocol, keeping kept: String = "") -> String {
+        func keeps(_ byte: UInt8) -> Bool {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
-            default: "-._~!$&'()*+,;=:@/?%".utf8.contains(byte)
+            default: "-._~".utf8.contains(byte) || kept.utf8.contains(byte)
             }
         }
-        guard !text.utf8.allSatisfy(allowed) else { return String(text) }
+        guard !text.utf8.allSatisfy(keeps) else { return String(text) }
         let hex = Array("0123456789ABCDEF".utf8)
         var out = [UInt8]()
         for byte in text.utf8 {
-            if allowed(byte) { out.append(byte) } else { out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]] }
+            if keeps(byte) { out.append(byte) } else { out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]] }
         }
         return String(decoding: out, as: UTF8.self)
     }

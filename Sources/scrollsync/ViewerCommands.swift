@@ -44,28 +44,10 @@ func roomURL(_ text: String, query: [(String, String?)]) throws -> (WebSocketURL
     guard path.hasPrefix("/rooms/"), path.count > 7 else {
         throw ValidationError("the URL must name a room: ws://HOST:PORT/rooms/NAME (got \(url.target))")
     }
-    let encoded = query.compactMap { name, value in value.map { "\(name)=\(percentEncode($0))" } }
+    let encoded = query.compactMap { name, value in value.map { "\(name)=\(WebSocketURL.percentEncoded($0))" } }
     let existing = url.target.contains("?") ? String(url.target.split(separator: "?", maxSplits: 1)[1]) : ""
     let all = ([existing].filter { !$0.isEmpty } + encoded).joined(separator: "&")
     return (url.with(target: String(path) + (all.isEmpty ? "" : "?" + all)), String(path.dropFirst(7)))
-}
-
-func percentEncode(_ text: String) -> String {
-    var out = ""
-    for byte in text.utf8 {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
-            out.append(Character(Unicode.Scalar(byte)))
-        default:
-            out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-        }
-    }
-    return out
-}
-
-extension String {
-    func leftPadded(to count: Int) -> String { String(repeating: "0", count: max(0, count - self.count)) + self }
 }
 
 /// A failure that is not a usage error: said in one line, exit status 1, no usage printed.
