@@ -37,6 +37,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case resp
     /// `ws://` / `wss://` URLs: what parses prints back to itself.
     case websocketURL = "websocket-url"
+    /// What a node reads from Redis: channel messages, a room's hash and node table.
+    case redisInput = "redis-input"
 
     /// Runs the target on `data`; throws a finding when an invariant breaks.
     public func check(_ data: [UInt8]) throws(FuzzFinding) {
@@ -55,6 +57,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .driveScript: try Self.driveScript(data)
         case .resp: try Self.resp(data)
         case .websocketURL: try Self.websocketURL(data)
+        case .redisInput: try Self.redisInput(data)
         }
     }
 

@@ -36,6 +36,8 @@ public enum ClientMessage: Sendable, Equatable {
         public var maxExtent = 1e12
         /// Longest anchor id: 256 bytes.
         public var maxAnchorBytes = 256
+        /// Longest document name: 256 bytes.
+        public var maxNameBytes = 256
         public init() {}
     }
 
@@ -64,7 +66,9 @@ public enum ClientMessage: Sendable, Equatable {
                 throw ProtocolError(.tooLarge, "document of \(text.utf8.count) bytes exceeds \(limits.maxDocumentBytes)")
             }
             let name = json["name"]?.string ?? "document"
-            guard name.utf8.count <= 256 else { throw ProtocolError(.badMessage, "document \"name\" longer than 256 bytes") }
+            guard name.utf8.count <= limits.maxNameBytes else {
+                throw ProtocolError(.badMessage, "document \"name\" longer than \(limits.maxNameBytes) bytes")
+            }
             let formatText = json["format"]?.string ?? "text"
             guard let format = SharedDocument.Format(rawValue: formatText) else {
                 throw ProtocolError(.badMessage, "document \"format\" must be \"text\" or \"markdown\"")
@@ -86,7 +90,8 @@ public enum ClientMessage: Sendable, Equatable {
         return try result.get()
     }
 
-    private static func scroll(_ json: JSON, _ limits: Limits) throws(ProtocolError) -> ScrollUpdate {
+    /// A scroll's fields, checked (also for states other nodes publish: `SharedChange`).
+    static func scroll(_ json: JSON, _ limits: Limits) throws(ProtocolError) -> ScrollUpdate {
         func number(_ name: String, required: Bool) throws(ProtocolError) -> Double? {
             guard let value = json[name], !value.isNull || required else { return nil }
             guard let number = value.double else { throw ProtocolError(.badMessage, "\"\(name)\" must be a number") }

@@ -38,6 +38,8 @@ public struct RoomCore: Sendable {
     public private(set) var members = MemberTable()
     /// Display names of the members that gave one (load-test followers and many others do not).
     public private(set) var names: [SessionID: String] = [:]
+    /// The name another node gave with its driver (a session of that node is not in `names`).
+    private var adoptedDriverName: (driver: SessionID, name: String)?
     private var presenterKey: [UInt8]?
     /// Its presenter key was lost (a damaged store): no presenter may join, and no key may
     /// be bound, until an operator restores it. Followers still see its last state.
@@ -110,7 +112,7 @@ public struct RoomCore: Sendable {
             broadcasts.append(.driver(id, name: name))
         }
         broadcasts.append(.presence(presence))
-        return .success((Welcome(state: state, driver: driver, driverName: driver.flatMap { names[$0] }, presence: presence, document: document), broadcasts))
+        return .success((Welcome(state: state, driver: driver, driverName: driverName, presence: presence, document: document), broadcasts))
     }
 
     /// Removes a session; frees control if it drove.
@@ -185,7 +187,16 @@ public struct RoomCore: Sendable {
     }
 
     /// Takes a driver decided elsewhere (it may be a session of another node).
-    public mutating func adopt(driver newDriver: SessionID?) { driver = newDriver }
+    public mutating func adopt(driver newDriver: SessionID?, name: String? = nil) {
+        driver = newDriver
+        adoptedDriverName = newDriver.flatMap { id in name.map { (id, $0) } }
+    }
+
+    /// The driver's display name, wherever it is connected.
+    public var driverName: String? {
+        guard let driver else { return nil }
+        return names[driver] ?? (adoptedDriverName?.driver == driver ? adoptedDriverName?.name : nil)
+    }
 
     public mutating func adopt(document newDocument: SharedDocument) { document = newDocument }
 

@@ -86,11 +86,13 @@ public final class LocalRoomHub: RoomHub {
 
             /// Counts over every node.
             var presence: Presence {
-                remote.values.reduce(core.presence) { total, entry in
-                    Presence(presenters: total.presenters + entry.presence.presenters, followers: total.followers + entry.presence.followers,
-                             detached: total.detached + entry.presence.detached)
-                }
+                remote.values.reduce(core.presence) { $0.adding($1.presence) }
             }
+            /// A fetch of the room's hash is on its way (after a change that could not follow),
+            /// or due at the next tick (at most one a second per room).
+            var resyncing = false
+            var resyncDue = false
+            var resyncedAt: UInt64?
         }
 
         let name: String
@@ -725,8 +727,8 @@ extension LocalRoomHub: SharedRoomsDelegate {
         }
         if let state = snapshot.state, guarded.core.adopt(state: state) { broadcasts.append(.state(state)) }
         let driver = snapshot.driver.flatMap(SessionID.init)
-        if driver != guarded.core.driver {
-            guarded.core.adopt(driver: driver)
+        if driver != guarded.core.driver || (driver != nil && snapshot.driverName != guarded.core.driverName) {
+            guarded.core.adopt(driver: driver, name: snapshot.driverName)
             broadcasts.append(.driver(driver, name: snapshot.driverName))
         }
         publish(broadcasts, in: &guarded, room: room, loop: loop)
@@ -738,33 +740,64 @@ extension LocalRoomHub: SharedRoomsDelegate {
         }
     }
 
-    public func shared(room name: String, version: Int, message: ArraySlice<UInt8>) {
-        guard let room = rooms.withLock({ $0[name] }) else { return }
-        let event = message.withUnsafeBytes { try? ServerEvent.decode($0) }
-        room.guarded.withLock { guarded in
-            guard guarded.attached, version > guarded.version, let event else { return }
+    public func shared(room name: String, version: Int, change: SharedChange) {
+        guard let room = rooms.withLock({ $0[name] }), let loop = loops.first else { return }
+        let resync = room.guarded.withLock { guarded -> Bool in
+            guard guarded.attached, version > guarded.version else { return false }
+            // Versions come one by one: a gap means changes were missed, or the version cannot
+            // be right (anyone who can publish on the channel can write one); so can a seq far
+            // above the room's. Either way the room is fetched again from its hash instead.
+            guard version == guarded.version + 1 else { return true }
+            if case .state(let state) = change, state.seq > guarded.core.lastSeq + Self.seqBlock { return true }
             guarded.version = version
             let deflater = guarded.compressingMembers > 0 ? room.deflater : nil
             let item: LocalRoom.Item
-            switch event {
+            switch change {
             case .state(let state):
-                guard guarded.core.adopt(state: state) else { return }
+                guard guarded.core.adopt(state: state) else { return false }
                 if guarded.proposed?.by != state.by { guarded.proposed = nil }
-                item = .state(seq: state.seq, BroadcastFrame(text: Array(message), deflater: deflater))
-            case .driver(let text, _):
-                let driver = text.flatMap(SessionID.init)
-                guard driver != guarded.core.driver else { return }
-                guarded.core.adopt(driver: driver)
-                item = .reliable(BroadcastFrame(text: Array(message), deflater: deflater))
+                item = .state(seq: state.seq, BroadcastFrame(text: ServerMessage.state(state), deflater: deflater))
+            case .driver(let driver, let driverName):
+                guard driver != guarded.core.driver else { return false }
+                guarded.core.adopt(driver: driver, name: driverName)
+                item = .reliable(BroadcastFrame(text: ServerMessage.driver(driver?.description, name: driverName), deflater: deflater))
             case .document(let document):
                 documentBytes.add(document.text.utf8.count - (guarded.core.document?.text.utf8.count ?? 0), ordering: .relaxed)
                 guarded.core.adopt(document: document)
                 guarded.documentVersion &+= 1
-                item = .document(version: guarded.documentVersion, BroadcastFrame(text: Array(message), deflater: deflater, replaceable: true))
-            default:
-                return
+                item = .document(version: guarded.documentVersion,
+                                 BroadcastFrame(text: ServerMessage.document(document), deflater: deflater, replaceable: true))
             }
             for case let local? in guarded.locals { local.post(item) }
+            return false
+        }
+        if resync {
+            engine?.implausible(room: name, detail: "version \(version) or its seq cannot follow the room's; fetching the room again")
+            resyncRoom(room, now: loop.now)
+        }
+    }
+
+    /// Fetches a room's hash again and takes what it holds (validated like every input); at
+    /// most once a second per room, the rest at the next tick.
+    private func resyncRoom(_ room: Room, now: UInt64) {
+        guard let engine else { return }
+        let start = room.guarded.withLock { guarded -> Bool in
+            guard !guarded.resyncing else { return false }
+            if let last = guarded.resyncedAt, elapsedNanoseconds(from: last, to: now) < 1_000_000_000 {
+                guarded.resyncDue = true
+                return false
+            }
+            guarded.resyncing = true
+            guarded.resyncDue = false
+            guarded.resyncedAt = now
+            return true
+        }
+        guard start else { return }
+        engine.attach(room: room.name) { [self] snapshot in
+            room.guarded.withLock { guarded in
+                guarded.resyncing = false
+                if let snapshot, !guarded.removed { adopt(snapshot, in: &guarded, room: room) }
+            }
         }
     }
 
@@ -774,6 +807,8 @@ extension LocalRoomHub: SharedRoomsDelegate {
             guard guarded.attached else { return }
             if presence == Presence() {
                 guard guarded.remote.removeValue(forKey: node) != nil else { return }
+            } else if guarded.remote[node] == nil && guarded.remote.count >= SharedInput.maxNodes {
+                return  // more nodes than any deployment runs: someone else writes on the channel
             } else {
                 let changed = guarded.remote[node]?.presence != presence
                 guarded.remote[node] = (presence, loop.now)

@@ -111,6 +111,10 @@ struct MetricsEndpoint: HTTPEndpoint {
             ("", rooms.conflatedAtLoop.load(ordering: .relaxed) + rooms.conflatedAtSocket.load(ordering: .relaxed)),
         ])
         text.metric("scrollsync_rate_limited_total", "counter", "Scrolls refused with rate_limited.", [("", counters.rateLimited.load(ordering: .relaxed))])
+        text.metric("scrollsync_message_floods_closed_total", "counter", "Room connections closed (1008) for sending more than limits.messagesPerSecond.",
+                    [("", counters.messageFloodsClosed.load(ordering: .relaxed))])
+        text.metric("scrollsync_errors_unanswered_total", "counter", "Refused messages not answered with an error (over 100 at once, then 10 a second, per connection).",
+                    [("", counters.errorsUnanswered.load(ordering: .relaxed))])
         text.metric("scrollsync_presenter_key_failures_total", "counter", "Presenters refused for a wrong or missing key.",
                     [("", rooms.presenterKeyFailures.load(ordering: .relaxed))])
         text.metric("scrollsync_document_bytes", "gauge", "Bytes of shared documents the rooms hold (limit: limits.documentsTotalBytes).",
@@ -140,6 +144,9 @@ struct MetricsEndpoint: HTTPEndpoint {
                         [("", engine.statistics.outages.load(ordering: .relaxed))])
             text.metric("scrollsync_redis_messages_total", "counter", "Room changes and counts received from Redis.",
                         [("", engine.statistics.messagesIn.load(ordering: .relaxed))])
+            text.metric("scrollsync_redis_refused_total", "counter",
+                        "What was read from Redis and refused (never applied or forwarded), by reason: malformed, invalid (fails the protocol's checks), implausible (a version or seq that cannot follow; the room is fetched again), snapshot (a room hash field).",
+                        SharedInput.Refusal.Reason.allCases.map { ("reason=\"\($0.rawValue)\"", engine.statistics.refusals($0)) })
         }
         return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.text.utf8))
     }

@@ -11,11 +11,14 @@ import Glibc
 /// keep as it is: `pbkdf2-sha256$ITERATIONS$SALT$HASH` (hex). A leaked record costs an
 /// attacker 80,000 HMACs per guess. Records of older servers (64 hex digits: one SHA-256 of
 /// the key salted with the room name) still verify, and are replaced at the next good join.
-enum PresenterKey {
+public enum PresenterKey {
     /// About 14 ms on the reference machine: a presenter's join stays under 20 ms, and the
     /// hashing runs on `KeyHasher`'s thread, never on an event loop.
     static let iterations = 80_000
     static let scheme = "pbkdf2-sha256"
+    /// Kept in place of a record that could not be read (from Redis): no key matches it, so
+    /// the room stays locked to presenters instead of becoming keyless.
+    public static let unreadable = "unreadable"
 
     /// The record of `key` made with the record `existing`'s salt and cost (to compare with
     /// it), or with a fresh salt when there is none (to bind the key).
@@ -28,7 +31,7 @@ enum PresenterKey {
     }
 
     /// Whether `text` is a record this server can check a key against.
-    static func isValid(_ text: String) -> Bool {
+    public static func isValid(_ text: String) -> Bool {
         isLegacy(text) || parameters(text).map { _ in text.split(separator: "$").last?.count == 64 } == true
     }
 
@@ -43,7 +46,7 @@ enum PresenterKey {
 
     private static func parameters(_ record: String) -> (iterations: Int, salt: [UInt8])? {
         let parts = record.split(separator: "$", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0] == scheme, let iterations = Int(parts[1]), (1_000...10_000_000).contains(iterations),
+        guard parts.count == 4, parts[0] == scheme, let iterations = Int(parts[1]), (1_000...1_000_000).contains(iterations),
               parts[2].count == 32, let salt = bytes(hex: parts[2]) else { return nil }
         return (iterations, salt)
     }

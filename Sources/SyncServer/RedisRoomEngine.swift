@@ -33,7 +33,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     private let subscriber: RedisConnection
     private let available = Atomic<Bool>(false)
     /// Changes seen for rooms being attached: applied after their snapshot.
-    private var attaching: [String: [(version: Int, message: ArraySlice<UInt8>)]] = [:]
+    private var attaching: [String: [(version: Int, change: SharedChange)]] = [:]
     private let logger: Logger
     private let counters = EngineCounters()
 
@@ -44,8 +44,12 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
 
     static let channelPrefix = "scrollsync:{"
 
-    public init(endpoint: RedisEndpoint, loop: EventLoop, roomIdleSeconds: Int, logger: Logger) {
+    /// What a change read from Redis may hold (the same limits as a client's messages).
+    let limits: ClientMessage.Limits
+
+    public init(endpoint: RedisEndpoint, loop: EventLoop, roomIdleSeconds: Int, limits: ClientMessage.Limits = .init(), logger: Logger) {
         self.endpoint = endpoint
+        self.limits = limits
         self.loop = loop
         self.logger = logger
         roomIdleMilliseconds = max(60, roomIdleSeconds) * 1000
@@ -172,8 +176,15 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     public func bindKey(room: String, digest: String, reply: @escaping @Sendable (String?) -> Void) {
         loop.execute { [self] in
             let k = keys(room)
-            commands.send(["EVAL", "redis.call('HSETNX', KEYS[1], 'key', ARGV[1]); return redis.call('HGET', KEYS[1], 'key')", "1", k.hash, digest]) { answer in
-                reply(answer.isError ? digest : answer.text)
+            commands.send(["EVAL", "redis.call('HSETNX', KEYS[1], 'key', ARGV[1]); return redis.call('HGET', KEYS[1], 'key')", "1", k.hash, digest]) { [self] answer in
+                // The record Redis keeps is checked like every input: one that cannot be read
+                // keeps the room locked, never keyless.
+                guard !answer.isError else { return reply(digest) }
+                guard let kept = answer.text, PresenterKey.isValid(kept) else {
+                    refused(SharedInput.Refusal(reason: .snapshot, detail: "the room's key record fails validation"), room: room)
+                    return reply(PresenterKey.unreadable)
+                }
+                reply(kept)
             }
         }
     }
@@ -205,12 +216,12 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
 
     /// A snapshot came: the hub takes it, then the changes seen meanwhile that are newer.
     private func answered(_ room: String, _ answer: RedisReply, _ reply: (RoomSnapshot?) -> Void) {
-        let snapshot = answer.isError ? nil : snapshotFrom(answer)
+        let snapshot = answer.isError ? nil : snapshotFrom(answer, room: room)
         let waiting = attaching.removeValue(forKey: room) ?? []
         reply(snapshot)
         guard let snapshot else { return }
         for change in waiting where change.version > snapshot.version {
-            delegate?.shared(room: room, version: change.version, message: change.message)
+            delegate?.shared(room: room, version: change.version, change: change.change)
         }
     }
 
@@ -221,26 +232,46 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         guard channel.count > prefix.count + 1, channel.starts(with: prefix), channel.last == UInt8(ascii: "}") else { return }
         let room = String(decoding: channel.dropFirst(prefix.count).dropLast(), as: UTF8.self)
         counters.messagesIn.add(1, ordering: .relaxed)
-        guard let space = payload.firstIndex(of: UInt8(ascii: " ")) else { return }
-        let head = payload[..<space]
-        if head.elementsEqual("P".utf8) {
-            let fields = payload[(space + 1)...].split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
-            guard fields.count == 4, fields[0] != node else { return }
-            let numbers = fields.dropFirst().compactMap { Int($0) }.map { max(0, $0) }
-            guard numbers.count == 3 else { return }
-            delegate?.shared(room: room, node: fields[0], presence: Presence(presenters: numbers[0], followers: numbers[1], detached: numbers[2]))
-            return
-        }
-        guard let version = Int(String(decoding: head, as: UTF8.self)) else { return }
-        let message = payload[(space + 1)...]
-        if attaching[room] != nil {
-            attaching[room]?.append((version, message))
-        } else {
-            delegate?.shared(room: room, version: version, message: message)
+        switch SharedInput.message(payload, node: node, limits: limits) {
+        case .failure(let refusal):
+            refused(refusal, room: room)
+        case .success(nil):
+            break
+        case .success(.presence(let from, let presence)?):
+            delegate?.shared(room: room, node: from, presence: presence)
+        case .success(.change(let version, let change)?):
+            if attaching[room] != nil {
+                attaching[room]?.append((version, change))
+            } else {
+                delegate?.shared(room: room, version: version, change: change)
+            }
         }
     }
 
-    private func snapshotFrom(_ answer: RedisReply) -> RoomSnapshot? {
+    /// Counts a refused input and logs it, at most once per 10 s with how many more there were
+    /// (a burst writes one line, not one per message). What was read is logged only escaped.
+    func refused(_ refusal: SharedInput.Refusal, room: String) {
+        counters.refused[refusal.reason]?.add(1)
+        if let loggedAt = refusalLoggedAt, loop.now - loggedAt < 10_000_000_000 {
+            refusalsUnlogged += 1
+            return
+        }
+        logger.warning("refused what redis holds for a room", metadata: [
+            "room": "\(room.prefix(80))", "reason": "\(refusal.reason.rawValue)", "detail": "\(refusal.detail.prefix(200))",
+            "alsoRefusedSinceLastLine": "\(refusalsUnlogged)",
+        ])
+        refusalLoggedAt = loop.now
+        refusalsUnlogged = 0
+    }
+
+    public func implausible(room: String, detail: String) {
+        refused(SharedInput.Refusal(reason: .implausible, detail: detail), room: room)
+    }
+
+    private var refusalLoggedAt: UInt64?
+    private var refusalsUnlogged = 0
+
+    private func snapshotFrom(_ answer: RedisReply, room: String) -> RoomSnapshot? {
         let parts = answer.elements
         guard parts.count == 3 else { return nil }
         var fields = [String: [UInt8]]()
@@ -248,29 +279,15 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         for index in stride(from: 0, to: flat.count - 1, by: 2) {
             if let name = flat[index].text, case .string(let value) = flat[index + 1] { fields[name] = value }
         }
-        var snapshot = RoomSnapshot()
-        snapshot.version = fields["ver"].flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
-        if let seq = fields["seq"], let suffix = fields["suf"], !suffix.isEmpty {
-            let text = statePrefix + seq + suffix
-            if case .state(let state)? = text.withUnsafeBytes({ try? ServerEvent.decode($0) }) { snapshot.state = state }
+        var nodes = [(String, String)]()
+        let table = parts[2].elements
+        for index in stride(from: 0, to: table.count - 1, by: 2) {
+            if let name = table[index].text, let value = table[index + 1].text { nodes.append((name, value)) }
         }
-        if let doc = fields["doc"], case .document(let document)? = doc.withUnsafeBytes({ try? ServerEvent.decode($0) }) {
-            snapshot.document = document
-        }
-        snapshot.keyDigest = fields["key"].map { String(decoding: $0, as: UTF8.self) }
-        if let holder = parts[1].text, !holder.isEmpty {
-            snapshot.driver = holder
-            if let driver = fields["driver"], String(decoding: driver, as: UTF8.self) == holder {
-                snapshot.driverName = fields["dname"].map { String(decoding: $0, as: UTF8.self) }.flatMap { $0.isEmpty ? nil : $0 }
-            }
-        }
-        let nodes = parts[2].elements
-        let now = wallMilliseconds()
-        for index in stride(from: 0, to: nodes.count - 1, by: 2) {
-            guard let name = nodes[index].text, name != node, let value = nodes[index + 1].text else { continue }
-            let numbers = value.split(separator: " ").compactMap { Int($0) }
-            guard numbers.count == 4, numbers[3] > now - RedisRoomEngine.presenceLifetimeMilliseconds else { continue }
-            snapshot.nodes[name] = Presence(presenters: max(0, numbers[0]), followers: max(0, numbers[1]), detached: max(0, numbers[2]))
+        let (snapshot, refusedFields) = SharedInput.snapshot(hash: fields, leaseHolder: parts[1].text, nodes: nodes, node: node,
+                                                             now: wallMilliseconds(), limits: limits)
+        if !refusedFields.isEmpty {
+            refused(SharedInput.Refusal(reason: .snapshot, detail: "fields \(refusedFields.joined(separator: ", ")) fail validation"), room: room)
         }
         return snapshot
     }
@@ -283,6 +300,11 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
 public final class EngineCounters: Sendable {
     public let outages = Atomic<Int>(0)
     public let messagesIn = Atomic<Int>(0)
+    /// What was read from Redis and refused, by reason.
+    let refused = Dictionary(uniqueKeysWithValues: SharedInput.Refusal.Reason.allCases.map { ($0, Counter()) })
+
+    /// Inputs refused for `reason`.
+    func refusals(_ reason: SharedInput.Refusal.Reason) -> Int { refused[reason]?.value ?? 0 }
 }
 
 func wallMilliseconds() -> Int {

@@ -25,19 +25,23 @@ public struct RoomEndpoint: WebSocketEndpoint {
     public init(hub: any RoomHub, limits: WebSocketConnection.Limits = .init(maxFrameSize: 2 << 20, maxMessageSize: 2 << 20),
                 messageLimits: ClientMessage.Limits = .init(), scrollRate: Double = 0, scrollBurst: Int = 1) {
         self.init(hub: hub, limits: limits, messageLimits: messageLimits, scrollRate: scrollRate, scrollBurst: scrollBurst,
-                  documentsPerMinute: 0, documentBurst: 1, counters: nil)
+                  documentsPerMinute: 0, documentBurst: 1, messagesPerSecond: 0, messageBurst: 1, counters: nil)
     }
 
     /// - Parameters: documentsPerMinute: documents a presenter may share per minute (0: no
-    ///   limit), `documentBurst` of them at once.
+    ///   limit), `documentBurst` of them at once; `messagesPerSecond`: any message per
+    ///   connection (0: no limit), `messageBurst` at once, past it close 1008.
     init(hub: any RoomHub, limits: WebSocketConnection.Limits, messageLimits: ClientMessage.Limits, scrollRate: Double, scrollBurst: Int,
-         documentsPerMinute: Int, documentBurst: Int, counters: ServerCounters?) {
+         documentsPerMinute: Int, documentBurst: Int, messagesPerSecond: Double, messageBurst: Int, counters: ServerCounters?) {
         self.limits = limits
         func number(_ value: Double) -> String { value.rounded() == value ? String(Int(value)) : String(value) }
         let scrolls = scrollRate > 0 ? RateLimit(rate: scrollRate, burst: Double(max(1, scrollBurst)), description: "\(number(scrollRate)) scrolls per second") : nil
         let documents = documentsPerMinute > 0
             ? RateLimit(rate: Double(documentsPerMinute) / 60, burst: Double(max(1, documentBurst)), description: "\(documentsPerMinute) documents per minute") : nil
-        shared = RoomMember.Shared(hub: hub, limits: messageLimits, scrollLimit: scrolls, documentLimit: documents, counters: counters)
+        let messages = messagesPerSecond > 0
+            ? RateLimit(rate: messagesPerSecond, burst: Double(max(1, messageBurst)), description: "\(number(messagesPerSecond)) messages per second") : nil
+        shared = RoomMember.Shared(hub: hub, limits: messageLimits, scrollLimit: scrolls, documentLimit: documents, messageLimit: messages,
+                                   counters: counters)
     }
 
     /// By UTF-8 bytes: a `Character` comparison costs about 4,000 instructions per upgrade.
@@ -46,7 +50,7 @@ public struct RoomEndpoint: WebSocketEndpoint {
     public func makeSession(for request: HTTPRequest, from address: String, on loop: EventLoop) -> Result<any WebSocketSession, HTTPError> {
         let name = String(request.path.dropFirst("/rooms/".count))
         guard Self.isValidRoomName(name) else {
-            return .failure(HTTPError(.error(400, "room names are 1 to 64 characters of A-Z a-z 0-9 . _ -")))
+            return .failure(HTTPError(.error(400, "room names are 1 to 64 characters of A-Z a-z 0-9 . _ - (not . or ..)")))
         }
         let query: Query
         do {
@@ -65,8 +69,9 @@ public struct RoomEndpoint: WebSocketEndpoint {
         return .success(RoomMember(shared: shared, room: name, role: role, name: displayName, key: query["key"], address: address, now: loop.now))
     }
 
+    /// 1–64 of `A–Z a–z 0–9 . _ -`, but not `.` or `..`, which browsers rewrite out of a path.
     static func isValidRoomName(_ name: String) -> Bool {
-        (1...64).contains(name.utf8.count) && name.utf8.allSatisfy {
+        (1...64).contains(name.utf8.count) && name != "." && name != ".." && name.utf8.allSatisfy {
             switch $0 {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
                  UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"): true

@@ -21,14 +21,17 @@ public protocol RoomEngine: AnyObject, Sendable {
     func bindKey(room: String, digest: String, reply: @escaping @Sendable (String?) -> Void)
     /// This node's member counts in a room.
     func presence(room: String, counts: Presence)
+    /// The hub found a change whose version or seq cannot follow the room's (it fetches the
+    /// room again): counted and logged as refused input. Called on the engine's loop.
+    func implausible(room: String, detail: String)
     /// After an outage: merges what this node did alone into the shared room and answers it.
     func reconcile(room: String, local: RoomSnapshot, reply: @escaping @Sendable (RoomSnapshot?) -> Void)
 }
 
 /// What a hub hears from its engine, on the engine's loop.
 public protocol SharedRoomsDelegate: AnyObject, Sendable {
-    /// A change any node made: `message` is the server message to send as it is.
-    func shared(room: String, version: Int, message: ArraySlice<UInt8>)
+    /// A change any node made, checked (`SharedInput`); `version` orders the room's changes.
+    func shared(room: String, version: Int, change: SharedChange)
     /// Another node's member counts.
     func shared(room: String, node: String, presence: Presence)
     /// The engine became available (after an outage, rooms should reconcile) or went away.

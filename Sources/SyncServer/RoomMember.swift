@@ -13,13 +13,17 @@ public final class RoomMember: WebSocketSession {
         /// Scrolls and documents per presenter (nil: no limit).
         let scrollLimit: RateLimit?
         let documentLimit: RateLimit?
+        /// Messages of any kind per connection (nil: no limit); past its burst: close 1008.
+        let messageLimit: RateLimit?
         let counters: ServerCounters?
 
-        init(hub: any RoomHub, limits: ClientMessage.Limits, scrollLimit: RateLimit?, documentLimit: RateLimit?, counters: ServerCounters?) {
+        init(hub: any RoomHub, limits: ClientMessage.Limits, scrollLimit: RateLimit?, documentLimit: RateLimit?, messageLimit: RateLimit? = nil,
+             counters: ServerCounters?) {
             self.hub = hub
             self.limits = limits
             self.scrollLimit = scrollLimit
             self.documentLimit = documentLimit
+            self.messageLimit = messageLimit
             self.counters = counters
         }
     }
@@ -37,7 +41,8 @@ public final class RoomMember: WebSocketSession {
 
     /// What only some members need for long, held apart so that most carry none of it: a
     /// joining member's key, name and early messages (dropped once it is in its room), and a
-    /// rate-limited presenter's token bucket (kept for its life).
+    /// rate-limited presenter's token bucket (kept for its life), and for a member that sends
+    /// anything after its join, its inbound bucket and error budget.
     private final class Extras {
         /// The room it asked for, until it is in it (then the hub's handle names it).
         var room: String
@@ -49,6 +54,8 @@ public final class RoomMember: WebSocketSession {
         /// A presenter's scrolls and documents over their rates (nil: not limited).
         var scrollGate: RateGate?
         var documentGate: RateGate?
+        /// Every message it sends after its welcome (made at its first one).
+        var inbound: InboundGate?
         /// The client's address, which a room it creates is counted against.
         let address: String
 
@@ -66,7 +73,7 @@ public final class RoomMember: WebSocketSession {
             key = nil
             name = nil
             waiting = []
-            return scrollGate == nil && documentGate == nil
+            return scrollGate == nil && documentGate == nil && inbound == nil
         }
     }
 
@@ -163,6 +170,18 @@ public final class RoomMember: WebSocketSession {
             return
         case .new, .ended: return
         }
+        if let limit = shared.messageLimit {
+            let extras = extras ?? Extras(room: "", key: nil, name: nil, scrollGate: nil, documentGate: nil, address: peer.channel.peerAddress)
+            self.extras = extras
+            var inbound = extras.inbound ?? InboundGate(limit, now: peer.channel.loop.now)
+            guard inbound.take(now: peer.channel.loop.now) else {
+                shared.counters?.messageFloodsClosed.add(1, ordering: .relaxed)
+                stage = .ended
+                peer.close(code: .policyViolation, reason: "more than \(limit.description) (a burst of \(Int(limit.burst)))")
+                return
+            }
+            extras.inbound = inbound
+        }
         let refusal: ProtocolError?
         do {
             let message = try ClientMessage.decode(text, limits: shared.limits)
@@ -176,7 +195,21 @@ public final class RoomMember: WebSocketSession {
         } catch {
             refusal = error
         }
-        if let refusal { peer.send(text: ServerMessage.error(refusal)) }
+        if let refusal { answer(refusal, peer: peer) }
+    }
+
+    /// Sends an `error` within the connection's error budget (`InboundGate`): a client that sends
+    /// nothing but refused messages costs decoding, not a reply each.
+    private func answer(_ refusal: ProtocolError, peer: WebSocketPeer) {
+        if let extras, var inbound = extras.inbound {
+            let allowed = inbound.mayAnswer(now: peer.channel.loop.now)
+            extras.inbound = inbound
+            guard allowed else {
+                shared.counters?.errorsUnanswered.add(1, ordering: .relaxed)
+                return
+            }
+        }
+        peer.send(text: ServerMessage.error(refusal))
     }
 
     /// A message under its rate goes to the room at once; one over it waits as the gate's
@@ -250,6 +283,29 @@ struct RateGate {
 
     mutating func take(now: UInt64) -> Bool { bucket.take(now: now, rate: limit.rate, burst: limit.burst) }
     func wait() -> UInt64 { bucket.wait(rate: limit.rate) }
+}
+
+/// What one connection sends: a token bucket over every message, and one over the `error`
+/// replies it gets.
+struct InboundGate {
+    /// Error replies per connection: 100 at once, then 10 a second. Enough to say what is
+    /// wrong with each message of a test or a buggy client, never one per message of a flood.
+    static let errorBurst = 100.0
+    static let errorsPerSecond = 10.0
+    let limit: RateLimit
+    private var bucket: TokenBucket
+    private var errors: TokenBucket
+
+    init(_ limit: RateLimit, now: UInt64) {
+        self.limit = limit
+        bucket = TokenBucket(burst: limit.burst, now: now)
+        errors = TokenBucket(burst: Self.errorBurst, now: now)
+    }
+
+    mutating func take(now: UInt64) -> Bool { bucket.take(now: now, rate: limit.rate, burst: limit.burst) }
+
+    /// Whether one more error may be answered now (and counts it).
+    mutating func mayAnswer(now: UInt64) -> Bool { errors.take(now: now, rate: Self.errorsPerSecond, burst: Self.errorBurst) }
 }
 
 /// The last `seq` sent to a member, in 4 bytes: its low 32 bits, compared by wrapping

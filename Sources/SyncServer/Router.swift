@@ -21,6 +21,8 @@ final class Router: Sendable {
     let logger: Logger
     /// What unfinished messages may hold across every connection (`limits.unfinishedMessageBytes`).
     let messageBudget: MessageBudget
+    /// Which browser pages may connect (`origins`).
+    let origins: OriginPolicy
     /// One compressor per loop for connections whose server compressor keeps no context
     /// (each zlib stream costs about 256 KiB; shared, a loop pays it once).
     private let sharedDeflaters: [LoopDeflater]
@@ -33,6 +35,7 @@ final class Router: Sendable {
         self.httpEndpoints = httpEndpoints
         self.logger = logger
         self.messageBudget = messageBudget
+        origins = OriginPolicy(allowed: configuration.allowedOrigins)
         connectionLimits = ConnectionLimits(total: configuration.limits.connections, perAddress: configuration.limits.connectionsPerAddress)
         sharedDeflaters = (0..<loops).map { _ in LoopDeflater() }
     }
@@ -68,8 +71,8 @@ final class Router: Sendable {
         case .failure(let error): return .failure(error)
         case .success(let valid): upgrade = valid
         }
-        if !configuration.allowedOrigins.isEmpty, let origin = request.value("Origin"), !configuration.allowedOrigins.contains(origin) {
-            return .failure(HTTPError(.error(403, "origin \(origin.prefix(200)) is not allowed here")))
+        if let refusal = origins.refusal(origin: request.value("Origin"), host: request.value("Host")) {
+            return .failure(HTTPError(.error(403, refusal)))
         }
         let session: any WebSocketSession
         switch endpoint.makeSession(for: request, from: address, on: loop) {

@@ -58,18 +58,22 @@ public final class Server: Sendable {
         roomOptions.unclaimedRoomsPerAddress = configuration.limits.unclaimedRoomsPerAddress
         roomOptions.documentsTotalBytes = configuration.limits.documentsTotalBytes
         roomOptions.keyFailuresPerMinute = configuration.limits.keyFailuresPerMinute
-        let engine = redis.map { RedisRoomEngine(endpoint: $0, loop: group.loops[0], roomIdleSeconds: roomOptions.roomIdleSeconds, logger: logger) }
-        self.engine = engine
-        hub = try LocalRoomHub(loops: group.loops, options: roomOptions, store: store, engine: engine, logger: logger)
         var messageLimits = ClientMessage.Limits()
         messageLimits.maxDocumentBytes = configuration.limits.documentBytes
+        let engine = redis.map {
+            RedisRoomEngine(endpoint: $0, loop: group.loops[0], roomIdleSeconds: roomOptions.roomIdleSeconds, limits: messageLimits, logger: logger)
+        }
+        self.engine = engine
+        hub = try LocalRoomHub(loops: group.loops, options: roomOptions, store: store, engine: engine, logger: logger)
         let counters = counters
         let messageBudget = MessageBudget(limit: configuration.limits.unfinishedMessageBytes)
         Self.mapLargeBuffers()
         var endpoints: [any WebSocketEndpoint] = [
             RoomEndpoint(hub: hub, limits: configuration.roomLimits, messageLimits: messageLimits,
                          scrollRate: configuration.limits.scrollRate, scrollBurst: configuration.limits.scrollBurst,
-                         documentsPerMinute: configuration.limits.documentsPerMinute, documentBurst: configuration.limits.documentBurst, counters: counters),
+                         documentsPerMinute: configuration.limits.documentsPerMinute, documentBurst: configuration.limits.documentBurst,
+                         messagesPerSecond: configuration.limits.inboundMessages.rate, messageBurst: configuration.limits.inboundMessages.burst,
+                         counters: counters),
         ]
         if configuration.echoEnabled { endpoints.append(EchoEndpoint(limits: configuration.echoLimits)) }
         let httpEndpoints: [any HTTPEndpoint] = [

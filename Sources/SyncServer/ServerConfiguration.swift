@@ -35,7 +35,8 @@ public struct ServerConfiguration: Sendable {
     public var shutdownGraceSeconds = 10.0
     /// Resource limits.
     public var limits = Limits()
-    /// Browser `Origin` values allowed to connect; empty allows any (terminal clients send none).
+    /// Browser `Origin` values allowed to connect besides pages of this server (same origin);
+    /// `*` allows any. Clients that send no `Origin` (terminals, scripts) are always accepted.
     public var allowedOrigins: [String] = []
     /// Bearer token for `GET /rooms`; nil leaves it open (the server binds loopback by default).
     public var adminToken: String?
@@ -96,6 +97,19 @@ public struct ServerConfiguration: Sendable {
         public var scrollRate = 1000.0
         /// Scrolls a presenter may send at once before the rate applies.
         public var scrollBurst = 1000
+        /// Messages per second one room connection may send, of any kind (token bucket
+        /// refill; 0 is no limit); past the burst the connection closes with 1008. Nil: twice
+        /// the scroll rate (none when scrolls are not limited), so a presenter over the scroll
+        /// rate is conflated, not closed, while a follower has nothing to send at that rate.
+        public var messagesPerSecond: Int?
+        /// Messages a room connection may send at once before the rate applies; nil: twice
+        /// the scroll burst.
+        public var messageBurst: Int?
+
+        /// The message rate and burst in force (rate 0: no limit).
+        public var inboundMessages: (rate: Double, burst: Int) {
+            (messagesPerSecond.map(Double.init) ?? 2 * scrollRate, messageBurst ?? 2 * scrollBurst)
+        }
         /// Documents a presenter may share per minute (0: no limit), and at once. A document
         /// goes to every member: 30 a minute is one every two seconds, far more than a person
         /// editing live shares, while a loop of 1 MiB documents cannot flood the room.

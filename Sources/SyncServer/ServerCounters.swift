@@ -24,6 +24,10 @@ public final class ServerCounters: Sendable {
     /// Connections closed for an unfinished message: over the process's budget (1013) or
     /// past the deadline (1008).
     public let unfinishedMessagesClosed = Atomic<Int>(0)
+    /// Room connections closed (1008) for sending more than `limits.messagesPerSecond`.
+    public let messageFloodsClosed = Atomic<Int>(0)
+    /// `error` replies not sent because the connection had its share for the second.
+    public let errorsUnanswered = Atomic<Int>(0)
 
     /// Statuses counted one by one; any other ≥ 400 counts under the last (0).
     static let refusalStatuses = [400, 401, 403, 404, 405, 408, 426, 429, 431, 503, 0]

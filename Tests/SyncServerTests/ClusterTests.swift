@@ -61,6 +61,7 @@ struct ClusterTests {
         #expect(lateWelcome["state"]?["offset"]?.double == 400, "\(lateWelcome)")
         #expect(lateWelcome["state"]?["seq"]?.double == states(onB).last?["seq"]?.double)
         #expect(lateWelcome["driver"]?.string == me)
+        #expect(lateWelcome["driverName"]?.string == "Ann", "the driver's name travels with it to every node: \(lateWelcome)")
         #expect(lateWelcome["doc"]?.string != nil)
         #expect(late.wait { $0.contains(#""type":"document""#) && $0.contains("# Notes") }, "the document follows the welcome")
         // Presence is the sum over nodes: 1 presenter on A, 1 follower on B, 2 on C.

@@ -21,10 +21,11 @@ final class InProcessClient {
 
     var upgraded: Bool { status.hasPrefix("HTTP/1.1 101 ") }
 
-    init(_ server: Server, loop: EventLoop, path: String, from address: String = "127.0.0.1") throws {
+    init(_ server: Server, loop: EventLoop, path: String, from address: String = "127.0.0.1", headers: [String] = [], host: String = "test") throws {
         self.loop = loop
         connection = server.connectEmbedded(from: address)
-        connection.write(Array(("GET \(path) HTTP/1.1\r\nHost: test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        connection.write(Array(("GET \(path) HTTP/1.1\r\nHost: \(host)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + headers.map { $0 + "\r\n" }.joined()
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: scrollsync.v1\r\n\r\n").utf8))
         guard loop.advance(until: { self.pump(); return !self.status.isEmpty }) else { throw Failure("no answer to the upgrade of \(path)") }
     }

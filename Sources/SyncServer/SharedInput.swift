@@ -1,0 +1,127 @@
+import ScrollModel
+
+/// What a node reads from Redis, decoded and checked: pub/sub messages on a room's channel
+/// and the room's hash and node table. Any client of that Redis can write them, so they pass
+/// the same checks as what a client sends (`SharedChange`) and bounds on every number; what
+/// fails is refused with the reason, never applied, never forwarded. Pure: no I/O, no clock.
+public enum SharedInput {
+    /// A message on a room's channel.
+    public enum Message: Equatable, Sendable {
+        /// A change with the room's version (one more per change).
+        case change(version: Int, SharedChange)
+        /// Another node's member counts.
+        case presence(node: String, Presence)
+    }
+
+    /// Why something read from Redis was refused.
+    public struct Refusal: Error, Equatable, Sendable {
+        public enum Reason: String, CaseIterable, Sendable {
+            /// Not a message any node publishes.
+            case malformed
+            /// A change that fails the protocol's validation.
+            case invalid
+            /// A version or seq that cannot follow the room's (reconciled from its hash).
+            case implausible
+            /// A room hash or node table entry that fails validation.
+            case snapshot
+        }
+
+        public let reason: Reason
+        public let detail: String
+    }
+
+    /// The largest version a room's hash may hold (it counts changes: far beyond any room's life).
+    public static let maxVersion = SharedChange.maxSeq
+
+    /// Decodes `VERSION MESSAGE` or `P NODE PRESENTERS FOLLOWERS DETACHED`.
+    /// `node` is this node's id: its own counts come back too and are ignored (nil).
+    public static func message(_ payload: [UInt8], node: String, limits: ClientMessage.Limits) -> Result<Message?, Refusal> {
+        guard let space = payload.firstIndex(of: UInt8(ascii: " ")) else {
+            return .failure(Refusal(reason: .malformed, detail: "no space in a message of \(payload.count) bytes"))
+        }
+        let head = payload[..<space]
+        if head.elementsEqual("P".utf8) {
+            let fields = payload[(space + 1)...].split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+            guard fields.count == 4, let nodeID = SessionID(String(decoding: fields[0], as: UTF8.self)) else {
+                return .failure(Refusal(reason: .malformed, detail: "presence needs a node id and three counts"))
+            }
+            guard let presence = Presence(reported: fields.dropFirst().map { Substring(String(decoding: $0, as: UTF8.self)) }) else {
+                return .failure(Refusal(reason: .invalid, detail: "presence counts must be whole numbers from 0 to \(Presence.maxNodeCount), detached ≤ followers"))
+            }
+            let name = nodeID.description
+            return .success(name == node ? nil : .presence(node: name, presence))
+        }
+        guard let version = integer(head, in: 1...maxVersion) else {
+            return .failure(Refusal(reason: .malformed, detail: "the version must be an integer from 1 to 2^53"))
+        }
+        do throws(ProtocolError) {
+            return .success(.change(version: version, try SharedChange.decode(Array(payload[(space + 1)...]), limits: limits)))
+        } catch {
+            return .failure(Refusal(reason: .invalid, detail: error.message))
+        }
+    }
+
+    /// A room as its hash (`HGETALL`), lease holder and node table say, checked field by
+    /// field. A field that fails is left out and named in `refused` (a key digest that fails
+    /// locks the room: it never becomes keyless). `now` is the wall clock in ms.
+    public static func snapshot(hash: [String: [UInt8]], leaseHolder: String?, nodes: [(String, String)], node: String, now: Int,
+                         limits: ClientMessage.Limits) -> (snapshot: RoomSnapshot, refused: [String]) {
+        var snapshot = RoomSnapshot()
+        var refused = [String]()
+        if let text = hash["ver"] {
+            if let version = integer(text[...], in: 0...maxVersion) { snapshot.version = version } else { refused.append("ver") }
+        }
+        if let seq = hash["seq"], let suffix = hash["suf"], !suffix.isEmpty {
+            switch message(Array("1 ".utf8) + statePrefix + seq + suffix, node: node, limits: limits) {
+            case .success(.change(_, .state(let state))?): snapshot.state = state
+            default: refused.append("seq/suf")
+            }
+        }
+        if let text = hash["doc"], !text.isEmpty {
+            switch message(Array("1 ".utf8) + text, node: node, limits: limits) {
+            case .success(.change(_, .document(let document))?): snapshot.document = document
+            default: refused.append("doc")
+            }
+        }
+        if let text = hash["key"], !text.isEmpty {
+            let digest = String(decoding: text, as: UTF8.self)
+            if PresenterKey.isValid(digest) { snapshot.keyDigest = digest } else {
+                snapshot.keyDigest = PresenterKey.unreadable
+                refused.append("key")
+            }
+        }
+        if let holder = leaseHolder, !holder.isEmpty {
+            if let id = SessionID(holder) {
+                snapshot.driver = id.description
+                if let driver = hash["driver"], String(decoding: driver, as: UTF8.self) == holder,
+                   let name = hash["dname"].map({ String(decoding: $0, as: UTF8.self) }), !name.isEmpty {
+                    if DisplayName.isValid(name) { snapshot.driverName = name } else { refused.append("dname") }
+                }
+            } else {
+                refused.append("lease")
+            }
+        }
+        let lifetime = RedisRoomEngine.presenceLifetimeMilliseconds
+        for (name, value) in nodes where name != node {
+            guard let id = SessionID(name), snapshot.nodes.count < maxNodes else { refused.append("nodes"); continue }
+            let fields = value.split(separator: " ", omittingEmptySubsequences: false)
+            guard fields.count == 4, let presence = Presence(reported: fields.prefix(3)),
+                  let said = integer(Array(fields[3].utf8)[...], in: 0...Int(1) << 50) else { refused.append("nodes"); continue }
+            // Counts said too long ago are a dead node's; counts from the future are refused.
+            guard said > now - lifetime, said <= now + lifetime else { continue }
+            snapshot.nodes[id.description] = presence
+        }
+        return (snapshot, refused)
+    }
+
+    /// Other nodes counted per room: far more than any deployment runs, few enough that a
+    /// writer to Redis cannot grow a room's table without bound.
+    public static let maxNodes = 256
+
+    /// A decimal integer of at most 16 digits within `range`, or nil.
+    static func integer(_ bytes: ArraySlice<UInt8>, in range: ClosedRange<Int>) -> Int? {
+        guard !bytes.isEmpty, bytes.count <= 16, bytes.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        let value = bytes.reduce(0) { $0 * 10 + Int($1 - 48) }
+        return range.contains(value) ? value : nil
+    }
+}

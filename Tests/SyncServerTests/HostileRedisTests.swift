@@ -1,0 +1,121 @@
+import Foundation
+import ScrollModel
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Anyone who can reach the Redis that nodes share can publish on a room's channel and write
+/// its hashes: what a node reads there is refused unless it passes the protocol's checks
+/// (a real redis-server, redis-cli as the attacker).
+@Suite("Hostile Redis", .serialized)
+struct HostileRedisTests {
+    let cluster = ClusterTests()
+
+    func cli(_ redis: RedisServer, _ arguments: [String]) throws {
+        let result = try run("/usr/bin/env", ["redis-cli", "-p", String(redis.port)] + arguments, timeout: 20)
+        guard result.status == 0 else { throw Failure("redis-cli \(arguments.prefix(2)): \(result.output)") }
+    }
+
+    func refused(_ node: ServerProcess, _ reason: String) -> Double {
+        (try? metricValue("scrollsync_redis_refused_total{reason=\"\(reason)\"}", port: node.port)) ?? -1
+    }
+
+    /// One room on two nodes: a presenter on A, a follower on B that has seen offset 10.
+    func room(_ name: String, _ a: ServerProcess, _ b: ServerProcess) throws -> (presenter: RoomConnection, follower: RoomConnection) {
+        let (presenter, _) = try cluster.join(a, name, query: "role=presenter&key=k&name=Ann")
+        let (follower, _) = try cluster.join(b, name)
+        presenter.send(cluster.scroll(10))
+        guard follower.wait(for: cluster.hasOffset(10)) else { throw Failure("the room does not work before the attack: \(follower.received)") }
+        return (presenter, follower)
+    }
+
+    @Test func hostilePublishesAreRefusedCountedAndNeverForwardedAndTheRoomKeepsWorking() throws {
+        let redis = try RedisServer()
+        let (a, b) = (try cluster.node(redis), try cluster.node(redis))
+        let (presenter, follower) = try room("room1", a, b)
+        let by = "0123456789abcdef"
+        let hostile = [
+            // Counts that overflow a sum (this trapped every node), and their persistent form.
+            "P evilnode 9223372036854775807 9223372036854775807 0",
+            "P 00000000000000aa 9223372036854775807 9223372036854775807 0",
+            "P 00000000000000bb 5 -3 0",
+            // States the protocol forbids.
+            #"1000 {"type":"state","seq":1000,"offset":-1e300,"viewport":-5,"content":1e300,"direction":"down","atTop":false,"atBottom":false,"by":"\#(by)"}"#,
+            #"1000 {"type":"state","seq":1000,"offset":5,"anchor":{"id":"x","fraction":7},"direction":"down","atTop":false,"atBottom":false,"by":"\#(by)"}"#,
+            #"1000 {"type":"state","seq":1000,"offset":5,"anchor":{"id":"\#(String(repeating: "a", count: 100_000))","fraction":0},"direction":"down","atTop":false,"atBottom":false,"by":"\#(by)"}"#,
+            #"1000 {"type":"state","seq":1000,"offset":5,"direction":"down","atTop":false,"atBottom":false,"by":"\u001b]52;c;aGk=\u0007"}"#,
+            // A driver that is not a session id; a name far over the limit.
+            #"1000 {"type":"driver","driver":"\u001b[2J","name":"x"}"#,
+            #"1000 {"type":"driver","driver":"\#(by)","name":"\#(String(repeating: "n", count: 5000))"}"#,
+            // Not a message at all.
+            "garbage", "12 not json", "-5 {}",
+        ]
+        for payload in hostile { try cli(redis, ["PUBLISH", "scrollsync:{room1}", payload]) }
+        // A document 20 times over the limit, with a fingerprint of its own choosing.
+        let big = #"1000 {"type":"document","name":"big","format":"text","doc":"0000000000000000","by":"\#(by)","text":"\#(String(repeating: "x", count: 2 << 20))"}"#
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("scrollsync-big-\(getpid()).txt")
+        try big.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let piped = try run("/bin/sh", ["-c", "redis-cli -p \(redis.port) -x PUBLISH 'scrollsync:{room1}' < '\(file.path)'"], timeout: 30)
+        #expect(piped.status == 0, "\(piped.output)")
+
+        for node in [a, b] {
+            #expect(cluster.eventually { refused(node, "invalid") + refused(node, "malformed") >= Double(hostile.count + 1) },
+                    "every hostile message is counted: invalid \(refused(node, "invalid")), malformed \(refused(node, "malformed"))")
+            #expect(node.isRunning, "the node survives")
+        }
+        // The real presenter still drives every node, and nothing hostile reached a member.
+        presenter.send(cluster.scroll(20))
+        #expect(follower.wait(for: cluster.hasOffset(20)), "\(follower.received.suffix(2))")
+        for connection in [presenter, follower] {
+            #expect(!connection.received.contains { $0.contains("1e300") || $0.contains("\\u001b") || $0.contains("\"big\"") || $0.contains("aaaaaaaa") },
+                    "nothing hostile is forwarded")
+            #expect(!connection.received.contains { $0.contains("9223372036854775807") })
+        }
+        let (late, welcome) = try cluster.join(b, "room1")
+        _ = late
+        #expect(welcome["state"]?["offset"]?.double == 20)
+        #expect(welcome["presence"]?["followers"]?.double ?? 99 <= 3, "no injected counts: \(welcome)")
+        let log = b.child.output
+        #expect(log.contains("refused what redis holds"), "the refusal is logged")
+        #expect(!log.contains("\u{1B}"), "the log holds no control character from Redis")
+    }
+
+    @Test func anImpossibleVersionCannotFreezeTheRoomAndAPoisonedNodeTableCannotCrashAJoin() throws {
+        let redis = try RedisServer()
+        let (a, b) = (try cluster.node(redis), try cluster.node(redis))
+        let (presenter, follower) = try room("room2", a, b)
+        let by = "0123456789abcdef"
+        let frozen = #"9223372036854775807 {"type":"state","seq":999999999999999,"offset":777,"viewport":10,"content":1000,"direction":"down","atTop":false,"atBottom":false,"by":"\#(by)"}"#
+        try cli(redis, ["PUBLISH", "scrollsync:{room2}", frozen])
+        let nearFuture = #"999999 {"type":"state","seq":999999999999,"offset":778,"viewport":10,"content":1000,"direction":"down","atTop":false,"atBottom":false,"by":"\#(by)"}"#
+        try cli(redis, ["PUBLISH", "scrollsync:{room2}", nearFuture])
+        let far = String(Int(Date().timeIntervalSince1970 * 1000) + 10 * 365 * 86_400_000)
+        try cli(redis, ["HSET", "scrollsync:{room2}:nodes", "00000000000000ee", "9223372036854775807 0 0 \(far)"])
+        try cli(redis, ["HSET", "scrollsync:{room2}:nodes", "00000000000000ef", "1 1 0 \(far)"])
+        #expect(cluster.eventually { refused(b, "malformed") + refused(b, "implausible") >= 2 }, "the versions are refused or reconciled")
+
+        presenter.send(cluster.scroll(30))
+        #expect(follower.wait(for: cluster.hasOffset(30)), "the presenter still reaches followers: \(follower.received.suffix(2))")
+        #expect(!follower.received.contains { $0.contains(#""offset":777"#) || $0.contains(#""offset":778"#) }, "the injected states are not adopted")
+        // A node that fetches the room now (a first join) reads the poisoned node table.
+        let c = try cluster.node(redis)
+        let (late, welcome) = try cluster.join(c, "room2")
+        #expect(welcome["state"]?["offset"]?.double == 30, "\(welcome)")
+        #expect(c.isRunning)
+        presenter.send(cluster.scroll(40))
+        #expect(late.wait(for: cluster.hasOffset(40)))
+        #expect(refused(c, "snapshot") >= 1, "the poisoned entry is counted")
+        #expect(!late.received.contains { $0.contains("9223372036854775807") })
+    }
+
+    @Test func anUnreadableKeyRecordInRedisLocksTheRoomInsteadOfOpeningIt() throws {
+        let redis = try RedisServer()
+        try cli(redis, ["HSET", "scrollsync:{locked}", "key", "not a key record", "ver", "1"])
+        let a = try cluster.node(redis)
+        let presenter = try RoomConnection(port: a.port, path: "/rooms/locked?role=presenter&key=mine")
+        #expect(presenter.wait { $0.contains("unauthorized") } || presenter.closed, "a presenter cannot take a room whose key record is unreadable: \(presenter.received)")
+        #expect(!presenter.received.contains { $0.contains(#""type":"welcome""#) })
+    }
+}
