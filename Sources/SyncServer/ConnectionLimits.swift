@@ -1,22 +1,26 @@
 import Synchronization
 import WebSocketCore
 
-/// The connection limits checked when a client connects: in total and per client address.
+/// The connection limits checked when a client connects: in total and per client address
+/// (an IPv6 client counted by its network, `AddressGrouping`).
 final class ConnectionLimits: Sendable {
     let total: Int
     /// 0: no limit per address (nothing is tracked).
     let perAddress: Int
+    private let grouping: AddressGrouping
     private let byAddress = Mutex<[String: Int]>([:])
 
-    init(total: Int, perAddress: Int) {
+    init(total: Int, perAddress: Int, grouping: AddressGrouping = AddressGrouping()) {
         self.total = total
         self.perAddress = perAddress
+        self.grouping = grouping
     }
 
     /// Counts a new connection from `address` (`open` includes it) and answers the refusal
     /// when it is over a limit. Every call is matched by one `release(address:)`.
     func admit(address: String, open: Int) -> HTTPResponse? {
         if perAddress > 0 {
+            let address = grouping.group(address)
             let count = byAddress.withLock { counts in
                 counts[address, default: 0] += 1
                 return counts[address]!
@@ -33,6 +37,7 @@ final class ConnectionLimits: Sendable {
 
     func release(address: String) {
         guard perAddress > 0 else { return }
+        let address = grouping.group(address)
         byAddress.withLock { counts in
             if let count = counts[address], count > 1 { counts[address] = count - 1 } else { counts[address] = nil }
         }

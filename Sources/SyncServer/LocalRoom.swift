@@ -211,6 +211,9 @@ public final class RoomCounters: Sendable {
     public let broadcastBytes = Atomic<Int>(0)
     /// Presenters refused for a wrong key.
     public let presenterKeyFailures = Atomic<Int>(0)
+    /// Presenter joins refused before their key was checked (the address had as many checks
+    /// running and wrong keys as it may).
+    public let presenterKeyChecksRefused = Atomic<Int>(0)
     /// Time from a room change to its delivery on a loop.
     public let broadcastLatency = LatencyHistogram()
 

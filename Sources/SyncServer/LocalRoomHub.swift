@@ -238,10 +238,12 @@ public final class LocalRoomHub: RoomHub {
         join(member, room: name, role: role, key: key, proof: nil, completion: completion)
     }
 
-    /// A presenter key hashed against the room's record `against` (nil: a fresh salt, to bind it).
+    /// A presenter key hashed against the room's record `against` (nil: a fresh salt, to bind
+    /// it), and the ticket that counts the check against its address until it is settled.
     private struct KeyProof: Sendable {
         let against: String?
         let record: String
+        let ticket: KeyCheckTicket
     }
 
     private func join(_ member: RoomMember, room name: String, role: Role, key: String?, proof: KeyProof?,
@@ -287,12 +289,23 @@ public final class LocalRoomHub: RoomHub {
                 completion(result)
                 return
             case .hash(let existing):
-                // The key is checked against the room's record by a slow hash, off this loop.
+                // The key is checked against the room's record by a slow hash, off this loop;
+                // the check counts against the address's limit from now on, as if it failed,
+                // so that guesses sent at once cannot all be checked.
+                let ticket: KeyCheckTicket
+                switch keyFailures.begin(address: member.address, room: name, now: member.peer.channel.loop.now) {
+                case .failure(let wait):
+                    counters.presenterKeyChecksRefused.add(1, ordering: .relaxed)
+                    completion(.failure(ProtocolError(.rateLimited, "too many presenter keys tried for room \(name) from \(member.address); try again in \(wait.seconds) s")))
+                    return
+                case .success(let begun): ticket = begun
+                }
                 let waiting = Unchecked(member)
                 let answer = Unchecked(completion)
-                let queued = keyHasher.hash(key ?? "", matching: existing, room: name, on: member.peer.channel.loop) { [self] record in
+                let queued = keyHasher.hash(key ?? "", matching: existing, room: name, from: member.address, on: member.peer.channel.loop) { [self] record in
                     guard !waiting.value.left else { return }
-                    join(waiting.value, room: name, role: role, key: key, proof: KeyProof(against: existing, record: record), completion: answer.value)
+                    join(waiting.value, room: name, role: role, key: key, proof: KeyProof(against: existing, record: record, ticket: ticket),
+                         completion: answer.value)
                 }
                 if !queued { completion(.failure(ProtocolError(.rateLimited, "server busy checking presenter keys; try again in a moment"))) }
                 return
@@ -334,10 +347,12 @@ public final class LocalRoomHub: RoomHub {
                                      claimsControl: !shared) {
             case .failure(let error):
                 if error.code == .unauthorized, role == .presenter, hadKey, !guarded.core.isLocked {
-                    keyFailed(room: name, address: member.address)
+                    keyFailed(room: name, address: member.address, ticket: proof?.ticket, now: loop.now)
                 }
+                proof?.ticket.settle(failed: false, now: loop.now)
                 return .done(.failure(error))
             case .success(let (answer, broadcasts)):
+                proof?.ticket.settle(failed: false, now: loop.now)
                 var welcome = answer
                 if role == .presenter, let creator = guarded.creator {
                     guarded.creator = nil  // claimed: no longer counted against the follower's address
@@ -481,7 +496,7 @@ public final class LocalRoomHub: RoomHub {
 
     /// A record from an older server is replaced by a slow hash once its key is known good.
     private func upgradeLegacyKey(_ key: String, from legacy: String, room: Room, loop: EventLoop) {
-        _ = keyHasher.hash(key, matching: nil, room: room.name, on: loop) { [self] record in
+        _ = keyHasher.hash(key, matching: nil, room: room.name, from: "", on: loop) { [self] record in
             room.guarded.withLock { guarded in
                 guard guarded.core.presenterKeyText == legacy else { return }
                 guarded.core.adopt(presenterKey: record)
@@ -492,9 +507,9 @@ public final class LocalRoomHub: RoomHub {
 
     /// A presenter gave a wrong key: counted, logged (never the key), and limited per
     /// address and room (`admission` answers 429 past the limit).
-    private func keyFailed(room name: String, address: String) {
+    private func keyFailed(room name: String, address: String, ticket: KeyCheckTicket?, now: UInt64) {
         counters.presenterKeyFailures.add(1, ordering: .relaxed)
-        keyFailures.failed(address: address, room: name, now: loops.first?.now ?? 0)
+        if let ticket { ticket.settle(failed: true, now: now) } else { keyFailures.failed(address: address, room: name, now: now) }
         logger.warning("presenter key refused", metadata: ["room": "\(name)", "address": "\(address)"])
     }
 

@@ -117,6 +117,9 @@ struct MetricsEndpoint: HTTPEndpoint {
                     [("", counters.errorsUnanswered.load(ordering: .relaxed))])
         text.metric("scrollsync_presenter_key_failures_total", "counter", "Presenters refused for a wrong or missing key.",
                     [("", rooms.presenterKeyFailures.load(ordering: .relaxed))])
+        text.metric("scrollsync_presenter_key_checks_refused_total", "counter",
+                    "Presenter joins refused unchecked: the address had limits.keyFailuresPerMinute wrong keys and checks running for the room.",
+                    [("", rooms.presenterKeyChecksRefused.load(ordering: .relaxed))])
         text.metric("scrollsync_document_bytes", "gauge", "Bytes of shared documents the rooms hold (limit: limits.documentsTotalBytes).",
                     [("", hub.documentBytesHeld)])
         text.metric("scrollsync_unfinished_message_bytes", "gauge", "Bytes held in unfinished messages (limit: limits.unfinishedMessageBytes).",

@@ -82,44 +82,106 @@ public enum PresenterKey {
 }
 
 /// Hashes presenter keys on a thread of its own, so that an event loop never spends the
-/// milliseconds a slow hash takes. At most `capacity` jobs wait; beyond that `hash` answers
-/// nil at once (the join is refused as busy rather than queued without bound).
+/// milliseconds a slow hash takes. Fair between clients: each address has its own queue and
+/// the thread takes one job from each in turn, so one address's burst delays another's check
+/// by at most one hash per address waiting. A key already verified against a record is
+/// recognised again by a cheap digest (SHA-256 with a random secret of this process, kept
+/// in memory only), so a presenter who reconnects costs no slow hash. At most `capacity` jobs
+/// wait, `perAddress` from one address; beyond that `hash` answers false at once.
 final class KeyHasher: Sendable {
     private struct Job {
         let work: @Sendable () -> Void
     }
 
-    private let jobs = Mutex(Deque<Job>())
-    private let capacity: Int
-    private let wakeup = Semaphore()
+    private struct Queues {
+        var byAddress: [String: Deque<Job>] = [:]
+        /// Addresses with jobs, in turn.
+        var turns = Deque<String>()
+        var count = 0
+        /// Record → digest of the key that matched it.
+        var verified: [String: String] = [:]
+    }
 
-    init(capacity: Int = 4096) {
+    private let queues = Mutex(Queues())
+    private let capacity: Int
+    private let perAddress: Int
+    private let wakeup = Semaphore()
+    private let secret: [UInt8]
+    /// Slow hashes computed (tests: a verified key costs none).
+    let slowHashes = Atomic<Int>(0)
+    /// Verified records remembered (a record and a digest: about 200 bytes each).
+    static let verifiedCapacity = 10_000
+
+    init(capacity: Int = 4096, perAddress: Int = 64) {
         self.capacity = capacity
+        self.perAddress = perAddress
+        var secret = [UInt8](repeating: 0, count: 32)
+        if RAND_bytes(&secret, 32) != 1 { for index in secret.indices { secret[index] = UInt8.random(in: 0...255) } }
+        self.secret = secret
         let hasher = UnsafeTransfer(self)
         pthread_detach(spawnThread { hasher.value.run() })
     }
 
-    /// Runs `record(key, existing, room)` on the hasher's thread, then `done` with it on
-    /// `loop`; false when too many jobs wait.
-    func hash(_ key: String, matching existing: String?, room: String, on loop: EventLoop,
+    /// Runs `record(key, existing, room)` on the hasher's thread (or answers from the verified
+    /// keys), then `done` with it on `loop`; false when too many jobs wait.
+    func hash(_ key: String, matching existing: String?, room: String, from address: String, on loop: EventLoop,
               done: @escaping @Sendable (String) -> Void) -> Bool {
-        let job = Job {
+        if let existing {
+            let digest = quickDigest(key, existing)
+            if let known = queues.withLock({ $0.verified[existing] }) {
+                // Verified before: the same key matches; any other key cannot.
+                let record = known == digest ? existing : ""
+                loop.execute { done(record) }
+                return true
+            }
+        }
+        let job = Job { [self] in
             let record = PresenterKey.record(key, matching: existing, room: room)
+            slowHashes.add(1, ordering: .relaxed)
+            if let existing, record == existing { remember(existing, quickDigest(key, existing)) }
             loop.execute { done(record) }
         }
-        let queued = jobs.withLock { jobs -> Bool in
-            guard jobs.count < capacity else { return false }
-            jobs.append(job)
+        let queued = queues.withLock { queues -> Bool in
+            guard queues.count < capacity, queues.byAddress[address, default: []].count < perAddress else { return false }
+            if queues.byAddress[address]?.isEmpty ?? true { queues.turns.append(address) }
+            queues.byAddress[address, default: []].append(job)
+            queues.count += 1
             return true
         }
         if queued { wakeup.signal() }
         return queued
     }
 
+    private func quickDigest(_ key: String, _ record: String) -> String {
+        StoreFile.sha256(secret + Array(record.utf8) + [0] + Array(key.utf8))
+    }
+
+    private func remember(_ record: String, _ digest: String) {
+        queues.withLock { queues in
+            if queues.verified.count >= Self.verifiedCapacity { queues.verified.removeAll(keepingCapacity: true) }
+            queues.verified[record] = digest
+        }
+    }
+
+    /// The next job: the first address's, which then waits for its next turn behind the others.
+    private func next() -> Job? {
+        queues.withLock { queues in
+            guard let address = queues.turns.popFirst(), var waiting = queues.byAddress[address], let job = waiting.popFirst() else { return nil }
+            queues.count -= 1
+            if waiting.isEmpty {
+                queues.byAddress[address] = nil
+            } else {
+                queues.byAddress[address] = waiting
+                queues.turns.append(address)
+            }
+            return job
+        }
+    }
+
     private func run() {
         while true {
             wakeup.wait()
-            while let job = jobs.withLock({ $0.popFirst() }) { job.work() }
+            while let job = next() { job.work() }
         }
     }
 }

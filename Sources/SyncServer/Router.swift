@@ -21,6 +21,8 @@ final class Router: Sendable {
     let logger: Logger
     /// What unfinished messages may hold across every connection (`limits.unfinishedMessageBytes`).
     let messageBudget: MessageBudget
+    /// What per-address limits count as one client (an IPv6 /64 by default).
+    let grouping: AddressGrouping
     /// Which browser pages may connect (`origins`).
     let origins: OriginPolicy
     /// One compressor per loop for connections whose server compressor keeps no context
@@ -36,7 +38,9 @@ final class Router: Sendable {
         self.logger = logger
         self.messageBudget = messageBudget
         origins = OriginPolicy(allowed: configuration.allowedOrigins)
-        connectionLimits = ConnectionLimits(total: configuration.limits.connections, perAddress: configuration.limits.connectionsPerAddress)
+        grouping = AddressGrouping(ipv6PrefixLength: configuration.limits.ipv6PrefixLength)
+        connectionLimits = ConnectionLimits(total: configuration.limits.connections, perAddress: configuration.limits.connectionsPerAddress,
+                                            grouping: grouping)
         sharedDeflaters = (0..<loops).map { _ in LoopDeflater() }
     }
 
@@ -75,7 +79,7 @@ final class Router: Sendable {
             return .failure(HTTPError(.error(403, refusal)))
         }
         let session: any WebSocketSession
-        switch endpoint.makeSession(for: request, from: address, on: loop) {
+        switch endpoint.makeSession(for: request, from: grouping.group(address), on: loop) {
         case .failure(let error): return .failure(error)
         case .success(let made): session = made
         }

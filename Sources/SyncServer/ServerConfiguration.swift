@@ -97,6 +97,9 @@ public struct ServerConfiguration: Sendable {
         public var scrollRate = 1000.0
         /// Scrolls a presenter may send at once before the rate applies.
         public var scrollBurst = 1000
+        /// Per-address limits count an IPv6 client by this many leading bits of its address:
+        /// 64, since one subscriber gets a /64 and may use any address in it.
+        public var ipv6PrefixLength = 64
         /// Messages per second one room connection may send, of any kind (token bucket
         /// refill; 0 is no limit); past the burst the connection closes with 1008. Nil: twice
         /// the scroll rate (none when scrolls are not limited), so a presenter over the scroll

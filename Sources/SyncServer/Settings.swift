@@ -68,6 +68,7 @@ public enum Settings {
         int("limits.documentsTotalBytes", \.limits.documentsTotalBytes, 0...(1 << 40), "Bytes of shared documents all rooms may hold; 0 is no limit."),
         optionalInt("limits.messagesPerSecond", \.limits.messagesPerSecond, 0...10_000_000, "Messages per second one room connection may send, of any kind; past the burst: close 1008. 0 is no limit; null: twice limits.scrollRate."),
         optionalInt("limits.messageBurst", \.limits.messageBurst, 1...10_000_000, "Messages a room connection may send at once before the rate applies; null: twice limits.scrollBurst."),
+        int("limits.ipv6PrefixLength", \.limits.ipv6PrefixLength, 1...128, "Per-address limits count IPv6 clients by this prefix length (one subscriber's network)."),
         int("limits.scrollBurst", \.limits.scrollBurst, 1...1_000_000, "Scrolls a presenter may send at once before the rate applies."),
         stringList("origins", \.allowedOrigins, "Browser Origin values allowed to connect besides this server's own pages (same origin); \"*\" allows any. Clients without Origin are accepted."),
         optionalString("admin.token", \.adminToken, "Bearer token for GET /rooms; null leaves it open.", secret: true),

@@ -1,6 +1,7 @@
 import ScrollModel
 @testable import SyncServer
 import Testing
+import Synchronization
 import Transport
 
 /// Other sites, many clients at once and names browsers cannot reach (issue 26), on the
@@ -33,10 +34,13 @@ struct TrustBoundaryTests {
 
     @Test func listedOriginsOrAStarAreAllowed() throws {
         let (server, loop) = try InProcessRoomTests.server { $0.allowedOrigins = ["https://slides.example.org"] }
-        #expect(try InProcessClient(server, loop: loop, path: "/rooms/a", headers: ["Origin: https://slides.example.org"]).upgraded)
-        #expect(!(try InProcessClient(server, loop: loop, path: "/rooms/a", headers: ["Origin: https://evil.example"]).upgraded))
+        let listed = try InProcessClient(server, loop: loop, path: "/rooms/a", headers: ["Origin: https://slides.example.org"])
+        #expect(listed.upgraded)
+        let other = try InProcessClient(server, loop: loop, path: "/rooms/a", headers: ["Origin: https://evil.example"])
+        #expect(other.status.hasPrefix("HTTP/1.1 403 "))
         let (open, openLoop) = try InProcessRoomTests.server { $0.allowedOrigins = ["*"] }
-        #expect(try InProcessClient(open, loop: openLoop, path: "/rooms/a", headers: ["Origin: https://evil.example"]).upgraded)
+        let any = try InProcessClient(open, loop: openLoop, path: "/rooms/a", headers: ["Origin: https://evil.example"])
+        #expect(any.upgraded)
     }
 
     @Test(arguments: [".", ".."])
@@ -81,5 +85,83 @@ struct InboundLimitTests {
         loop.advance(by: 1_000_000)
         follower.pump()
         #expect(follower.closeCode == nil)
+    }
+}
+
+@Suite("Presenter key checks under concurrency")
+struct KeyCheckConcurrencyTests {
+    @Test func guessesSentAtOnceAreCheckedNoMoreThanTheLimitAllows() throws {
+        let (server, loop) = try InProcessRoomTests.server()
+        let owner = try InProcessClient(server, loop: loop, path: "/rooms/vault?role=presenter&key=right-key")
+        #expect(owner.wait { $0.contains(#""type":"welcome""#) })
+        // 100 joins at once from one address; the right key hides at position 93.
+        let guesses = try (0..<100).map { index in
+            try InProcessClient(server, loop: loop, path: "/rooms/vault?role=presenter&key=" + (index == 93 ? "right-key" : "guess\(index)"),
+                                from: "198.51.100.7")
+        }
+        #expect(loop.advance(until: {
+            guesses.allSatisfy { guess in guess.pump(); return guess.closeCode != nil || guess.messages.contains { $0.contains("welcome") } }
+        }, timeout: 60), "every join is answered")
+        let welcomed = guesses.filter { $0.messages.contains { $0.contains(#""type":"welcome""#) } }.count
+        let unauthorized = guesses.filter { $0.messages.contains { $0.contains(#""code":"unauthorized""#) } }.count
+        let limited = guesses.filter { $0.messages.contains { $0.contains(#""code":"rate_limited""#) } }.count
+        #expect(welcomed == 0, "the right key at position 93 is never checked")
+        #expect(unauthorized <= 10, "\(unauthorized) wrong keys checked (limit 10 a minute)")
+        #expect(limited == 100 - unauthorized, "the rest are refused unchecked: \(limited)")
+        // Another address is not held back by this one's limit.
+        let other = try InProcessClient(server, loop: loop, path: "/rooms/vault?role=presenter&key=right-key", from: "203.0.113.9")
+        #expect(other.wait { $0.contains(#""type":"welcome""#) })
+    }
+
+    @Test func anotherAddressWaitsForAtMostOneHashPerAddressAhead() throws {
+        let hasher = KeyHasher()
+        let loop = try EventLoop.embedded()
+        let order = Mutex<[String]>([])
+        for index in 0..<30 {
+            #expect(hasher.hash("k\(index)", matching: nil, room: "r", from: "attacker", on: loop) { _ in order.withLock { $0.append("attacker") } })
+        }
+        #expect(hasher.hash("mine", matching: nil, room: "r", from: "presenter", on: loop) { _ in order.withLock { $0.append("presenter") } })
+        #expect(loop.advance(until: { order.withLock { $0.count } == 31 }, timeout: 60))
+        let position = order.withLock { $0.firstIndex(of: "presenter") } ?? 99
+        #expect(position <= 2, "the other address's check ran after \(position) of the attacker's 30")
+    }
+
+    @Test func aKeyVerifiedOnceIsRecognisedWithoutAnotherSlowHash() throws {
+        let hasher = KeyHasher()
+        let loop = try EventLoop.embedded()
+        let record = PresenterKey.record("secret", matching: nil, room: "r")
+        let answers = Mutex<[String]>([])
+        func check(_ key: String) {
+            #expect(hasher.hash(key, matching: record, room: "r", from: "a", on: loop) { answer in answers.withLock { $0.append(answer) } })
+        }
+        check("secret")
+        #expect(loop.advance(until: { answers.withLock { $0.count } == 1 }, timeout: 30))
+        let slow = hasher.slowHashes.load(ordering: .relaxed)
+        check("secret")
+        check("wrong")
+        #expect(loop.advance(until: { answers.withLock { $0.count } == 3 }, timeout: 30))
+        #expect(answers.withLock { $0 } == [record, record, ""], "the right key matches again, another key does not")
+        #expect(hasher.slowHashes.load(ordering: .relaxed) == slow, "no slow hash for either")
+    }
+}
+
+@Suite("Per-address limits group IPv6 networks")
+struct AddressGroupingTests {
+    @Test(arguments: [
+        ("192.0.2.1", 64, "192.0.2.1"), ("2001:db8:1:2:3:4:5:6", 64, "2001:db8:1:2::/64"), ("2001:db8:1:2:ffff::1", 64, "2001:db8:1:2::/64"),
+        ("2001:db8:1:2:3:4:5:6", 48, "2001:db8:1::/48"), ("2001:db8::1", 128, "2001:db8::1/128"), ("::ffff:192.0.2.1", 64, "192.0.2.1"),
+        ("::1", 64, "::/64"),
+    ])
+    func anIPv6AddressCountsByItsPrefix(_ address: String, _ bits: Int, _ group: String) {
+        #expect(AddressGrouping(ipv6PrefixLength: bits).group(address) == group)
+    }
+
+    @Test func roomCreationsFromOneIPv6NetworkShareOneLimit() throws {
+        let (server, loop) = try InProcessRoomTests.server { $0.limits.roomCreationsPerMinute = 3 }
+        let answers = try (0..<5).map { index in
+            try InProcessClient(server, loop: loop, path: "/rooms/v6-\(index)?role=presenter&key=k", from: "2001:db8:7:7::\(index + 1)")
+        }
+        #expect(answers.prefix(3).allSatisfy { $0.upgraded })
+        #expect(answers.suffix(2).allSatisfy { $0.status.hasPrefix("HTTP/1.1 429 ") && $0.answer.contains("2001:db8:7:7::/64") }, "\(answers.last!.answer)")
     }
 }
