@@ -45,6 +45,8 @@ public final class LocalRoomHub: RoomHub {
         /// Bytes of shared documents all rooms together may hold; 0 is no limit. A document
         /// beyond it is refused with `too_large`.
         public var documentsTotalBytes = 256 << 20
+        /// What a room's state and document may hold (restored rooms are checked against it).
+        public var messageLimits = ClientMessage.Limits()
         /// Wrong presenter keys one address may try per room and minute; past it: 429.
         /// 10 covers typos; key guessing gets 10 tries a minute instead of thousands a second.
         public var keyFailuresPerMinute = 10
@@ -138,7 +140,10 @@ public final class LocalRoomHub: RoomHub {
         self.logger = logger
         creationLimits = RoomCreationLimits(perMinute: options.roomCreationsPerMinute, unclaimedPerAddress: options.unclaimedRoomsPerAddress)
         keyFailures = KeyFailureLimits(perMinute: options.keyFailuresPerMinute)
-        let restored = try store?.loadAll() ?? []
+        // Restored rooms take at most half of the room and document limits, most recently
+        // changed first: the other half is for rooms people create after the restart.
+        let budget = RestoreBudget(rooms: max(1, options.maxRooms / 2), documentBytes: options.documentsTotalBytes / 2, limits: options.messageLimits)
+        let restored = try store?.loadAll(within: budget) ?? []
         let now = loops.first?.now ?? 0
         rooms.withLock { rooms in
             for stored in restored {
@@ -250,17 +255,26 @@ public final class LocalRoomHub: RoomHub {
                       completion: @escaping (Result<RoomCore.Welcome, ProtocolError>) -> Void) {
         while true {
             let shared = engine?.isAvailable == true
-            let (room, created) = rooms.withLock { rooms in
-                if let room = rooms[name] { return (room, false) }
+            let found = rooms.withLock { rooms -> Result<(Room, Bool), ProtocolError> in
+                if let room = rooms[name] { return .success((room, false)) }
+                guard rooms.count < options.maxRooms else {
+                    return .failure(ProtocolError(.rateLimited, "server at its room limit (\(options.maxRooms)); try again later"))
+                }
+                if let (reason, retryAfter) = creationLimits.create(address: member.address, claimed: role == .presenter, now: member.peer.channel.loop.now) {
+                    return .failure(ProtocolError(.rateLimited, "\(reason); try again in \(retryAfter) s"))
+                }
                 let room = Room(core: RoomCore(name: name), loops: loops.count, attached: !shared)
                 room.guarded.withLock { guarded in
                     if role == .follower { guarded.creator = member.address }
                     if store != nil { guarded.seqWritten = 0 }  // its first seq waits for a written ceiling
                     guarded.emptySince = member.peer.channel.loop.now  // until a join succeeds
                 }
-                creationLimits.created(address: member.address, claimed: role == .presenter, now: member.peer.channel.loop.now)
                 rooms[name] = room
-                return (room, true)
+                return .success((room, true))
+            }
+            guard case .success(let (room, created)) = found else {
+                if case .failure(let refusal) = found { completion(.failure(refusal)) }
+                return
             }
             if created {
                 logger.info("room created", metadata: ["room": "\(name)"])

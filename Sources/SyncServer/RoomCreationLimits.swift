@@ -39,14 +39,22 @@ final class RoomCreationLimits: Sendable {
         }
     }
 
-    /// Counts a room `address` created (unclaimed unless its creator is a presenter).
-    func created(address: String, claimed: Bool, now: UInt64) {
+    /// Counts a room `address` creates (unclaimed unless its creator is a presenter), or says
+    /// why it may not, in one step: requests that all passed `refusal` at once cannot all create.
+    func create(address: String, claimed: Bool, now: UInt64) -> (reason: String, retryAfter: Int)? {
         entries.withLock { entries in
             var entry = entries[address] ?? Entry(tokens: Double(perMinute), updated: now)
             refill(&entry, now: now)
+            if !claimed && unclaimedPerAddress > 0 && entry.unclaimed >= unclaimedPerAddress {
+                return ("\(address) holds \(entry.unclaimed) rooms that no presenter has joined (limit \(unclaimedPerAddress))", 30)
+            }
+            if perMinute > 0 && entry.tokens < 1 {
+                return ("\(address) created more than \(perMinute) rooms in a minute", Int((1 - entry.tokens) * 60 / Double(perMinute)) + 1)
+            }
             if perMinute > 0 { entry.tokens -= 1 }
             if !claimed { entry.unclaimed += 1 }
             entries[address] = entry
+            return nil
         }
     }
 

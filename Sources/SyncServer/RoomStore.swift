@@ -48,8 +48,9 @@ public struct StoreHealth: Sendable, Equatable {
 
 /// Where rooms are kept. `save` and `remove` never block the caller (an event loop).
 public protocol RoomStore: AnyObject, Sendable {
-    /// Every stored room, read at start-up.
-    func loadAll() throws(StoreError) -> [StoredRoom]
+    /// The stored rooms to restore at start-up, most recently changed first, within `budget`;
+    /// the others are forgotten (they were idle, and would expire as restored empty rooms do).
+    func loadAll(within budget: RestoreBudget) throws(StoreError) -> [StoredRoom]
     /// Records a room's newest contents; a later save of the same room replaces it. Once its
     /// state is written, `written` hears the room's `seqCeiling` (now safe to use).
     func save(_ room: StoredRoom)
@@ -58,9 +59,27 @@ public protocol RoomStore: AnyObject, Sendable {
     /// Waits until everything saved so far is written (a few seconds at most); false when
     /// something could not be written.
     @discardableResult func flush() -> Bool
+    /// Writes what is pending and lets another server (or a restart in this process) use it.
+    func close()
     var health: StoreHealth { get }
     /// Called on the store's thread with a room's name and the `seq` ceiling just written.
     var written: (@Sendable (String, Int) -> Void)? { get set }
+}
+
+/// How much of the server's limits restored rooms may take: the rest is for rooms people
+/// create after the restart, which a full table of idle restored rooms would refuse.
+public struct RestoreBudget: Sendable {
+    public var rooms: Int
+    /// Bytes of documents, all restored rooms together (0: no limit).
+    public var documentBytes: Int
+    /// What one stored state or document may hold (the limits a client's messages have).
+    public var limits: ClientMessage.Limits
+
+    public init(rooms: Int = .max, documentBytes: Int = 0, limits: ClientMessage.Limits = .init()) {
+        self.rooms = rooms
+        self.documentBytes = documentBytes
+        self.limits = limits
+    }
 }
 
 public struct StoreError: Error, CustomStringConvertible, Sendable {
@@ -121,7 +140,7 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
             var holder = [UInt8](repeating: 0, count: 32)
             let count = pread(fd, &holder, holder.count, 0)
             let pid = count > 0 ? String(decoding: holder[0..<count], as: UTF8.self).filter(\.isNumber) : ""
-            close(fd)
+            Glibc.close(fd)
             throw StoreError(description: "data directory \(directory) is in use by another scrollsync server\(pid.isEmpty ? "" : " (pid \(pid))"); "
                 + "give each server its own --data-dir, or stop the other one")
         }
@@ -131,7 +150,12 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
         return fd
     }
 
-    deinit { close(lockDescriptor) }
+    deinit { Glibc.close(lockDescriptor) }
+
+    public func close() {
+        flush()
+        flock(lockDescriptor, LOCK_UN)
+    }
 
     public var written: (@Sendable (String, Int) -> Void)? {
         get { writtenHandler.withLock { $0 } }
@@ -148,31 +172,57 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
 
     // MARK: Reading
 
-    public func loadAll() throws(StoreError) -> [StoredRoom] {
+    public func loadAll(within budget: RestoreBudget) throws(StoreError) -> [StoredRoom] {
         guard let dir = opendir(directory) else { throw StoreError(description: "cannot read \(directory): \(String(cString: strerror(errno)))") }
-        var names = Set<String>()
+        var changed = [String: Int]()
         while let entry = readdir(dir) {
             let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             for suffix in [".state", ".document", ".key"] where file.hasSuffix(suffix) {
-                names.insert(String(file.dropLast(suffix.count)))
+                let name = String(file.dropLast(suffix.count))
+                guard RoomEndpoint.isValidRoomName(name) else { continue }
+                changed[name] = max(changed[name] ?? 0, modified("\(directory)/\(file)"))
             }
         }
         closedir(dir)
+        // Most recently changed first; by name among equals, so a restart is repeatable.
+        let order = changed.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.map(\.key)
         var rooms = [StoredRoom]()
-        for name in names.sorted() where RoomEndpoint.isValidRoomName(name) {
-            let room = restore(name)
+        var documentBytes = 0
+        var forgotten = 0
+        for name in order {
+            guard rooms.count < budget.rooms else { forget(name); forgotten += 1; continue }
+            let room = restore(name, limits: budget.limits)
+            let size = room.document?.text.utf8.count ?? 0
+            guard budget.documentBytes == 0 || documentBytes + size <= budget.documentBytes else { forget(name); forgotten += 1; continue }
+            documentBytes += size
             queue.withLock {
                 $0.writtenDocuments[name] = room.document?.fingerprint
                 $0.writtenKeys[name] = room.keyDigest
             }
             rooms.append(room)
         }
+        if forgotten > 0 {
+            logger.warning("stored rooms over the restore budget forgotten (least recently changed first)", metadata: [
+                "forgotten": "\(forgotten)", "restored": "\(rooms.count)", "budgetRooms": "\(budget.rooms)", "budgetDocumentBytes": "\(budget.documentBytes)",
+            ])
+        }
         return rooms
+    }
+
+    /// A file's modification time in nanoseconds (0 if it cannot be read).
+    private func modified(_ path: String) -> Int {
+        var status = stat()
+        return stat(path, &status) == 0 ? status.st_mtim.tv_sec &* 1_000_000_000 &+ status.st_mtim.tv_nsec : 0
+    }
+
+    /// Deletes a room's files now (at start-up, before the writer runs).
+    private func forget(_ name: String) {
+        for suffix in [".state", ".document", ".key"] { unlink("\(directory)/\(name)\(suffix)") }
     }
 
     /// One room from its files. A damaged file is logged and counted, never silently
     /// dropped; a room that had a key it can no longer prove is restored locked.
-    private func restore(_ name: String) -> StoredRoom {
+    private func restore(_ name: String, limits: ClientMessage.Limits) -> StoredRoom {
         var room = StoredRoom(name: name, state: nil, document: nil, keyDigest: nil)
         var keyed = false
         func damaged(_ file: String, _ why: String) {
@@ -199,10 +249,13 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
             room.seqCeiling = contents.ceiling
             if contents.payload.isEmpty {
                 break  // a ceiling reserved before the room's first state
-            } else if case .state(let state)? = contents.payload.withUnsafeBytes({ try? ServerEvent.decode($0) }) {
-                if let problem = state.problem() { damaged("\(name).state", problem) } else { room.state = state }
             } else {
-                damaged("\(name).state", "not a state message")
+                // Checked as a client's message is: the disk is as untrusted as the network.
+                switch Result(catching: { () throws(ProtocolError) in try SharedChange.decode(contents.payload, limits: limits) }) {
+                case .success(.state(let state)): room.state = state
+                case .success: damaged("\(name).state", "not a state message")
+                case .failure(let error): damaged("\(name).state", error.message)
+                }
             }
         }
         switch read("\(name).document") {
@@ -210,10 +263,11 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
         case .failure(let error): damaged("\(name).document", error.description)
         case .success(let contents):
             keyed = keyed || contents.keyed
-            if case .document(let document)? = contents.payload.withUnsafeBytes { try? ServerEvent.decode($0) } {
-                room.document = document
-            } else {
-                damaged("\(name).document", "not a document message")
+            // The fingerprint is computed from the text, the size held to the limit.
+            switch Result(catching: { () throws(ProtocolError) in try SharedChange.decode(contents.payload, limits: limits) }) {
+            case .success(.document(let document)): room.document = document
+            case .success: damaged("\(name).document", "not a document message")
+            case .failure(let error): damaged("\(name).document", error.message)
             }
         }
         if keyed && room.keyDigest == nil {
@@ -233,7 +287,7 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
         guard fd >= 0 else {
             return errno == ENOENT ? nil : .failure(StoreError(description: "cannot open: \(String(cString: strerror(errno)))"))
         }
-        defer { close(fd) }
+        defer { Glibc.close(fd) }
         var bytes = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -369,7 +423,7 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
             }
         }
         if error == 0 && fsync(fd) != 0 { error = errno }
-        close(fd)
+        Glibc.close(fd)
         if error == 0 && rename(temporary, path) != 0 { error = errno }
         guard error == 0 else {
             unlink(temporary)

@@ -19,7 +19,8 @@ public final class Server: Sendable {
     private let group: EventLoopGroup
 
     public let logger: Logger
-    private let store: (any RoomStore)?
+    /// Where rooms are kept across restarts (nil: in memory only).
+    let store: (any RoomStore)?
     /// Shares rooms with other nodes, when Redis is configured.
     public let engine: RedisRoomEngine?
     /// Makes the handler of each new connection.
@@ -64,6 +65,7 @@ public final class Server: Sendable {
             RedisRoomEngine(endpoint: $0, loop: group.loops[0], roomIdleSeconds: roomOptions.roomIdleSeconds, limits: messageLimits, logger: logger)
         }
         self.engine = engine
+        roomOptions.messageLimits = messageLimits
         hub = try LocalRoomHub(loops: group.loops, options: roomOptions, store: store, engine: engine, logger: logger)
         let counters = counters
         let messageBudget = MessageBudget(limit: configuration.limits.unfinishedMessageBytes)
@@ -130,7 +132,7 @@ public final class Server: Sendable {
     /// Stops the loops and drops every connection.
     public func shutdown() {
         group.shutdown()
-        store?.flush()
+        store?.close()
     }
 
     /// Stops accepting, sends every client close 1001 ("going away"), and waits for the
@@ -147,7 +149,7 @@ public final class Server: Sendable {
             usleep(20_000)
         }
         group.shutdown()
-        store?.flush()
+        store?.close()
         return drained
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import ScrollModel
 @testable import SyncServer
 import Testing
@@ -163,5 +164,33 @@ struct AddressGroupingTests {
         }
         #expect(answers.prefix(3).allSatisfy { $0.upgraded })
         #expect(answers.suffix(2).allSatisfy { $0.status.hasPrefix("HTTP/1.1 429 ") && $0.answer.contains("2001:db8:7:7::/64") }, "\(answers.last!.answer)")
+    }
+}
+
+@Suite("A restart within the limits")
+struct RestoreWithinLimitsTests {
+    @Test func aRestartRestoresTheNewestRoomsWithinHalfTheLimitsAndNewRoomsAreStillTaken() throws {
+        let directory = StoreFaultTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let (server, loop) = try InProcessRoomTests.server { $0.dataDirectory = directory }
+            for index in 0..<8 {
+                let presenter = try InProcessClient(server, loop: loop, path: "/rooms/old-\(index)?role=presenter&key=k")
+                #expect(presenter.wait { $0.contains(#""type":"welcome""#) })
+                presenter.send(#"{"type":"scroll","offset":\#(index + 1)}"#)
+                #expect(presenter.wait { $0.contains(#""type":"state""#) })
+                #expect(loop.advance(until: { server.store?.flush() == true }))  // each room written after the one before
+            }
+            server.shutdown()
+        }
+        let (again, loop) = try InProcessRoomTests.server { $0.dataDirectory = directory; $0.limits.rooms = 4 }
+        #expect(again.hub.roomNames.sorted() == ["old-6", "old-7"], "half the room limit, most recently changed first")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/old-0.state"), "rooms over the budget are forgotten")
+        let follower = try InProcessClient(again, loop: loop, path: "/rooms/old-7")
+        #expect(follower.wait { $0.contains(#""type":"welcome""#) && $0.contains(#""offset":8"#) }, "a restored room keeps its state")
+        for name in ["new-a", "new-b"] {
+            let presenter = try InProcessClient(again, loop: loop, path: "/rooms/\(name)?role=presenter&key=k")
+            #expect(presenter.wait { $0.contains(#""type":"welcome""#) }, "a new room after the restart: \(presenter.answer)")
+        }
     }
 }
