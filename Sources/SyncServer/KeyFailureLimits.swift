@@ -100,6 +100,7 @@ final class KeyCheckTicket: @unchecked Sendable {
     private let key: String
     private let now: UInt64
     private let settled = Atomic<Bool>(false)
+    private let notFailed = Mutex<(@Sendable () -> Void)?>(nil)
 
     fileprivate init(limits: KeyFailureLimits?, key: String, now: UInt64) {
         self.limits = limits
@@ -111,6 +112,12 @@ final class KeyCheckTicket: @unchecked Sendable {
     func settle(failed: Bool, now: UInt64) {
         guard !settled.exchange(true, ordering: .acquiringAndReleasing) else { return }
         limits?.settle(key: key, failed: failed, now: now)
+        if !failed, let action = notFailed.withLock({ $0 }) { action() }
+    }
+
+    /// Runs `action` when the check settles as not failed (e.g. gives back a shared count).
+    func whenNotFailed(_ action: @escaping @Sendable () -> Void) {
+        notFailed.withLock { $0 = action }
     }
 
     deinit { settle(failed: false, now: now) }

@@ -303,26 +303,52 @@ public final class LocalRoomHub: RoomHub {
                 completion(result)
                 return
             case .hash(let existing):
-                // The key is checked against the room's record by a slow hash, off this loop;
-                // the check counts against the address's limit from now on, as if it failed,
-                // so that guesses sent at once cannot all be checked.
-                let ticket: KeyCheckTicket
-                switch keyFailures.begin(address: member.address, room: name, now: member.peer.channel.loop.now) {
-                case .failure(let wait):
-                    counters.presenterKeyChecksRefused.add(1, ordering: .relaxed)
-                    completion(.failure(ProtocolError(.rateLimited, "too many presenter keys tried for room \(name) from \(member.address); try again in \(wait.seconds) s")))
-                    return
-                case .success(let begun): ticket = begun
-                }
-                let waiting = Unchecked(member)
-                let answer = Unchecked(completion)
-                let queued = keyHasher.hash(key ?? "", matching: existing, room: name, from: member.address, on: member.peer.channel.loop) { [self] record in
-                    guard !waiting.value.left else { return }
-                    join(waiting.value, room: name, role: role, key: key, proof: KeyProof(against: existing, record: record, ticket: ticket),
-                         completion: answer.value)
-                }
-                if !queued { completion(.failure(ProtocolError(.rateLimited, "server busy checking presenter keys; try again in a moment"))) }
+                checkKey(member, room: name, role: role, key: key, against: existing, completion: completion)
                 return
+            }
+        }
+    }
+
+    /// Checks a presenter's key against the room's record by a slow hash, off this loop, then
+    /// joins again with the proof. The check counts against the address's limit from now on,
+    /// as if it failed (so that guesses sent at once cannot all be checked), and, with an
+    /// engine, against the same count on every node.
+    private func checkKey(_ member: RoomMember, room name: String, role: Role, key: String?, against existing: String?,
+                         completion: @escaping (Result<RoomCore.Welcome, ProtocolError>) -> Void) {
+        let loop = member.peer.channel.loop
+        let address = member.address
+        let counters = counters
+        @Sendable func refusal(_ seconds: Int) -> Result<RoomCore.Welcome, ProtocolError> {
+            counters.presenterKeyChecksRefused.add(1, ordering: .relaxed)
+            return .failure(ProtocolError(.rateLimited, "too many presenter keys tried for room \(name) from \(address); try again in \(seconds) s"))
+        }
+        let ticket: KeyCheckTicket
+        switch keyFailures.begin(address: address, room: name, now: loop.now) {
+        case .failure(let wait): return completion(refusal(wait.seconds))
+        case .success(let begun): ticket = begun
+        }
+        let waiting = Unchecked(member)
+        let answer = Unchecked(completion)
+        let hash: @Sendable () -> Void = { [self] in
+            let queued = keyHasher.hash(key ?? "", matching: existing, room: name, from: waiting.value.address, on: loop) { [self] record in
+                guard !waiting.value.left else { return }
+                join(waiting.value, room: name, role: role, key: key, proof: KeyProof(against: existing, record: record, ticket: ticket),
+                     completion: answer.value)
+            }
+            if !queued { answer.value(.failure(ProtocolError(.rateLimited, "server busy checking presenter keys; try again in a moment"))) }
+        }
+        guard let engine, engine.isAvailable, keyFailures.perMinute > 0 else { return hash() }
+        let count = "keys " + address
+        engine.take(count: count, room: name, limit: keyFailures.perMinute, windowMilliseconds: Int(KeyFailureLimits.minute / 1_000_000)) { taken in
+            loop.execute {
+                guard !waiting.value.left else { return }
+                if taken == false {
+                    ticket.settle(failed: false, now: loop.now)
+                    return answer.value(refusal(60))
+                }
+                // A check that does not fail gives its use of the shared count back.
+                if taken == true { ticket.whenNotFailed { engine.giveBack(count: count, room: name) } }
+                hash()
             }
         }
     }

@@ -189,6 +189,24 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         }
     }
 
+    public func take(count: String, room: String, limit: Int, windowMilliseconds: Int, reply: @escaping @Sendable (Bool?) -> Void) {
+        loop.execute { [self] in
+            guard isAvailable else { return reply(nil) }
+            commands.send(["EVAL", Scripts.take, "1", keys(room).hash + ":count:" + count, String(limit), String(windowMilliseconds)]) { answer in
+                switch answer {
+                case .integer(let taken): reply(taken == 1)
+                default: reply(nil)
+                }
+            }
+        }
+    }
+
+    public func giveBack(count: String, room: String) {
+        loop.execute { [self] in
+            commands.send(["EVAL", Scripts.giveBack, "1", keys(room).hash + ":count:" + count])
+        }
+    }
+
     public func presence(room: String, counts: Presence) {
         loop.execute { [self] in
             let k = keys(room)
@@ -368,6 +386,24 @@ enum Scripts {
         redis.call('PEXPIRE', KEYS[1], ARGV[3])
         redis.call('PUBLISH', ARGV[2], ver .. ' ' .. ARGV[1])
         return ver
+        """
+
+    /// KEYS count; ARGV limit, window ms -> 1 if one use was taken, 0 if none is left.
+    /// The window starts at the first use.
+    static let take = """
+        local n = redis.call('INCR', KEYS[1])
+        if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+        if n > tonumber(ARGV[1]) then
+          redis.call('DECR', KEYS[1])
+          return 0
+        end
+        return 1
+        """
+
+    /// KEYS count -> gives one use back (never below 0).
+    static let giveBack = """
+        if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then redis.call('DECR', KEYS[1]) end
+        return 1
         """
 
     /// KEYS nodes, hash; ARGV node, "p f d", wall ms, channel, idle ms

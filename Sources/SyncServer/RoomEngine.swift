@@ -21,6 +21,12 @@ public protocol RoomEngine: AnyObject, Sendable {
     func bindKey(room: String, digest: String, reply: @escaping @Sendable (String?) -> Void)
     /// This node's member counts in a room.
     func presence(room: String, counts: Presence)
+    /// Takes one of `limit` uses of a count every node shares for `windowMilliseconds` (e.g. a
+    /// client's key checks for a room): true if taken, false if none is left, nil when the
+    /// engine cannot say (the node's own count still applies).
+    func take(count: String, room: String, limit: Int, windowMilliseconds: Int, reply: @escaping @Sendable (Bool?) -> Void)
+    /// Gives one use of a shared count back.
+    func giveBack(count: String, room: String)
     /// The hub found a change whose version or seq cannot follow the room's (it fetches the
     /// room again): counted and logged as refused input. Called on the engine's loop.
     func implausible(room: String, detail: String)

@@ -119,3 +119,29 @@ struct HostileRedisTests {
         #expect(!presenter.received.contains { $0.contains(#""type":"welcome""#) })
     }
 }
+
+@Suite("Limits across nodes", .serialized)
+struct ClusterLimitTests {
+    let cluster = ClusterTests()
+
+    /// The answer to a presenter join with `key`: "welcome", "unauthorized" or "limited".
+    func attempt(_ node: ServerProcess, key: String) throws -> String {
+        let connection = try RoomConnection(port: node.port, path: "/rooms/vault?role=presenter&key=\(key)")
+        if connection.status.contains(" 429 ") { return "limited" }
+        guard connection.wait(for: { $0.contains(#""type":"welcome""#) || $0.contains(#""type":"error""#) }) else { return "no answer" }
+        if connection.received.contains(where: { $0.contains(#""type":"welcome""#) }) { return "welcome" }
+        return connection.received.contains { $0.contains("rate_limited") } ? "limited" : "unauthorized"
+    }
+
+    @Test func wrongKeysCountOnEveryNodeTogether() throws {
+        let redis = try RedisServer()
+        let (a, b) = (try cluster.node(redis), try cluster.node(redis))
+        let (owner, _) = try cluster.join(a, "vault", query: "role=presenter&key=right")
+        _ = owner
+        let onA = try (0..<7).map { try attempt(a, key: "wrong\($0)") }
+        let onB = try (0..<7).map { try attempt(b, key: "wrong-b\($0)") }
+        #expect(onA.allSatisfy { $0 == "unauthorized" }, "\(onA)")
+        #expect(onB.filter { $0 == "unauthorized" }.count == 3, "10 a minute over both nodes, not 10 each: \(onB)")
+        #expect(onB.suffix(4).allSatisfy { $0 == "limited" }, "\(onB)")
+    }
+}
