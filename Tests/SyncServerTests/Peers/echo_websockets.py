@@ -2,10 +2,12 @@
 """Exchange text and binary messages of the sizes given with an echo endpoint,
 using the `websockets` library (PyPI), and print one line per message.
 
-usage: echo_websockets.py URL [--deflate] [--sizes 0,125,...]
+usage: echo_websockets.py URL [--deflate] [--sizes 0,125,...] [--random]
+--random sends random (incompressible) bytes as the binary messages.
 Prints 'ok KIND SIZE' per echoed message, 'extensions: ...' once, exits non-zero on any mismatch.
 """
 import asyncio
+import os
 import ssl
 import sys
 
@@ -37,7 +39,7 @@ async def main() -> int:
                 return 1
             print(f"ok text {size}", flush=True)
             data = bytes((i * 7) & 0xFF for i in range(min(size, 4096))) * (size // 4096 + 1)
-            data = data[:size]
+            data = os.urandom(size) if "--random" in sys.argv else data[:size]
             await ws.send(data)
             echoed = await asyncio.wait_for(ws.recv(), 60)
             if echoed != data:
