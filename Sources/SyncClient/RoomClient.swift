@@ -1,6 +1,9 @@
 import ScrollModel
 import Transport
 import WebSocketCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A ScrollSync room connection that stays up: typed messages in and out, reconnect
 /// with exponential backoff and jitter, rotation over several server URLs.
@@ -51,6 +54,8 @@ public final class RoomClient: @unchecked Sendable {
     private let tls: TLSContext?
     // Loop-confined state.
     private var addresses: [SocketAddress?]
+    /// URLs whose host name does not exist (the lookup said so, not that it failed for now).
+    private var unresolvable = Set<Int>()
     private var client: WebSocketClient?
     private var attempt = 0
     private var urlIndex = 0
@@ -92,8 +97,16 @@ public final class RoomClient: @unchecked Sendable {
     private func connect() {
         guard !stopped else { return }
         let url = urls[urlIndex]
-        guard let address = addresses[urlIndex] ?? (try? SocketAddress.resolve(host: url.host, port: url.port)) else {
-            return retry(reason: "cannot resolve \(url.host)")
+        guard let address = addresses[urlIndex] else {
+            // Looked up again off this loop (lookups block); a name that does not exist on any
+            // URL stops the client, one that fails for now is retried.
+            let index = urlIndex
+            let client = UncheckedClient(value: self)
+            pthread_detach(spawnThread {
+                let result = Result { () throws(SystemError) in try SocketAddress.resolve(host: url.host, port: url.port) }
+                client.value.loop.execute { client.value.resolved(result, index: index) }
+            })
+            return
         }
         onEvent(.status(.connecting(url.description)))
         client = WebSocketClient.connect(
@@ -122,7 +135,7 @@ public final class RoomClient: @unchecked Sendable {
                 welcomedAt = nil
                 if stopped {
                     onEvent(.status(.stopped))
-                } else if let refusal = client.refusal, (400..<500).contains(refusal.status), refusal.status != 408, refusal.status != 429 {
+                } else if let refusal = client.refusal, (300..<500).contains(refusal.status), refusal.status != 408, refusal.status != 429 {
                     stopped = true
                     onEvent(.status(.refused(reason: error ?? "HTTP \(refusal.status)")))
                 } else if let permanent = client.permanentFailure {
@@ -149,6 +162,27 @@ public final class RoomClient: @unchecked Sendable {
 
     /// Schedules the next attempt: the backoff for this attempt, or the server's `Retry-After`
     /// when it asked for longer.
+    /// A lookup made off the loop came back: connect, or say why not. When no URL's host
+    /// name exists, retrying cannot help: the client stops with the reason.
+    private func resolved(_ result: Result<SocketAddress, SystemError>, index: Int) {
+        guard !stopped else { return }
+        let host = urls[index].host
+        switch result {
+        case .success(let address):
+            addresses[index] = address
+            connect()
+        case .failure(let error) where error.errno == ENOENT:
+            unresolvable.insert(index)
+            guard unresolvable.count < urls.count else {
+                stopped = true
+                return onEvent(.status(.refused(reason: "host \(host) does not resolve: no such name (check the URL)")))
+            }
+            retry(reason: "host \(host) does not resolve: no such name")
+        case .failure(let error):
+            retry(reason: "cannot look up host \(host) now (\(error.description)); retrying")
+        }
+    }
+
     private func retry(reason: String, atLeast retryAfter: Int? = nil) {
         guard !stopped else { return }
         let backoff = min(options.maxBackoff, options.initialBackoff * Double(1 << min(attempt, 16))) * Double.random(in: 0.5...1)
@@ -158,4 +192,9 @@ public final class RoomClient: @unchecked Sendable {
         onEvent(.status(.waiting(retryIn: delay, reason: reason)))
         loop.schedule(after: UInt64(delay * 1e9)) { [self] in connect() }
     }
+}
+
+/// The client, handed to the thread that looks up its host (it goes back to its loop at once).
+private struct UncheckedClient: @unchecked Sendable {
+    let value: RoomClient
 }

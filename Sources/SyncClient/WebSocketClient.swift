@@ -122,11 +122,19 @@ public final class WebSocketClient: ChannelHandler {
             case .failure(let error):
                 if case .refused(let status, _) = error {
                     // The body (a line saying what was wrong) usually came in the same read.
-                    let message = response.message(in: head[(end + 4)...])
+                    var message = response.message(in: head[(end + 4)...])
+                    if (300..<400).contains(status) {
+                        let location = response.value("Location").map { String($0.prefix(200)) } ?? "no Location given"
+                        message = "the server redirects to \(location); WebSocket clients do not follow redirects: use the URL it names"
+                    }
                     refusal = (status, message, response.value("Retry-After").flatMap { Int($0) })
                     return fail("handshake refused: \(error)" + (message.isEmpty ? "" : ": \(message)"))
                 }
-                fail("handshake refused: \(error)")
+                // A 101 that breaks RFC 6455 (a wrong Sec-WebSocket-Accept, an extension or
+                // subprotocol never offered) comes from something that is not a WebSocket
+                // server this client can talk to: retrying cannot change it.
+                permanentFailure = "not a WebSocket server this client can talk to (\(error))"
+                fail(permanentFailure!)
             case .success(let agreement):
                 let connection = WebSocketConnection(role: .client, limits: limits, deflate: agreement.deflate)
                 phase = .open(connection)

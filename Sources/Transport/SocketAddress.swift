@@ -18,7 +18,10 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &list)
         guard status == 0, let first = list else {
-            throw SystemError(call: "getaddrinfo(\(host)): \(String(cString: gai_strerror(status)))", errno: EINVAL)
+            // ENOENT: the name does not exist (EAI_NONAME, EAI_NODATA = -5, EAI_FAIL: retrying cannot
+            // help); EAGAIN: try again later.
+            let kind = status == EAI_NONAME || status == -5 || status == EAI_FAIL ? ENOENT : status == EAI_AGAIN ? EAGAIN : EINVAL
+            throw SystemError(call: "getaddrinfo(\(host)): \(String(cString: gai_strerror(status)))", errno: kind)
         }
         defer { freeaddrinfo(list) }
         var storage = sockaddr_storage()

@@ -188,6 +188,41 @@ struct ReconnectTests {
         group.shutdown()
     }
 
+    /// Answers that retrying cannot change stop the client with the reason after one
+    /// connection: a 101 that breaks RFC 6455 (a wrong Sec-WebSocket-Accept), a redirect
+    /// (WebSocket clients do not follow them), a 4xx.
+    @Test(arguments: [
+        ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: d3JvbmcgYW5zd2VyIGhlcmU=\r\n\r\n",
+         "not a WebSocket server this client can talk to (wrong Sec-WebSocket-Accept)"),
+        ("HTTP/1.1 301 Moved Permanently\r\nLocation: wss://talks.example/rooms/r\r\nContent-Length: 0\r\n\r\n",
+         "the server redirects to wss://talks.example/rooms/r"),
+        ("HTTP/1.1 404 Not Found\r\nContent-Length: 12\r\n\r\nno such path", "HTTP 404 Not Found: no such path"),
+    ])
+    func answersThatCannotHealStopTheClient(_ answer: String, _ said: String) throws {
+        let server = try ScriptedServer(.raw(answer))
+        let heard = Heard()
+        let (client, group) = try Self.client(port: server.port, heard: heard)
+        #expect(heard.wait { $0.contains { if case .refused(let reason) = $0 { reason.contains(said) } else { false } } }, "\(heard.all)")
+        #expect(heard.waits.isEmpty, "no retry: \(heard.all)")
+        #expect(server.connections.load(ordering: .relaxed) == 1)
+        client.stop()
+        group.shutdown()
+    }
+
+    /// A host name that does not exist says so and stops; it is not "disconnected, reconnecting".
+    @Test func aHostNameThatDoesNotResolveSaysSoAndStops() throws {
+        let group = try EventLoopGroup(count: 1)
+        group.start()
+        let heard = Heard()
+        let url = try #require(WebSocketURL("ws://no-such-host.invalid:8080/rooms/r"))
+        let client = try RoomClient(urls: [url], loop: group.loops[0]) { heard.record($0) }
+        client.start()
+        #expect(heard.wait { $0.contains(.refused(reason: "host no-such-host.invalid does not resolve: no such name (check the URL)")) }, "\(heard.all)")
+        #expect(heard.waits.isEmpty, "\(heard.all)")
+        client.stop()
+        group.shutdown()
+    }
+
     /// 429 with Retry-After: the client waits at least that long.
     @Test func retryAfterIsHonoured() throws {
         let server = try ScriptedServer(.refuse(status: 429, retryAfter: 3))
