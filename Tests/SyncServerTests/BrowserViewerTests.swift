@@ -97,6 +97,8 @@ struct BrowserViewerTests {
         let browser = try Chromium()
         let page = try open(browser, "http://127.0.0.1:\(server.port)/rooms/\(name)?present&key=k", width: 1000, height: 640)
         #expect(page.wait("document.getElementById('ui_role').textContent === 'PRESENTING'"), "the browser drives")
+        let address = try page.evaluate("location.href").string ?? ""
+        #expect(!address.contains("key") && address.contains("?present"), "the key is taken out of the address bar: \(address)")
         for block in ["part-5", "part-2.2", "part-7.4"] {
             _ = try page.evaluate("window.scrollTo(0, document.getElementById(\(Self.js(block))).getBoundingClientRect().top + scrollY - document.getElementById('ui_titlebar').getBoundingClientRect().height + 1)")
             // The block at the top of the browser's view once it has settled (the title bar may shrink).

@@ -326,7 +326,15 @@ enum ViewerAssets {
     }
     ui.present.addEventListener('submit', (event) => { event.preventDefault(); if (ui.key.value) present(ui.key.value); });
     const query = new URLSearchParams(location.search);
-    if (query.has('present') && query.get('key')) present(query.get('key')); else connect();
+    const givenKey = query.get('key');
+    // A key in the address bar would stay on screen, in history and in bookmarks: it is
+    // taken out of the URL as soon as it is read.
+    if (query.has('key')) {
+      query.delete('key');
+      const rest = query.toString();
+      history.replaceState(null, '', location.pathname + (rest ? '?' + rest : '') + location.hash);
+    }
+    if (query.has('present') && givenKey) present(givenKey); else connect();
     window.scrollsync = { state, anchorHere, targetFor, blocks };  // for tests and the curious
     """#
 }
