@@ -40,6 +40,7 @@ extension FuzzTarget {
             if let state = snapshot.state { try checkAccepted(.change(version: 1, .state(state)), limits: limits) }
             if let document = snapshot.document { try checkAccepted(.change(version: 1, .document(document)), limits: limits) }
             if let key = snapshot.keyDigest { try expect(PresenterKey.isValid(key) || key == PresenterKey.unreadable, "key record \(key.prefix(80))") }
+            if let record = snapshot.followKey { try expect(FollowKey.isValid(record) || record == FollowKey.unreadable, "follow key \(record.prefix(80))") }
             try expect(snapshot.driver.map { SessionID($0) != nil } ?? true, "driver \(snapshot.driver!.prefix(40))")
             try expect(snapshot.driverName.map(DisplayName.isValid) ?? true, "driver name of \(snapshot.driverName!.utf8.count) bytes")
             try expect(snapshot.nodes.count <= SharedInput.maxNodes, "\(snapshot.nodes.count) nodes")
@@ -78,6 +79,9 @@ extension FuzzTarget {
                 try expect(name.map(DisplayName.isValid) ?? true, "a driver name of \(name!.utf8.count) bytes")
                 try expect(driver != nil || name == nil, "a name without a driver")
                 encoded = ServerMessage.driver(driver?.description, name: name)
+            case .access(let record):
+                try expect(record.map { FollowKey.isValid($0) || $0 == FollowKey.unreadable } ?? true, "a follow key record that cannot be checked")
+                encoded = SharedChange.access(followKey: record)
             }
             let again = SharedInput.message(Array("1 ".utf8) + encoded, node: "00000000000000ff", limits: limits)
             try expect(again == .success(.change(version: 1, change)), "the server's encoding of an accepted change decodes differently")

@@ -41,6 +41,9 @@ public struct RoomCore: Sendable {
     /// The name another node gave with its driver (a session of that node is not in `names`).
     private var adoptedDriverName: (driver: SessionID, name: String)?
     private var presenterKey: [UInt8]?
+    /// A private room's follow key, as the hub keeps it (a record, not the key); nil: public.
+    public private(set) var followKey: String?
+    public var isPrivate: Bool { followKey != nil }
     /// Its presenter key was lost (a damaged store): no presenter may join, and no key may
     /// be bound, until an operator restores it. Followers still see its last state.
     public private(set) var isLocked = false
@@ -51,8 +54,10 @@ public struct RoomCore: Sendable {
     public init(name: String) { self.name = name }
 
     /// Restores a room (e.g. from a store), without members; its next `seq` is above `seqBase`.
-    public init(name: String, state: ScrollState?, document: SharedDocument?, presenterKey: [UInt8]?, locked: Bool = false, seqBase: Int = 0) {
+    public init(name: String, state: ScrollState?, document: SharedDocument?, presenterKey: [UInt8]?, locked: Bool = false, seqBase: Int = 0,
+                followKey: String? = nil) {
         self.name = name
+        self.followKey = followKey
         self.state = state
         self.document = document
         self.presenterKey = presenterKey
@@ -84,10 +89,22 @@ public struct RoomCore: Sendable {
     /// presenter of a keyless room with no other presenter binds the key it gives.
     /// A presenter that joins while nobody drives takes control.
     /// With `claimsControl` false the caller decides control (a shared hub asks its lease).
+    /// A private room (one with a follow key) takes a follower only with `followKey` equal to
+    /// its follow key (the caller gives records, not keys, as for presenter keys).
+    /// With `authorized`, an application's signed token has already admitted the session in
+    /// its role: no key is asked for.
     public mutating func join(_ id: SessionID, role: Role, name: String?, key: String?, keyRequired: Bool = false,
-                              claimsControl: Bool = true) -> Result<(Welcome, [Broadcast]), ProtocolError> {
+                              claimsControl: Bool = true, followKey: String? = nil,
+                              authorized: Bool = false) -> Result<(Welcome, [Broadcast]), ProtocolError> {
         var broadcasts = [Broadcast]()
-        if role == .presenter {
+        if role == .follower, !authorized, let required = self.followKey {
+            guard let followKey, Self.constantTimeEqual(Array(followKey.utf8), Array(required.utf8)) else {
+                return .failure(ProtocolError(.unauthorized, followKey == nil
+                    ? "room \(self.name) is private: follow it with its follow key (followKey=…)"
+                    : "wrong follow key for room \(self.name)"))
+            }
+        }
+        if role == .presenter && !authorized {
             guard !isLocked else {
                 return .failure(ProtocolError(.unauthorized, "room \(self.name) is locked: its presenter key could not be read back from the server's store; the operator must restore it"))
             }
@@ -199,6 +216,9 @@ public struct RoomCore: Sendable {
     }
 
     public mutating func adopt(document newDocument: SharedDocument) { document = newDocument }
+
+    /// Makes the room private with this follow key record (or public again with nil).
+    public mutating func adopt(followKey record: String?) { followKey = record }
 
     /// Takes the room's key digest as kept elsewhere.
     public mutating func adopt(presenterKey digest: String?) {

@@ -8,6 +8,8 @@ public enum SharedChange: Sendable, Equatable {
     case state(ScrollState)
     case driver(SessionID?, name: String?)
     case document(SharedDocument)
+    /// The room's follow key record (nil: public again). Between nodes only, never to clients.
+    case access(followKey: String?)
 
     /// Decodes and checks one published message, or says what is wrong with it.
     public static func decode(_ bytes: UnsafeRawBufferPointer, limits: ClientMessage.Limits = .init()) throws(ProtocolError) -> SharedChange {
@@ -21,6 +23,13 @@ public enum SharedChange: Sendable, Equatable {
         case "state": return .state(try state(json, limits: limits))
         case "driver": return try driver(json)
         case "document": return .document(try document(json, limits: limits))
+        case "access":
+            guard let value = json["followKey"] else { throw ProtocolError(.badMessage, "access needs \"followKey\"") }
+            if value.isNull { return .access(followKey: nil) }
+            guard let record = value.string, (1...256).contains(record.utf8.count) else {
+                throw ProtocolError(.badMessage, "access \"followKey\" must be a record of 1 to 256 bytes or null")
+            }
+            return .access(followKey: record)
         case let other?: throw ProtocolError(.badMessage, "a node does not publish \"\(other.prefix(32))\" messages")
         case nil: throw ProtocolError(.badMessage, "missing \"type\"")
         }
@@ -95,6 +104,17 @@ public enum SharedChange: Sendable, Equatable {
         }
         // The fingerprint is computed from the text; the published one is not taken.
         return SharedDocument(name: name, format: format, text: text, by: by.description)
+    }
+
+    /// The message a node publishes to make a room private (`access`).
+    public static func access(followKey record: String?) -> [UInt8] {
+        var w = JSONWriter()
+        w.beginObject()
+        w.field("type", "access")
+        w.key("followKey")
+        if let record { w.string(record) } else { w.null() }
+        w.endObject()
+        return w.bytes
     }
 
     /// 16 lowercase hex digits.

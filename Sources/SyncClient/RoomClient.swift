@@ -108,7 +108,7 @@ public final class RoomClient: @unchecked Sendable {
             })
             return
         }
-        onEvent(.status(.connecting(url.description)))
+        onEvent(.status(.connecting(url.redacted)))
         client = WebSocketClient.connect(
             url, address: address, on: loop, tls: tls, protocols: [protocolName], deflate: options.deflate,
             limits: .init(maxFrameSize: 4 << 20, maxMessageSize: 4 << 20)

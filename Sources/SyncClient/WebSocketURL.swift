@@ -133,13 +133,14 @@ public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "\(secure ? "wss" : "ws")://\(hostHeader)\(target)" }
 
-    /// The URL as it may be shown or logged: the value of every `key` query parameter
-    /// (a presenter key) replaced by `***`.
+    /// The URL as it may be shown or logged: the value of every secret query parameter (a
+    /// presenter `key`, a `followKey`, a `token`) replaced by `***`.
     public var redacted: String {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2 else { return description }
         let query = parts[1].split(separator: "&", omittingEmptySubsequences: false).map { pair in
-            pair.hasPrefix("key=") ? "key=***" : String(pair)
+            let name = pair.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+            return ["key", "followKey", "token"].contains(name) ? name + "=***" : String(pair)
         }
         return "\(secure ? "wss" : "ws")://\(hostHeader)\(parts[0])?\(query.joined(separator: "&"))"
     }

@@ -45,8 +45,9 @@ public protocol HTTPEndpoint: Sendable {
     var path: String { get }
     /// Whether this endpoint answers `request` (by default: its path is `path`).
     func matches(_ request: HTTPRequest) -> Bool
-    /// The answer; runs on the connection's event loop and must not block.
-    func respond(to request: HTTPRequest) -> HTTPResponse
+    /// The answer to `request` from `address` (a client group, `AddressGrouping`); runs on the
+    /// connection's event loop and must not block.
+    func respond(to request: HTTPRequest, from address: String) -> HTTPResponse
 }
 
 extension HTTPEndpoint {

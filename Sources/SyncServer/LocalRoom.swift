@@ -18,6 +18,8 @@ final class LocalRoom: @unchecked Sendable {
         case document(version: UInt32, BroadcastFrame)
         /// Anything else that must not be dropped (driver changes).
         case reliable(BroadcastFrame)
+        /// The room became private: its followers are closed (1008) with this reason.
+        case evictFollowers(reason: String)
     }
 
     private struct Mailbox {
@@ -140,6 +142,12 @@ final class LocalRoom: @unchecked Sendable {
                     bytesOut += bytes.count
                     frames += 1
                     member.peer.send(frame: bytes)
+                }
+            case .evictFollowers(let reason):
+                finishPass()
+                // Closing reaches the hub (leave) only later, from the connection: a copy.
+                for member in members where member.role == .follower {
+                    member.peer.close(code: .policyViolation, reason: reason)
                 }
             }
         }

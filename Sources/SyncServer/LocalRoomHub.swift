@@ -154,7 +154,8 @@ public final class LocalRoomHub: RoomHub {
                 var state = stored.state
                 state?.seq = base + 1
                 let core = RoomCore(name: stored.name, state: state, document: stored.document,
-                                    presenterKey: stored.keyDigest.map { Array($0.utf8) }, locked: stored.locked, seqBase: base)
+                                    presenterKey: stored.keyDigest.map { Array($0.utf8) }, locked: stored.locked, seqBase: base,
+                                    followKey: stored.followKey)
                 let room = Room(core: core, loops: loops.count)
                 documentBytes.add(stored.document?.text.utf8.count ?? 0, ordering: .relaxed)
                 room.guarded.withLock { guarded in
@@ -191,13 +192,51 @@ public final class LocalRoomHub: RoomHub {
         public var seq: Int
         public var driving: Bool
         public var document: String?
+        /// The driver's display name, if it gave one.
+        public var driverName: String?
+        /// A follow key is needed to follow it (`GET /rooms` leaves it out).
+        public var isPrivate: Bool
     }
 
-    /// Every room with its member counts and last `seq`, by name.
-    /// The document room `name` shares now, if the room exists and has one.
-    public func document(ofRoom name: String) -> SharedDocument? {
-        guard let room = rooms.withLock({ $0[name] }) else { return nil }
-        return room.guarded.withLock { $0.core.document }
+    /// What `GET /rooms/NAME/document` may answer.
+    public enum DocumentAccess: Sendable {
+        case document(SharedDocument)
+        /// No such room, or no document in it.
+        case none
+        /// The room is private: `followKey` was missing (401) or wrong (403).
+        case refused(status: Int, reason: String)
+    }
+
+    /// The document room `name` shares now, for someone who gives `followKey` (or a token
+    /// that `authorized` them); a private room's only with its follow key.
+    public func document(ofRoom name: String, followKey: String? = nil, authorized: Bool = false, address: String = "") -> DocumentAccess {
+        guard let room = rooms.withLock({ $0[name] }) else { return .none }
+        let (document, required) = room.guarded.withLock { ($0.core.document, $0.core.followKey) }
+        if let required, !authorized {
+            if let refusal = followKeyRefusal(name, required: required, given: followKey, address: address) { return refusal }
+        }
+        return document.map { .document($0) } ?? .none
+    }
+
+    /// Why `given` does not open private room `name` (401 missing, 403 wrong, 429 after too
+    /// many wrong ones from `address`), or nil when it does. Wrong keys count as wrong
+    /// presenter keys do.
+    private func followKeyRefusal(_ name: String, required: String, given: String?, address: String) -> DocumentAccess? {
+        let now = loops.first?.now ?? 0
+        if let retryAfter = keyFailures.retryAfter(address: address, room: name, now: now) {
+            return .refused(status: 429, reason: "too many wrong keys for room \(name) from \(address); try again in \(retryAfter) s")
+        }
+        guard let given, !given.isEmpty else {
+            return .refused(status: 401, reason: "room \(name) is private: follow it with its follow key (followKey=…)")
+        }
+        let record = FollowKey.record(given, matching: required)
+        guard RoomCore.constantTimeEqual(Array(record.utf8), Array(required.utf8)) else {
+            counters.presenterKeyFailures.add(1, ordering: .relaxed)
+            keyFailures.failed(address: address, room: name, now: now)
+            logger.warning("follow key refused", metadata: ["room": "\(name)", "address": "\(address)"])
+            return .refused(status: 403, reason: "wrong follow key for room \(name)")
+        }
+        return nil
     }
 
     public func summaries() -> [RoomSummary] {
@@ -208,12 +247,12 @@ public final class LocalRoomHub: RoomHub {
                 let presence = guarded.presence
                 return RoomSummary(name: name, presenters: presence.presenters, followers: presence.followers,
                                    detached: presence.detached, seq: core.state?.seq ?? 0, driving: core.driver != nil,
-                                   document: core.document?.name)
+                                   document: core.document?.name, driverName: core.driverName, isPrivate: core.isPrivate)
             }
         }.sorted { $0.name < $1.name }
     }
 
-    public func admission(room name: String, role: Role, address: String) -> HTTPResponse? {
+    public func admission(room name: String, role: Role, address: String, followKey: String?, authorized: Bool) -> HTTPResponse? {
         if role == .presenter, let retryAfter = keyFailures.retryAfter(address: address, room: name, now: loops.first?.now ?? 0) {
             return .error(429, "too many wrong presenter keys for room \(name) from \(address); try again in \(retryAfter) s",
                           headers: [("Retry-After", String(retryAfter))])
@@ -228,7 +267,11 @@ public final class LocalRoomHub: RoomHub {
             }
             return nil
         }
-        let members = room.guarded.withLock { $0.core.members.count }
+        let (members, required) = room.guarded.withLock { ($0.core.members.count, $0.core.followKey) }
+        if role == .follower, !authorized, let required,
+           case .refused(let status, let reason)? = followKeyRefusal(name, required: required, given: followKey, address: address) {
+            return .error(status, reason, headers: status == 401 ? [("WWW-Authenticate", "FollowKey")] : [])
+        }
         guard members < options.maxMembersPerRoom else {
             return .error(503, "room \(name) is full (\(options.maxMembersPerRoom) members)", headers: [("Retry-After", "10")])
         }
@@ -377,17 +420,23 @@ public final class LocalRoomHub: RoomHub {
             }
             let hadKey = guarded.core.hasPresenterKey
             let current = guarded.core.presenterKeyText
-            // A presenter's key becomes its record, hashed against the room's current record.
+            // A presenter's key becomes its record, hashed against the room's current record
+            // (not asked of a presenter a signed token admitted).
+            let authorized = member.authorized
             var given = key
-            if role == .presenter, let key, !key.isEmpty, !guarded.core.isLocked {
+            if role == .presenter, !authorized, let key, !key.isEmpty, !guarded.core.isLocked {
                 guard let proof, proof.against == current else { return .hash(against: current) }
                 given = proof.record
             }
+            // A follower's follow key, as a record to compare with the room's (cheap: no PBKDF2).
+            let followRecord = role == .follower ? member.followKey.map { FollowKey.record($0, matching: guarded.core.followKey) } : nil
             switch guarded.core.join(member.id, role: role, name: member.name, key: given, keyRequired: options.requirePresenterKey,
-                                     claimsControl: !shared) {
+                                     claimsControl: !shared, followKey: followRecord, authorized: authorized) {
             case .failure(let error):
                 if error.code == .unauthorized, role == .presenter, hadKey, !guarded.core.isLocked {
                     keyFailed(room: name, address: member.address, ticket: proof?.ticket, now: loop.now)
+                } else if error.code == .unauthorized, role == .follower, member.followKey != nil {
+                    keyFailed(room: name, address: member.address, ticket: nil, now: loop.now)
                 }
                 proof?.ticket.settle(failed: false, now: loop.now)
                 return .done(.failure(error))
@@ -409,6 +458,9 @@ public final class LocalRoomHub: RoomHub {
                         }
                     }
                 }
+                if role == .presenter, let followKey = member.followKey {
+                    setFollowKey(followKey, in: &guarded, room: room, shared: shared)
+                }
                 if shared, role == .presenter, guarded.core.driver == nil, let engine {
                     engine.control(room: name, .claim(session: member.id.description, name: member.name)) { _ in }
                 }
@@ -425,6 +477,24 @@ public final class LocalRoomHub: RoomHub {
                 return .done(.success(welcome))
             }
         }
+    }
+
+    /// A presenter gave a follow key: the room becomes private with it (or takes the new one).
+    /// Followers already in it joined without it: they are closed (1008) and may follow again
+    /// with the key. The same key again changes nothing.
+    private func setFollowKey(_ key: String, in guarded: inout Room.Guarded, room: Room, shared: Bool) {
+        if let current = guarded.core.followKey, FollowKey.record(key, matching: current) == current { return }
+        let record = FollowKey.record(key, matching: nil)
+        guarded.core.adopt(followKey: record)
+        save(&guarded)
+        if shared, let engine { engine.setFollowKey(room: room.name, record: record) }
+        evictFollowers(in: &guarded, room: room)
+    }
+
+    private func evictFollowers(in guarded: inout Room.Guarded, room: Room) {
+        let item = LocalRoom.Item.evictFollowers(reason: "room \(room.name) is now private: follow it again with its follow key (followKey=…)")
+        for case let local? in guarded.locals { local.post(item) }
+        logger.info("room made private", metadata: ["room": "\(room.name)"])
     }
 
     public func receive(_ message: ClientMessage, from member: RoomMember) -> ProtocolError? {
@@ -719,7 +789,7 @@ public final class LocalRoomHub: RoomHub {
         let seq = core.lastSeq
         if seq + Self.seqBlock / 2 > guarded.seqAsked { guarded.seqAsked = seq + Self.seqBlock }
         store.save(StoredRoom(name: core.name, state: core.state, document: core.document, keyDigest: core.presenterKeyText,
-                              locked: core.isLocked, seqCeiling: guarded.seqAsked))
+                              locked: core.isLocked, seqCeiling: guarded.seqAsked, followKey: core.followKey))
     }
 
     private func forgetIdleRooms() {
@@ -775,6 +845,10 @@ extension LocalRoomHub: SharedRoomsDelegate {
         guarded.version = snapshot.version
         var broadcasts = [Broadcast]()
         if let key = snapshot.keyDigest { guarded.core.adopt(presenterKey: key) }
+        if let record = snapshot.followKey, record != guarded.core.followKey {
+            guarded.core.adopt(followKey: record)
+            evictFollowers(in: &guarded, room: room)
+        }
         if let document = snapshot.document, document.fingerprint != guarded.core.document?.fingerprint {
             documentBytes.add(document.text.utf8.count - (guarded.core.document?.text.utf8.count ?? 0), ordering: .relaxed)
             guarded.core.adopt(document: document)
@@ -822,6 +896,11 @@ extension LocalRoomHub: SharedRoomsDelegate {
                 guarded.documentVersion &+= 1
                 item = .document(version: guarded.documentVersion,
                                  BroadcastFrame(text: ServerMessage.document(document), deflater: deflater, replaceable: true))
+            case .access(let record):
+                guard record != guarded.core.followKey else { return false }
+                guarded.core.adopt(followKey: record)
+                if record != nil { evictFollowers(in: &guarded, room: room) }
+                return false
             }
             for case let local? in guarded.locals { local.post(item) }
             return false
@@ -885,6 +964,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
                 local.state = guarded.core.state
                 local.document = guarded.core.document
                 local.keyDigest = guarded.core.presenterKeyText
+                local.followKey = guarded.core.followKey
                 if let driver = guarded.core.driver, guarded.core.members[driver] != nil {
                     local.driver = driver.description
                     local.driverName = guarded.core.names[driver]

@@ -11,7 +11,7 @@ struct HealthEndpoint: HTTPEndpoint {
     let store: (any RoomStore)?
     var path: String { "/healthz" }
 
-    func respond(to request: HTTPRequest) -> HTTPResponse {
+    func respond(to request: HTTPRequest, from address: String) -> HTTPResponse {
         var degraded = false
         var lines = [String]()
         if let engine {
@@ -36,18 +36,14 @@ struct RoomsEndpoint: HTTPEndpoint {
     let adminToken: String?
     var path: String { "/rooms" }
 
-    func respond(to request: HTTPRequest) -> HTTPResponse {
-        if let adminToken {
-            let given = request.value("Authorization").flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil } ?? ""
-            guard RoomCore.constantTimeEqual(Array(given.utf8), Array(adminToken.utf8)) else {
-                return .error(401, "GET /rooms needs Authorization: Bearer <admin token>", headers: [("WWW-Authenticate", "Bearer")])
-            }
-        }
+    func respond(to request: HTTPRequest, from address: String) -> HTTPResponse {
+        if let refusal = AdminToken.refusal(request, token: adminToken) { return refusal }
         var writer = JSONWriter(capacity: 4096)
         writer.beginObject()
         writer.key("rooms")
         writer.beginArray()
-        for room in hub.summaries() {
+        // Private rooms are left out: their names are for those who were given them.
+        for room in hub.summaries() where !room.isPrivate {
             writer.beginObject()
             writer.field("name", room.name)
             writer.field("presenters", room.presenters)
@@ -56,6 +52,8 @@ struct RoomsEndpoint: HTTPEndpoint {
             writer.field("seq", room.seq)
             writer.key("driving")
             writer.bool(room.driving)
+            writer.key("driverName")
+            if let name = room.driverName { writer.string(name) } else { writer.null() }
             writer.key("document")
             if let document = room.document { writer.string(document) } else { writer.null() }
             writer.endObject()
@@ -74,9 +72,11 @@ struct MetricsEndpoint: HTTPEndpoint {
     let engine: RedisRoomEngine?
     let messageBudget: MessageBudget
     let store: (any RoomStore)?
+    let adminToken: String?
     var path: String { "/metrics" }
 
-    func respond(to request: HTTPRequest) -> HTTPResponse {
+    func respond(to request: HTTPRequest, from address: String) -> HTTPResponse {
+        if let refusal = AdminToken.refusal(request, token: adminToken) { return refusal }
         var text = PrometheusText()
         let rooms = hub.counters
         let open = counters.connectionsOpen.load(ordering: .relaxed)
@@ -173,5 +173,17 @@ struct PrometheusText {
         text += "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
         for (bound, cumulative) in buckets { text += "\(name)_bucket{le=\"\(bound)\"} \(cumulative)\n" }
         text += "\(name)_bucket{le=\"+Inf\"} \(count)\n\(name)_sum \(sum)\n\(name)_count \(count)\n"
+    }
+}
+
+/// The operator's bearer token (`admin.token`) on `GET /rooms` and `GET /metrics`.
+enum AdminToken {
+    /// 401 unless the request carries `Authorization: Bearer TOKEN` (compared in constant
+    /// time); nil when it does or no token is set.
+    static func refusal(_ request: HTTPRequest, token: String?) -> HTTPResponse? {
+        guard let token else { return nil }
+        let given = request.value("Authorization").flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil } ?? ""
+        guard !RoomCore.constantTimeEqual(Array(given.utf8), Array(token.utf8)) else { return nil }
+        return .error(401, "GET \(request.path) needs Authorization: Bearer <admin token>", headers: [("WWW-Authenticate", "Bearer")])
     }
 }

@@ -173,6 +173,14 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         }
     }
 
+    public func setFollowKey(room: String, record: String) {
+        loop.execute { [self] in
+            let k = keys(room)
+            commands.send(["EVAL", Scripts.access, "1", k.hash].map { Array($0.utf8) }
+                          + [Array(record.utf8), SharedChange.access(followKey: record), Array(k.channel.utf8), Array(String(roomIdleMilliseconds).utf8)])
+        }
+    }
+
     public func bindKey(room: String, digest: String, reply: @escaping @Sendable (String?) -> Void) {
         loop.execute { [self] in
             let k = keys(room)
@@ -226,7 +234,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
             commands.send(["EVAL", Scripts.reconcile, "3", k.hash, k.lease, k.nodes, local.driver ?? "", local.driverName ?? "",
                            String(local.state?.seq ?? 0)].map { Array($0.utf8) }
                           + [suffix, Array(k.channel.utf8), Array(String(leaseMilliseconds).utf8), Array(String(roomIdleMilliseconds).utf8),
-                             driverMessage, document, Array((local.keyDigest ?? "").utf8)]) { [self] answer in
+                             driverMessage, document, Array((local.keyDigest ?? "").utf8), Array((local.followKey ?? "").utf8)]) { [self] answer in
                 answered(room, answer, reply)
             }
         }
@@ -379,6 +387,15 @@ enum Scripts {
         return 1
         """
 
+    /// KEYS hash; ARGV follow key record, access message, channel, idle ms
+    static let access = """
+        redis.call('HSET', KEYS[1], 'fkey', ARGV[1])
+        local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+        redis.call('PEXPIRE', KEYS[1], ARGV[4])
+        redis.call('PUBLISH', ARGV[3], ver .. ' ' .. ARGV[2])
+        return ver
+        """
+
     /// KEYS hash; ARGV document message, channel, idle ms
     static let document = """
         redis.call('HSET', KEYS[1], 'doc', ARGV[1])
@@ -421,7 +438,7 @@ enum Scripts {
 
     /// After an outage. KEYS hash, lease, nodes; ARGV local driver, its name, local seq,
     /// local state suffix, channel, lease ms, idle ms, driver message, document message,
-    /// presenter key digest (kept only if the room has none).
+    /// presenter key digest (kept only if the room has none), follow key record (the same).
     /// The local driver keeps control if the lease is free or its own; its state then goes
     /// out again with a `seq` above every node's. A node that got further alone raises `seq`
     /// the same way, with the shared state, so no follower is left ahead of it.
@@ -446,6 +463,7 @@ enum Scripts {
           redis.call('HSET', KEYS[1], 'doc', ARGV[9])
         end
         if ARGV[10] ~= '' then redis.call('HSETNX', KEYS[1], 'key', ARGV[10]) end
+        if ARGV[11] ~= '' then redis.call('HSETNX', KEYS[1], 'fkey', ARGV[11]) end
         local suffix = false
         if mine and ARGV[4] ~= '' then
           suffix = ARGV[4]

@@ -4,9 +4,14 @@ import Transport
 import WebSocketCore
 
 /// `GET /rooms/{name}`: the ScrollSync protocol (Protocol/PROTOCOL.md).
-/// Query: `role=presenter|follower` (default follower), `key=…`, `name=…`.
+/// Query: `role=presenter|follower` (default follower), `key=…`, `name=…`, `followKey=…`,
+/// `token=…` (or `Authorization: Bearer TOKEN`).
 public struct RoomEndpoint: WebSocketEndpoint {
     public let limits: WebSocketConnection.Limits
+    /// Checks applications' signed tokens (`auth.secret`); nil: tokens are not accepted.
+    var tokens: TokenVerifier?
+    /// Every room connection needs a token (`auth.required`).
+    var tokenRequired = false
     /// The hub, message limits, scroll rate and counters: what every member of this endpoint
     /// shares (one object, not a copy per connection).
     private let shared: RoomMember.Shared
@@ -64,9 +69,44 @@ public struct RoomEndpoint: WebSocketEndpoint {
         case "presenter": role = .presenter
         case let other?: return .failure(HTTPError(.error(400, "role must be presenter or follower, not \(other.prefix(32))")))
         }
-        if let refusal = hub.admission(room: name, role: role, address: address) { return .failure(HTTPError(refusal)) }
-        let displayName = query["name"].map { String($0.prefix(64)) }
-        return .success(RoomMember(shared: shared, room: name, role: role, name: displayName, key: query["key"], address: address, now: loop.now))
+        var displayName = query["name"].map { DisplayName.clipped($0[...]) }
+        var authorized = false
+        switch authorize(request, query: query, room: name, role: role) {
+        case .failure(let refusal): return .failure(refusal)
+        case .success(let claims?):
+            authorized = true
+            if let name = claims.name { displayName = name }
+        case .success(nil): break
+        }
+        let followKey = query["followKey"].flatMap { $0.isEmpty ? nil : $0 }
+        if let refusal = hub.admission(room: name, role: role, address: address, followKey: followKey, authorized: authorized) {
+            return .failure(HTTPError(refusal))
+        }
+        return .success(RoomMember(shared: shared, room: name, role: role, name: displayName, key: query["key"], address: address, now: loop.now,
+                                   followKey: followKey, authorized: authorized))
+    }
+
+    /// The claims of the request's token (`token=` or `Authorization: Bearer`), nil when it
+    /// gives none and none is required, or the refusal: 401 for no token or an invalid one,
+    /// 403 for a valid token for another room or a lesser role.
+    func authorize(_ request: HTTPRequest, query: Query, room: String, role: Role) -> Result<TokenClaims?, HTTPError> {
+        let bearer = request.value("Authorization").flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+        guard let token = query["token"] ?? bearer, !token.isEmpty else {
+            guard !tokenRequired else {
+                return .failure(HTTPError(.error(401, "this server admits room connections only with a signed token (token=… or Authorization: Bearer)",
+                                                 headers: [("WWW-Authenticate", "Bearer")])))
+            }
+            return .success(nil)
+        }
+        guard let tokens else { return .failure(HTTPError(.error(401, "this server does not accept tokens (it has no auth.secret)"))) }
+        switch tokens.verify(token, now: wallMilliseconds() / 1000) {
+        case .failure(let error):
+            return .failure(HTTPError(.error(error.status, error.message, headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])))
+        case .success(let claims):
+            guard claims.covers(room: room) else { return .failure(HTTPError(.error(403, "the token is for room \(claims.room), not \(room)"))) }
+            guard claims.allows(role) else { return .failure(HTTPError(.error(403, "the token lets its holder follow room \(room), not present it"))) }
+            return .success(claims)
+        }
     }
 
     /// 1–64 of `A–Z a–z 0–9 . _ -`, but not `.` or `..`, which browsers rewrite out of a path.

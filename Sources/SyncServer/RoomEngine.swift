@@ -17,6 +17,8 @@ public protocol RoomEngine: AnyObject, Sendable {
     func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void)
     /// Publishes a `document` message (its JSON text).
     func share(document message: [UInt8], room: String, done: @escaping @Sendable (EngineResult) -> Void)
+    /// Makes the room private with this follow key record, on every node.
+    func setFollowKey(room: String, record: String)
     /// Keeps a presenter key digest unless the room has one; answers the one it keeps.
     func bindKey(room: String, digest: String, reply: @escaping @Sendable (String?) -> Void)
     /// This node's member counts in a room.
@@ -51,6 +53,8 @@ public struct RoomSnapshot: Sendable, Equatable {
     public var state: ScrollState?
     public var document: SharedDocument?
     public var keyDigest: String?
+    /// A private room's follow key record.
+    public var followKey: String?
     public var driver: String?
     public var driverName: String?
     /// Member counts by node (other nodes only, for a snapshot from the engine).

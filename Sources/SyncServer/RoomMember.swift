@@ -49,6 +49,11 @@ public final class RoomMember: WebSocketSession {
         /// The presenter key it gave, until its join uses it.
         var key: String?
         var name: String?
+        /// The follow key it gave (a follower's to a private room; a presenter's to make its
+        /// room private), until its join uses it.
+        var followKey: String?
+        /// An application's signed token admitted it in its role (no key is asked for).
+        var authorized = false
         /// What it sent before its welcome, kept for after it.
         var waiting: [[UInt8]] = []
         /// A presenter's scrolls and documents over their rates (nil: not limited).
@@ -72,6 +77,7 @@ public final class RoomMember: WebSocketSession {
         func joined() -> Bool {
             key = nil
             name = nil
+            followKey = nil
             waiting = []
             return scrollGate == nil && documentGate == nil && inbound == nil
         }
@@ -105,16 +111,25 @@ public final class RoomMember: WebSocketSession {
     /// It left (disconnected), perhaps while its join waited.
     var left = false
 
-    init(shared: Shared, room: String, role: Role, name: String?, key: String?, address: String, now: UInt64) {
+    init(shared: Shared, room: String, role: Role, name: String?, key: String?, address: String, now: UInt64,
+         followKey: String? = nil, authorized: Bool = false) {
         self.shared = shared
         self.role = role
         let presenter = role == .presenter
         extras = Extras(room: room, key: key, name: name, scrollGate: presenter ? shared.scrollLimit.map { RateGate($0, now: now) } : nil,
                         documentGate: presenter ? shared.documentLimit.map { RateGate($0, now: now) } : nil, address: address)
+        extras?.followKey = followKey
+        extras?.authorized = authorized
     }
 
     /// The display name it gave, while it joins (its room keeps it after that).
     var name: String? { extras?.name }
+
+    /// The follow key it gave, while it joins.
+    var followKey: String? { extras?.followKey }
+
+    /// Whether a signed token admitted it (while it joins).
+    var authorized: Bool { extras?.authorized ?? false }
 
     /// The client's address, while it joins.
     var address: String { extras?.address ?? peer?.channel.peerAddress ?? "" }

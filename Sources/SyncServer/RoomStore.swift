@@ -21,9 +21,14 @@ public struct StoredRoom: Sendable, Equatable {
     /// The highest `seq` the room may use before the store has written a higher one: a
     /// restarted room continues above it, so `seq` never goes back across a crash.
     public var seqCeiling = 0
+    /// A private room's follow key record (`FollowKey.unreadable` when it could not be read
+    /// back: the room stays private).
+    public var followKey: String?
 
-    public init(name: String, state: ScrollState?, document: SharedDocument?, keyDigest: String?, locked: Bool = false, seqCeiling: Int = 0) {
+    public init(name: String, state: ScrollState?, document: SharedDocument?, keyDigest: String?, locked: Bool = false, seqCeiling: Int = 0,
+                followKey: String? = nil) {
         self.name = name
+        self.followKey = followKey
         self.state = state
         self.document = document
         self.keyDigest = keyDigest
@@ -105,6 +110,7 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
         /// What is on disk per room: documents and keys are rewritten only when they change.
         var writtenDocuments: [String: String] = [:]
         var writtenKeys: [String: String] = [:]
+        var writtenFollowKeys: [String: String] = [:]
         var health = StoreHealth()
     }
 
@@ -170,6 +176,9 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
         }
     }
 
+    /// A room's files: its state, document, presenter key record and follow key record.
+    static let suffixes = [".state", ".document", ".key", ".follow"]
+
     // MARK: Reading
 
     public func loadAll(within budget: RestoreBudget) throws(StoreError) -> [StoredRoom] {
@@ -177,7 +186,7 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
         var changed = [String: Int]()
         while let entry = readdir(dir) {
             let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            for suffix in [".state", ".document", ".key"] where file.hasSuffix(suffix) {
+            for suffix in Self.suffixes where file.hasSuffix(suffix) {
                 let name = String(file.dropLast(suffix.count))
                 guard RoomEndpoint.isValidRoomName(name) else { continue }
                 changed[name] = max(changed[name] ?? 0, modified("\(directory)/\(file)"))
@@ -198,6 +207,7 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
             queue.withLock {
                 $0.writtenDocuments[name] = room.document?.fingerprint
                 $0.writtenKeys[name] = room.keyDigest
+                $0.writtenFollowKeys[name] = room.followKey
             }
             rooms.append(room)
         }
@@ -217,7 +227,7 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
 
     /// Deletes a room's files now (at start-up, before the writer runs).
     private func forget(_ name: String) {
-        for suffix in [".state", ".document", ".key"] { unlink("\(directory)/\(name)\(suffix)") }
+        for suffix in Self.suffixes { unlink("\(directory)/\(name)\(suffix)") }
     }
 
     /// One room from its files. A damaged file is logged and counted, never silently
@@ -225,6 +235,7 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
     private func restore(_ name: String, limits: ClientMessage.Limits) -> StoredRoom {
         var room = StoredRoom(name: name, state: nil, document: nil, keyDigest: nil)
         var keyed = false
+        var followKeyed = false
         func damaged(_ file: String, _ why: String) {
             queue.withLock { $0.health.damagedFiles += 1 }
             logger.error("stored file damaged", metadata: ["file": "\(directory)/\(file)", "reason": "\(why)"])
@@ -241,11 +252,24 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
                 keyed = true
             }
         }
+        switch read("\(name).follow") {
+        case nil: break
+        case .failure(let error): damaged("\(name).follow", error.description); followKeyed = true
+        case .success(let contents):
+            let record = String(decoding: contents.payload, as: UTF8.self)
+            if FollowKey.isValid(record) {
+                room.followKey = record
+            } else {
+                damaged("\(name).follow", "not a follow key record")
+                followKeyed = true
+            }
+        }
         switch read("\(name).state") {
         case nil: break
         case .failure(let error): damaged("\(name).state", error.description)
         case .success(let contents):
             keyed = keyed || contents.keyed
+            followKeyed = followKeyed || contents.followKeyed
             room.seqCeiling = contents.ceiling
             if contents.payload.isEmpty {
                 break  // a ceiling reserved before the room's first state
@@ -263,12 +287,19 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
         case .failure(let error): damaged("\(name).document", error.description)
         case .success(let contents):
             keyed = keyed || contents.keyed
+            followKeyed = followKeyed || contents.followKeyed
             // The fingerprint is computed from the text, the size held to the limit.
             switch Result(catching: { () throws(ProtocolError) in try SharedChange.decode(contents.payload, limits: limits) }) {
             case .success(.document(let document)): room.document = document
             case .success: damaged("\(name).document", "not a document message")
             case .failure(let error): damaged("\(name).document", error.message)
             }
+        }
+        if followKeyed && room.followKey == nil {
+            room.followKey = FollowKey.unreadable
+            logger.error("room restored private to presenters only: its follow key could not be read", metadata: [
+                "room": "\(name)", "fix": "restore \(directory)/\(name).follow from a backup, or let a presenter set a new follow key",
+            ])
         }
         if keyed && room.keyDigest == nil {
             room.locked = true
@@ -375,32 +406,42 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
 
     /// Writes a room's files, the key first; returns why it failed, or nil.
     private func write(_ room: StoredRoom) -> String? {
-        let (document, key) = queue.withLock { ($0.writtenDocuments[room.name], $0.writtenKeys[room.name]) }
+        let (document, key, followKey) = queue.withLock {
+            ($0.writtenDocuments[room.name], $0.writtenKeys[room.name], $0.writtenFollowKeys[room.name])
+        }
         let keyed = room.keyDigest != nil || room.locked
+        let followKeyed = room.followKey != nil
         if let digest = room.keyDigest, digest != key {
-            if let error = replace("\(room.name).key", StoreFile.encode(Array(digest.utf8), keyed: true)) { return error }
+            if let error = replace("\(room.name).key", StoreFile.encode(Array(digest.utf8), keyed: true, followKeyed: followKeyed)) { return error }
             queue.withLock { $0.writtenKeys[room.name] = digest }
         }
+        if let record = room.followKey, record != followKey {
+            if let error = replace("\(room.name).follow", StoreFile.encode(Array(record.utf8), keyed: keyed, followKeyed: true)) { return error }
+            queue.withLock { $0.writtenFollowKeys[room.name] = record }
+        }
         if let shared = room.document, shared.fingerprint != document {
-            if let error = replace("\(room.name).document", StoreFile.encode(ServerMessage.document(shared), keyed: keyed)) { return error }
+            if let error = replace("\(room.name).document", StoreFile.encode(ServerMessage.document(shared), keyed: keyed, followKeyed: followKeyed)) { return error }
             queue.withLock { $0.writtenDocuments[room.name] = shared.fingerprint }
         }
         if room.state != nil || room.seqCeiling > 0 {
             // Before the room's first state the file holds only the ceiling (no payload).
             let payload = room.state.map { ServerMessage.state($0) } ?? []
-            if let error = replace("\(room.name).state", StoreFile.encode(payload, keyed: keyed, ceiling: room.seqCeiling)) { return error }
+            if let error = replace("\(room.name).state", StoreFile.encode(payload, keyed: keyed, followKeyed: followKeyed, ceiling: room.seqCeiling)) {
+                return error
+            }
             written?(room.name, room.seqCeiling)
         }
         return nil
     }
 
     private func erase(_ name: String) -> String? {
-        for suffix in [".state", ".document", ".key"] where unlink("\(directory)/\(name)\(suffix)") != 0 && errno != ENOENT {
+        for suffix in Self.suffixes where unlink("\(directory)/\(name)\(suffix)") != 0 && errno != ENOENT {
             return "cannot remove \(name)\(suffix): \(String(cString: strerror(errno)))"
         }
         queue.withLock {
             $0.writtenDocuments[name] = nil
             $0.writtenKeys[name] = nil
+            $0.writtenFollowKeys[name] = nil
         }
         return nil
     }

@@ -49,14 +49,14 @@ final class Router: Sendable {
 
     /// The answer to a plain HTTP request for one of the HTTP endpoints, or nil when the
     /// request is for something else. HEAD gets GET's head without the body (RFC 9110 §9.3.2).
-    func respond(to request: HTTPRequest) -> HTTPResponse? {
+    func respond(to request: HTTPRequest, from address: String) -> HTTPResponse? {
         let path = request.path
         guard let endpoint = httpEndpoints.first(where: { $0.matches(request) }) else { return nil }
         guard request.method == "GET" || request.method == "HEAD" else {
             return .error(405, "\(path) answers GET and HEAD only", headers: [("Allow", "GET, HEAD")])
         }
         guard !request.hasContent else { return .error(400, "\(path) takes no request content") }
-        var response = endpoint.respond(to: request)
+        var response = endpoint.respond(to: request, from: grouping.group(address))
         response.headers.append(("Connection", "close"))
         response.omitsBody = request.method == "HEAD"
         return response

@@ -70,19 +70,21 @@ public final class Server: Sendable {
         let counters = counters
         let messageBudget = MessageBudget(limit: configuration.limits.unfinishedMessageBytes)
         Self.mapLargeBuffers()
-        var endpoints: [any WebSocketEndpoint] = [
-            RoomEndpoint(hub: hub, limits: configuration.roomLimits, messageLimits: messageLimits,
-                         scrollRate: configuration.limits.scrollRate, scrollBurst: configuration.limits.scrollBurst,
-                         documentsPerMinute: configuration.limits.documentsPerMinute, documentBurst: configuration.limits.documentBurst,
-                         messagesPerSecond: configuration.limits.inboundMessages.rate, messageBurst: configuration.limits.inboundMessages.burst,
-                         counters: counters),
-        ]
+        var rooms = RoomEndpoint(hub: hub, limits: configuration.roomLimits, messageLimits: messageLimits,
+                                 scrollRate: configuration.limits.scrollRate, scrollBurst: configuration.limits.scrollBurst,
+                                 documentsPerMinute: configuration.limits.documentsPerMinute, documentBurst: configuration.limits.documentBurst,
+                                 messagesPerSecond: configuration.limits.inboundMessages.rate, messageBurst: configuration.limits.inboundMessages.burst,
+                                 counters: counters)
+        rooms.tokens = configuration.authSecret.map(TokenVerifier.init(secret:))
+        rooms.tokenRequired = configuration.authRequired
+        var endpoints: [any WebSocketEndpoint] = [rooms]
         if configuration.echoEnabled { endpoints.append(EchoEndpoint(limits: configuration.echoLimits)) }
         let httpEndpoints: [any HTTPEndpoint] = [
             HealthEndpoint(engine: engine, store: store),
-            MetricsEndpoint(counters: counters, hub: hub, loops: group.loops, engine: engine, messageBudget: messageBudget, store: store),
+            MetricsEndpoint(counters: counters, hub: hub, loops: group.loops, engine: engine, messageBudget: messageBudget, store: store,
+                            adminToken: configuration.adminToken),
             RoomsEndpoint(hub: hub, adminToken: configuration.adminToken),
-            ViewerEndpoint(hub: hub),
+            ViewerEndpoint(hub: hub, rooms: rooms),
         ]
         let router = Router(configuration: configuration, endpoints: endpoints, httpEndpoints: httpEndpoints, loops: group.loops.count,
                             counters: counters, messageBudget: messageBudget, logger: logger)

@@ -38,8 +38,13 @@ public struct ServerConfiguration: Sendable {
     /// Browser `Origin` values allowed to connect besides pages of this server (same origin);
     /// `*` allows any. Clients that send no `Origin` (terminals, scripts) are always accepted.
     public var allowedOrigins: [String] = []
-    /// Bearer token for `GET /rooms`; nil leaves it open (the server binds loopback by default).
+    /// Bearer token for `GET /rooms` and `GET /metrics`; nil leaves them open (the server binds
+    /// loopback by default).
     public var adminToken: String?
+    /// The secret applications sign room tokens with (HS256); nil: tokens are not accepted.
+    public var authSecret: String?
+    /// Every room connection needs a signed token.
+    public var authRequired = false
     /// permessage-deflate policy.
     public var deflate = PerMessageDeflate.ServerPolicy()
     /// Rooms: presenter keys, idle expiry, conflation.

@@ -71,7 +71,9 @@ public enum Settings {
         int("limits.ipv6PrefixLength", \.limits.ipv6PrefixLength, 1...128, "Per-address limits count IPv6 clients by this prefix length (one subscriber's network)."),
         int("limits.scrollBurst", \.limits.scrollBurst, 1...1_000_000, "Scrolls a presenter may send at once before the rate applies."),
         stringList("origins", \.allowedOrigins, "Browser Origin values allowed to connect besides this server's own pages (same origin); \"*\" allows any. Clients without Origin are accepted."),
-        optionalString("admin.token", \.adminToken, "Bearer token for GET /rooms; null leaves it open.", secret: true),
+        optionalString("admin.token", \.adminToken, "Bearer token for GET /rooms and GET /metrics; null leaves them open.", secret: true),
+        optionalString("auth.secret", \.authSecret, "Secret of the HS256 tokens applications sign for room connections (at least 32 characters); null accepts no tokens.", secret: true),
+        bool("auth.required", \.authRequired, "Every room connection needs a signed token (token=… or Authorization: Bearer)."),
         bool("rooms.requireKeys", \.rooms.requirePresenterKey, "Presenters must give a key to create or join a room."),
         int("rooms.idleSeconds", \.rooms.roomIdleSeconds, 1...31_536_000, "Seconds an empty room keeps its state before it is forgotten."),
         int("rooms.undrivenIdleSeconds", \.rooms.undrivenIdleSeconds, 1...31_536_000, "Seconds an empty room that was never driven is kept."),
@@ -186,6 +188,17 @@ public enum Settings {
         }
         if let url = configuration.redisURL {
             do { _ = try RedisEndpoint(url: url) } catch { throw ConfigurationError("redis.url: \(error)") }
+        }
+        if let secret = configuration.authSecret, secret.utf8.count < 32 {
+            throw ConfigurationError("auth.secret: at least 32 characters (an HMAC-SHA256 key should be as strong as its hash; e.g. openssl rand -hex 32)")
+        }
+        if configuration.authRequired && configuration.authSecret == nil {
+            throw ConfigurationError("auth.required needs auth.secret: nobody could sign a token the server accepts")
+        }
+        for (key, value) in [("admin.token", configuration.adminToken), ("auth.secret", configuration.authSecret)] {
+            if let value, value.lowercased().contains("replace-with") {
+                throw ConfigurationError("\(key): replace the example's placeholder with a secret of your own (e.g. openssl rand -hex 32)")
+            }
         }
     }
 

@@ -55,7 +55,10 @@ public enum SharedInput {
             return .failure(Refusal(reason: .malformed, detail: "the version must be an integer from 1 to 2^53"))
         }
         do throws(ProtocolError) {
-            return .success(.change(version: version, try SharedChange.decode(Array(payload[(space + 1)...]), limits: limits)))
+            var change = try SharedChange.decode(Array(payload[(space + 1)...]), limits: limits)
+            // A follow key record that cannot be read keeps the room private, never opens it.
+            if case .access(let record?) = change, !FollowKey.isValid(record) { change = .access(followKey: FollowKey.unreadable) }
+            return .success(.change(version: version, change))
         } catch {
             return .failure(Refusal(reason: .invalid, detail: error.message))
         }
@@ -88,6 +91,13 @@ public enum SharedInput {
             if PresenterKey.isValid(digest) { snapshot.keyDigest = digest } else {
                 snapshot.keyDigest = PresenterKey.unreadable
                 refused.append("key")
+            }
+        }
+        if let text = hash["fkey"], !text.isEmpty {
+            let record = String(decoding: text, as: UTF8.self)
+            if FollowKey.isValid(record) { snapshot.followKey = record } else {
+                snapshot.followKey = FollowKey.unreadable
+                refused.append("fkey")
             }
         }
         if let holder = leaseHolder, !holder.isEmpty {

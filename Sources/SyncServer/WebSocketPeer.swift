@@ -137,7 +137,7 @@ public final class WebSocketPeer: ChannelHandler {
             case .complete(let request, let remainder):
                 if let overLimit = handshake.overLimit {
                     refuse(overLimit, request: request)
-                } else if let response = router.respond(to: request) {
+                } else if let response = router.respond(to: request, from: channel.peerAddress) {
                     refuse(response, request: request)
                 } else {
                     upgrade(request, remainder: remainder)

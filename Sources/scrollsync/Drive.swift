@@ -53,7 +53,7 @@ struct Drive: ParsableCommand {
         } catch {
             fail("\(error)")
         }
-        let (roomURL, _) = try roomURL(url, query: [("role", "presenter"), ("key", key), ("name", name)])
+        let (roomURL, _) = try roomURL(url, query: [("role", "presenter"), ("key", key), ("name", name)] + connection.access)
         let group = try EventLoopGroup(count: 1)
         group.start()
         defer { group.shutdown() }

@@ -9,6 +9,6 @@ struct ScrollSync: ParsableCommand {
         commandName: "scrollsync",
         abstract: "Live-synchronized scrolling over WebSocket.",
         version: scrollSyncVersion,
-        subcommands: [Serve.self, Config.self, Present.self, Follow.self, Drive.self, Load.self]
+        subcommands: [Serve.self, Config.self, Present.self, Follow.self, Drive.self, Load.self, Token.self]
     )
 }

@@ -19,6 +19,15 @@ struct ConnectionOptions: ParsableArguments {
     @Flag(help: "Do not offer permessage-deflate.")
     var noCompress = false
 
+    @Option(help: "A private room's follow key. Followers need it; a presenter who gives it makes the room private with it.")
+    var followKey: String?
+
+    @Option(help: "A signed token from the application that hosts the room (scrollsync token); it admits you in its role without a key.")
+    var token: String?
+
+    /// The query parameters that carry the access options.
+    var access: [(String, String?)] { [("followKey", followKey), ("token", token)] }
+
     var clientOptions: RoomClient.Options {
         var options = RoomClient.Options()
         options.verifyTLS = !insecure
@@ -146,7 +155,7 @@ struct Present: ParsableCommand {
 
     func run() throws {
         let document = try readDocument(file)
-        let query = [("role", "presenter"), ("key", key), ("name", name)]
+        let query = [("role", "presenter"), ("key", key), ("name", name)] + connection.access
         let others = try also.map { try roomURL($0, query: query).0 }
         let (primary, room) = try roomURL(url, query: query)
         guard Terminal.isInteractive else { throw CommandFailure("present needs a terminal") }
@@ -182,7 +191,7 @@ struct Follow: ParsableCommand {
     }
 
     func run() throws {
-        let parsed = try urls.map { try roomURL($0, query: [("role", "follower"), ("name", name)]) }
+        let parsed = try urls.map { try roomURL($0, query: [("role", "follower"), ("name", name)] + connection.access) }
         let local = try doc.map(readDocument).map { Document(text: $0.text, format: $0.format, name: $0.name) }  // a bad --doc fails either way
         if json || !Terminal.isInteractive {
             try printStates(urls: parsed.map(\.0))

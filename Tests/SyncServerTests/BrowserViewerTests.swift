@@ -152,3 +152,34 @@ struct BrowserViewerTests {
         #expect(page.wait(Self.visible("title.10")), "and goes to the presenter's block")
     }
 }
+
+extension BrowserViewerTests {
+    /// A private room's page asks for the follow key (the socket's 401 is not visible to a
+    /// page), then follows with it; the key never stays in the address bar.
+    @Test func aPrivateRoomsPageAsksForTheFollowKeyThenFollows() throws {
+        let server = try ServerProcess()
+        let name = "private-\(UUID().uuidString.prefix(6))"
+        let presenter = try RoomConnection(port: server.port, path: "/rooms/\(name)?role=presenter&key=k&followKey=fk-browser-1")
+        #expect(presenter.wait { $0.contains(#""type":"welcome""#) })
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("type", "document")
+        writer.field("name", "guide.md")
+        writer.field("format", "markdown")
+        writer.field("text", FollowAcrossWidthsTests.document)
+        writer.endObject()
+        presenter.send(String(decoding: writer.bytes, as: UTF8.self))
+        #expect(presenter.wait { $0.contains(#""type":"document""#) })
+        let browser = try Chromium()
+        let page = try browser.page(width: 1000, height: 700)
+        try page.call("Page.navigate", #"{"url":\#(Self.js("http://127.0.0.1:\(server.port)/rooms/\(name)"))}"#)
+        #expect(page.wait("!document.getElementById('ui_private').hidden"), "the page asks for the follow key")
+        #expect(try page.evaluate("document.querySelectorAll('main .block').length").double == 0, "and shows nothing of the room")
+        _ = try page.evaluate("document.getElementById('ui_followkey').value = 'wrong'; document.getElementById('ui_private').requestSubmit()")
+        #expect(page.wait("document.getElementById('ui_privatewhy').textContent === 'Wrong follow key.'"))
+        _ = try page.evaluate("document.getElementById('ui_followkey').value = 'fk-browser-1'; document.getElementById('ui_private').requestSubmit()")
+        #expect(page.wait(Self.rendered, timeout: 15), "with the key the document renders")
+        #expect(page.wait("document.getElementById('ui_link').textContent === '● live'"), "and the page follows the room")
+        #expect(presenter.wait { $0.contains(#""followers":1"#) })
+    }
+}

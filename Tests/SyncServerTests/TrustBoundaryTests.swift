@@ -184,6 +184,7 @@ struct RestoreWithinLimitsTests {
             server.shutdown()
         }
         let (again, loop) = try InProcessRoomTests.server { $0.dataDirectory = directory; $0.limits.rooms = 4 }
+        defer { again.shutdown() }
         #expect(again.hub.roomNames.sorted() == ["old-6", "old-7"], "half the room limit, most recently changed first")
         #expect(!FileManager.default.fileExists(atPath: directory + "/old-0.state"), "rooms over the budget are forgotten")
         let follower = try InProcessClient(again, loop: loop, path: "/rooms/old-7")

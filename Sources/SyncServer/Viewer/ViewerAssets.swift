@@ -30,7 +30,8 @@ enum ViewerAssets {
         <span id="ui_driver"></span>
         <span id="ui_followers"></span>
         <button id="ui_follow" type="button" hidden>Follow again (f)</button>
-        <form id="ui_present"><label>Presenter key <input id="ui_key" type="password" autocomplete="off" required></label> <button type="submit">Present</button></form>
+        <form id="ui_present"><label>Presenter key <input id="ui_key" type="password" autocomplete="off" required></label> <label>Follow key (makes it private) <input id="ui_newfollowkey" type="password" autocomplete="off"></label> <button type="submit">Present</button></form>
+        <form id="ui_private" hidden><span id="ui_privatewhy"></span> <label>Follow key <input id="ui_followkey" type="password" autocomplete="off" required></label> <button type="submit">Follow</button></form>
         </footer>
         </body>
         </html>
@@ -85,11 +86,12 @@ enum ViewerAssets {
     /** The element of block `id`, inside the document only. */
     const blockElement = (id) => main.querySelector(`[id="${CSS.escape(id)}"]`);
     const ui = { role: $('role'), link: $('link'), place: $('place'), driver: $('driver'), followers: $('followers'),
-                 follow: $('follow'), present: $('present'), key: $('key'), section: $('section'), titlebar: $('titlebar') };
+                 follow: $('follow'), present: $('present'), key: $('key'), section: $('section'), titlebar: $('titlebar'),
+                 privateForm: $('private'), privateWhy: $('privatewhy'), followKey: $('followkey'), newFollowKey: $('newfollowkey') };
     const reducedMotion = matchMedia('(prefers-reduced-motion: reduce)');
 
     const state = {
-      role: 'follower', key: null, socket: null, you: null, driver: null, driverName: null, presence: null,
+      role: 'follower', key: null, followKey: null, socket: null, you: null, driver: null, driverName: null, presence: null,
       following: true, last: null, documentFingerprint: null, target: null, animating: false,
       backoff: 250, online: false, stopped: null, lastSent: 0, sendTimer: null, viewAnchor: null, direction: 'none', notice: null,
     };
@@ -196,7 +198,7 @@ enum ViewerAssets {
     // --- The document ------------------------------------------------------------------------
     async function loadDocument() {
       try {
-        const answer = await fetch(`/rooms/${encodeURIComponent(room)}/document`, { cache: 'no-store' });
+        const answer = await fetch(`/rooms/${encodeURIComponent(room)}/document${followQuery('?')}`, { cache: 'no-store' });
         if (!answer.ok) return;
         const fingerprint = answer.headers.get('X-Document-Fingerprint');
         if (fingerprint && fingerprint === state.documentFingerprint) return;
@@ -215,9 +217,32 @@ enum ViewerAssets {
     function send(message) {
       if (state.socket && state.socket.readyState === WebSocket.OPEN) state.socket.send(JSON.stringify(message));
     }
-    function connect() {
+    // A private room's follow key goes with the follower's connection and document requests;
+    // a presenter's makes the room private.
+    function followQuery(separator) {
+      return state.followKey ? `${separator}followKey=${encodeURIComponent(state.followKey)}` : '';
+    }
+    // A follower asks first whether it may follow (the document answers 401/403 for a private
+    // room without its key: a refused WebSocket upgrade does not tell a page why).
+    async function mayFollow() {
+      try {
+        const answer = await fetch(`/rooms/${encodeURIComponent(room)}/document${followQuery('?')}`, { method: 'HEAD', cache: 'no-store' });
+        if (answer.status === 401 || answer.status === 403 || answer.status === 429) {
+          ui.privateWhy.textContent = answer.status === 401 ? 'This room is private.' : answer.status === 403 ? 'Wrong follow key.' : 'Too many wrong keys; wait a minute.';
+          ui.privateForm.hidden = false;
+          ui.followKey.focus();
+          state.stopped = 'private room: give its follow key';
+          render();
+          return false;
+        }
+      } catch { /* the connection says why */ }
+      ui.privateForm.hidden = true;
+      return true;
+    }
+    async function connect() {
+      if (state.role === 'follower' && !(await mayFollow())) return;
       const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-      const query = state.role === 'presenter' ? `?role=presenter&key=${encodeURIComponent(state.key)}` : '';
+      const query = state.role === 'presenter' ? `?role=presenter&key=${encodeURIComponent(state.key)}${followQuery('&')}` : followQuery('?');
       const socket = new WebSocket(`${scheme}//${location.host}/rooms/${encodeURIComponent(room)}${query}`, 'scrollsync.v1');
       state.socket = socket;
       state.stopped = null;
@@ -233,6 +258,7 @@ enum ViewerAssets {
         if (event.code === 1008) {  // refused for good (a wrong presenter key): retrying cannot help
           state.stopped = event.reason || 'refused';
           render();
+          if (state.role === 'follower') mayFollow();  // the room became private: ask for its key
           return;
         }
         const delay = state.backoff * (0.75 + Math.random() * 0.5);
@@ -320,17 +346,26 @@ enum ViewerAssets {
     function present(key) {
       state.role = 'presenter';
       state.key = key;
+      if (ui.newFollowKey.value) state.followKey = ui.newFollowKey.value;
       ui.present.hidden = true;
       if (state.socket) { const old = state.socket; state.socket = null; old.close(); }
       connect();
     }
     ui.present.addEventListener('submit', (event) => { event.preventDefault(); if (ui.key.value) present(ui.key.value); });
+    ui.privateForm.addEventListener('submit', (event) => {
+      event.preventDefault();
+      state.followKey = ui.followKey.value;
+      state.stopped = null;
+      connect();
+    });
     const query = new URLSearchParams(location.search);
     const givenKey = query.get('key');
+    if (query.get('followKey')) state.followKey = query.get('followKey');
     // A key in the address bar would stay on screen, in history and in bookmarks: it is
     // taken out of the URL as soon as it is read.
-    if (query.has('key')) {
+    if (query.has('key') || query.has('followKey')) {
       query.delete('key');
+      query.delete('followKey');
       const rest = query.toString();
       history.replaceState(null, '', location.pathname + (rest ? '?' + rest : '') + location.hash);
     }

@@ -10,16 +10,29 @@ import WebSocketCore
 /// network: the page loads only these, under a Content-Security-Policy of `'self'`.
 struct ViewerEndpoint: HTTPEndpoint {
     let hub: LocalRoomHub
+    /// The room endpoint, whose rules for tokens the document follows.
+    let rooms: RoomEndpoint
     var path: String { "/viewer.js" }
 
     func matches(_ request: HTTPRequest) -> Bool { route(request) != nil }
 
-    func respond(to request: HTTPRequest) -> HTTPResponse {
+    func respond(to request: HTTPRequest, from address: String) -> HTTPResponse {
         switch route(request) {
         case .page(let room): return Self.answer(ViewerAssets.page(room: room), type: "text/html; charset=utf-8")
         case .document(let room):
-            guard let shared = hub.document(ofRoom: room) else {
-                return .error(404, "room \(room) has no document yet")
+            // A private room's document goes only to who may follow it: its follow key or a token.
+            guard let query = try? Query(request.query) else { return .error(400, "malformed query") }
+            let claims: TokenClaims?
+            switch rooms.authorize(request, query: query, room: room, role: .follower) {
+            case .failure(let refusal): return refusal.response
+            case .success(let given): claims = given
+            }
+            let shared: SharedDocument
+            switch hub.document(ofRoom: room, followKey: query["followKey"], authorized: claims != nil, address: address) {
+            case .document(let document): shared = document
+            case .none: return .error(404, "room \(room) has no document yet")
+            case .refused(let status, let reason):
+                return .error(status, reason, headers: status == 401 ? [("WWW-Authenticate", "FollowKey")] : [])
             }
             let document = Document(text: shared.text, format: shared.format, name: shared.name)
             var response = Self.answer(DocumentHTML.render(document), type: "text/html; charset=utf-8")
