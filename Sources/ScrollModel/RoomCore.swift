@@ -89,16 +89,16 @@ public struct RoomCore: Sendable {
     /// presenter of a keyless room with no other presenter binds the key it gives.
     /// A presenter that joins while nobody drives takes control.
     /// With `claimsControl` false the caller decides control (a shared hub asks its lease).
-    /// A private room (one with a follow key) takes a follower only with `followKey` equal to
-    /// its follow key (the caller gives records, not keys, as for presenter keys).
+    /// A private room (one with a follow key) takes a follower only when `followKey` says the
+    /// follower's key matches the room's record (the caller hashes; the core decides).
     /// With `authorized`, an application's signed token has already admitted the session in
     /// its role: no key is asked for.
     public mutating func join(_ id: SessionID, role: Role, name: String?, key: String?, keyRequired: Bool = false,
-                              claimsControl: Bool = true, followKey: String? = nil,
+                              claimsControl: Bool = true, followKey: ((String) -> Bool)? = nil,
                               authorized: Bool = false) -> Result<(Welcome, [Broadcast]), ProtocolError> {
         var broadcasts = [Broadcast]()
         if role == .follower, !authorized, let required = self.followKey {
-            guard let followKey, Self.constantTimeEqual(Array(followKey.utf8), Array(required.utf8)) else {
+            guard let followKey, followKey(required) else {
                 return .failure(ProtocolError(.unauthorized, followKey == nil
                     ? "room \(self.name) is private: follow it with its follow key (followKey=…)"
                     : "wrong follow key for room \(self.name)"))

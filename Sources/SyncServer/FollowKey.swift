@@ -24,6 +24,38 @@ public enum FollowKey {
         return "\(scheme)$\(StoreFile.hex(salt))$\(StoreFile.sha256(salt + Array(key.utf8)))"
     }
 
+    /// Whether `key` is the one `record` was made from: one SHA-256 of a short input and a
+    /// constant-time comparison, without splitting or decoding the record into new strings
+    /// (every follower's join of a private room does this, twice: before the upgrade and
+    /// in the room).
+    public static func matches(_ key: String, record: String) -> Bool {
+        let text = record.utf8
+        // sha256$ + 32 hex salt + $ + 64 hex hash
+        guard text.count == 7 + 32 + 1 + 64, text.starts(with: "sha256$".utf8) else { return false }
+        var input = [UInt8]()
+        input.reserveCapacity(16 + key.utf8.count)
+        var index = text.index(text.startIndex, offsetBy: 7)
+        for _ in 0..<16 {
+            guard let high = nibble(text[index]), let low = nibble(text[text.index(after: index)]) else { return false }
+            input.append(high << 4 | low)
+            index = text.index(index, offsetBy: 2)
+        }
+        guard text[index] == UInt8(ascii: "$") else { return false }
+        index = text.index(after: index)
+        input.append(contentsOf: key.utf8)
+        var digest = [UInt8](repeating: 0, count: 32)
+        input.withUnsafeBufferPointer { _ = SHA256($0.baseAddress, $0.count, &digest) }
+        let hexDigits = Array("0123456789abcdef".utf8)
+        var difference: UInt8 = 0
+        for byte in digest {
+            difference |= hexDigits[Int(byte >> 4)] ^ text[index]
+            index = text.index(after: index)
+            difference |= hexDigits[Int(byte & 15)] ^ text[index]
+            index = text.index(after: index)
+        }
+        return difference == 0
+    }
+
     /// Whether `text` is a record a key can be checked against.
     public static func isValid(_ text: String) -> Bool {
         let parts = text.split(separator: "$", omittingEmptySubsequences: false)

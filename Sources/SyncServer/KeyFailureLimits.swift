@@ -17,6 +17,8 @@ final class KeyFailureLimits: Sendable {
     /// 0: no limit.
     let perMinute: Int
     private let windows = Mutex<[String: Window]>([:])
+    /// Windows held, so that the common case (nobody failed lately) costs one atomic load.
+    private let windowCount = Atomic<Int>(0)
     static let minute: UInt64 = 60_000_000_000
 
     init(perMinute: Int) { self.perMinute = perMinute }
@@ -33,6 +35,7 @@ final class KeyFailureLimits: Sendable {
             }
             window.running += 1
             windows[key] = window
+            windowCount.store(windows.count, ordering: .relaxed)
             return .success(KeyCheckTicket(limits: self, key: key, now: now))
         }
     }
@@ -49,6 +52,7 @@ final class KeyFailureLimits: Sendable {
             window.running = max(0, window.running - 1)
             if failed { window.failures += 1 }
             windows[key] = window
+            windowCount.store(windows.count, ordering: .relaxed)
         }
     }
 
@@ -60,12 +64,13 @@ final class KeyFailureLimits: Sendable {
             var window = current(windows[key], now: now)
             window.failures += 1
             windows[key] = window
+            windowCount.store(windows.count, ordering: .relaxed)
         }
     }
 
     /// Seconds until `address` may try a key for `room` again, or nil when it may now.
     func retryAfter(address: String, room: String, now: UInt64) -> Int? {
-        guard perMinute > 0 else { return nil }
+        guard perMinute > 0, windowCount.load(ordering: .relaxed) > 0 else { return nil }
         return windows.withLock { windows in
             guard let window = windows[address + " " + room], window.failures >= perMinute,
                   elapsedNanoseconds(from: window.started, to: now) < Self.minute else { return nil }
@@ -77,6 +82,7 @@ final class KeyFailureLimits: Sendable {
     func sweep(now: UInt64) {
         windows.withLock { windows in
             windows = windows.filter { $0.value.running > 0 || elapsedNanoseconds(from: $0.value.started, to: now) < Self.minute }
+            windowCount.store(windows.count, ordering: .relaxed)
         }
     }
 

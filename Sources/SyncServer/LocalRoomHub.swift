@@ -229,8 +229,7 @@ public final class LocalRoomHub: RoomHub {
         guard let given, !given.isEmpty else {
             return .refused(status: 401, reason: "room \(name) is private: follow it with its follow key (followKey=…)")
         }
-        let record = FollowKey.record(given, matching: required)
-        guard RoomCore.constantTimeEqual(Array(record.utf8), Array(required.utf8)) else {
+        guard FollowKey.matches(given, record: required) else {
             counters.presenterKeyFailures.add(1, ordering: .relaxed)
             keyFailures.failed(address: address, room: name, now: now)
             logger.warning("follow key refused", metadata: ["room": "\(name)", "address": "\(address)"])
@@ -428,10 +427,10 @@ public final class LocalRoomHub: RoomHub {
                 guard let proof, proof.against == current else { return .hash(against: current) }
                 given = proof.record
             }
-            // A follower's follow key, as a record to compare with the room's (cheap: no PBKDF2).
-            let followRecord = role == .follower ? member.followKey.map { FollowKey.record($0, matching: guarded.core.followKey) } : nil
+            // A follower's follow key, checked against the room's record (cheap: no PBKDF2).
+            let followCheck: ((String) -> Bool)? = role == .follower ? member.followKey.map { key in { FollowKey.matches(key, record: $0) } } : nil
             switch guarded.core.join(member.id, role: role, name: member.name, key: given, keyRequired: options.requirePresenterKey,
-                                     claimsControl: !shared, followKey: followRecord, authorized: authorized) {
+                                     claimsControl: !shared, followKey: followCheck, authorized: authorized) {
             case .failure(let error):
                 if error.code == .unauthorized, role == .presenter, hadKey, !guarded.core.isLocked {
                     keyFailed(room: name, address: member.address, ticket: proof?.ticket, now: loop.now)
@@ -483,7 +482,7 @@ public final class LocalRoomHub: RoomHub {
     /// Followers already in it joined without it: they are closed (1008) and may follow again
     /// with the key. The same key again changes nothing.
     private func setFollowKey(_ key: String, in guarded: inout Room.Guarded, room: Room, shared: Bool) {
-        if let current = guarded.core.followKey, FollowKey.record(key, matching: current) == current { return }
+        if let current = guarded.core.followKey, FollowKey.matches(key, record: current) { return }
         let record = FollowKey.record(key, matching: nil)
         guarded.core.adopt(followKey: record)
         save(&guarded)

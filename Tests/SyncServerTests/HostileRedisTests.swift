@@ -32,7 +32,7 @@ struct HostileRedisTests {
 
     @Test func hostilePublishesAreRefusedCountedAndNeverForwardedAndTheRoomKeepsWorking() throws {
         let redis = try RedisServer()
-        let (a, b) = (try cluster.node(redis), try cluster.node(redis))
+        let (a, b) = (try cluster.sharingNode(redis), try cluster.sharingNode(redis))
         let (presenter, follower) = try room("room1", a, b)
         let by = "0123456789abcdef"
         let hostile = [
@@ -84,7 +84,7 @@ struct HostileRedisTests {
 
     @Test func anImpossibleVersionCannotFreezeTheRoomAndAPoisonedNodeTableCannotCrashAJoin() throws {
         let redis = try RedisServer()
-        let (a, b) = (try cluster.node(redis), try cluster.node(redis))
+        let (a, b) = (try cluster.sharingNode(redis), try cluster.sharingNode(redis))
         let (presenter, follower) = try room("room2", a, b)
         let by = "0123456789abcdef"
         let frozen = #"9223372036854775807 {"type":"state","seq":999999999999999,"offset":777,"viewport":10,"content":1000,"direction":"down","atTop":false,"atBottom":false,"by":"\#(by)"}"#
@@ -100,7 +100,7 @@ struct HostileRedisTests {
         #expect(follower.wait(for: cluster.hasOffset(30)), "the presenter still reaches followers: \(follower.received.suffix(2))")
         #expect(!follower.received.contains { $0.contains(#""offset":777"#) || $0.contains(#""offset":778"#) }, "the injected states are not adopted")
         // A node that fetches the room now (a first join) reads the poisoned node table.
-        let c = try cluster.node(redis)
+        let c = try cluster.sharingNode(redis)
         let (late, welcome) = try cluster.join(c, "room2")
         #expect(welcome["state"]?["offset"]?.double == 30, "\(welcome)")
         #expect(c.isRunning)
@@ -135,7 +135,7 @@ struct ClusterLimitTests {
 
     @Test func wrongKeysCountOnEveryNodeTogether() throws {
         let redis = try RedisServer()
-        let (a, b) = (try cluster.node(redis), try cluster.node(redis))
+        let (a, b) = (try cluster.sharingNode(redis), try cluster.sharingNode(redis))
         let (owner, _) = try cluster.join(a, "vault", query: "role=presenter&key=right")
         _ = owner
         let onA = try (0..<7).map { try attempt(a, key: "wrong\($0)") }
@@ -143,5 +143,40 @@ struct ClusterLimitTests {
         #expect(onA.allSatisfy { $0 == "unauthorized" }, "\(onA)")
         #expect(onB.filter { $0 == "unauthorized" }.count == 3, "10 a minute over both nodes, not 10 each: \(onB)")
         #expect(onB.suffix(4).allSatisfy { $0 == "limited" }, "\(onB)")
+    }
+}
+
+@Suite("Private rooms across nodes", .serialized)
+struct ClusterPrivateRoomTests {
+    let cluster = ClusterTests()
+
+    @Test func aRoomMadePrivateOnOneNodeIsPrivateOnEveryNode() throws {
+        let redis = try RedisServer()
+        let (a, b) = (try cluster.sharingNode(redis), try cluster.sharingNode(redis))
+        let early = try RoomConnection(port: b.port, path: "/rooms/board")
+        #expect(early.wait { $0.contains(#""type":"welcome""#) }, "a follower on B before the room is private")
+        let (presenter, _) = try cluster.join(a, "board", query: "role=presenter&key=k&followKey=fk-cluster-1")
+        _ = presenter
+        #expect(early.wait { $0.hasPrefix("close 1008") }, "the follower on B is closed when the room becomes private: \(early.received)")
+        let refused = try RoomConnection(port: b.port, path: "/rooms/board")
+        #expect(refused.status.contains(" 401 "), "B knows the room is private before the upgrade: \(refused.answer)")
+        let (admitted, _) = try cluster.join(b, "board", query: "followKey=fk-cluster-1")
+        _ = admitted
+        // A third node fetches the room from Redis: private there too.
+        let c = try cluster.sharingNode(redis)
+        let onC = try RoomConnection(port: c.port, path: "/rooms/board")
+        #expect(onC.wait { $0.contains("is private") }, "C fetches the room and refuses the follower: \(onC.received)")
+        #expect(!onC.received.contains { $0.contains(#""type":"welcome""#) })
+    }
+}
+
+extension ClusterTests {
+    /// A node that has connected to Redis (its rooms are shared from its first join).
+    func sharingNode(_ redis: RedisServer) throws -> ServerProcess {
+        let node = try node(redis)
+        guard eventually(timeout: 15, { (try? httpGet("/healthz", port: node.port))?.contains("redis: up") == true }) else {
+            throw Failure("node on port \(node.port) did not connect to Redis: \(node.child.output)")
+        }
+        return node
     }
 }

@@ -26,6 +26,17 @@ struct PrivateRoomTests {
         return (server, loop, presenter)
     }
 
+    @Test func aFollowKeyRecordMatchesItsKeyOnly() {
+        let record = FollowKey.record("open-sesame", matching: nil)
+        #expect(FollowKey.isValid(record) && !record.contains("open-sesame"))
+        #expect(FollowKey.matches("open-sesame", record: record))
+        #expect(FollowKey.record("open-sesame", matching: record) == record, "the same salt gives the same record")
+        for other in ["open-sesamE", "", "open-sesame ", "open"] { #expect(!FollowKey.matches(other, record: record), "\(other)") }
+        for broken in [FollowKey.unreadable, "", String(record.dropLast()), record.replacingOccurrences(of: "sha256$", with: "sha512$")] {
+            #expect(!FollowKey.matches("open-sesame", record: broken), "\(broken)")
+        }
+    }
+
     @Test func aFollowerNeedsTheFollowKeyAndIsToldWhyBeforeTheUpgrade() throws {
         let (server, loop, _) = try Self.privateRoom()
         let without = try InProcessClient(server, loop: loop, path: "/rooms/secret")
