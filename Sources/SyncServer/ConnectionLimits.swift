@@ -8,12 +8,14 @@ final class ConnectionLimits: Sendable {
     /// 0: no limit per address (nothing is tracked).
     let perAddress: Int
     private let grouping: AddressGrouping
+    private let refusals: RefusalCounters
     private let byAddress = Mutex<[String: Int]>([:])
 
-    init(total: Int, perAddress: Int, grouping: AddressGrouping = AddressGrouping()) {
+    init(total: Int, perAddress: Int, grouping: AddressGrouping = AddressGrouping(), refusals: RefusalCounters = RefusalCounters()) {
         self.total = total
         self.perAddress = perAddress
         self.grouping = grouping
+        self.refusals = refusals
     }
 
     /// Counts a new connection from `address` (`open` includes it) and answers the refusal
@@ -26,10 +28,12 @@ final class ConnectionLimits: Sendable {
                 return counts[address]!
             }
             if count > perAddress {
+                refusals.count(.connections)
                 return .error(429, "too many connections from \(address) (limit \(perAddress))", headers: [("Retry-After", "10")])
             }
         }
         if open > total {
+            refusals.count(.connections)
             return .error(503, "server at its connection limit (\(total))", headers: [("Retry-After", "10")])
         }
         return nil

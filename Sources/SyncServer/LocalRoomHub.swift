@@ -131,9 +131,13 @@ public final class LocalRoomHub: RoomHub {
     /// - Parameter store: where rooms are kept across restarts; the rooms in it are
     ///   restored now (empty, so they expire after `roomIdleSeconds` unless someone joins).
     /// - Parameter engine: shares the rooms with other nodes; it runs on `loops[0]`.
+    /// Refusals by reason, for /metrics (shared with the server's other counters).
+    let refusals: RefusalCounters
+
     public init(loops: [EventLoop], options: Options = .init(), store: (any RoomStore)? = nil, engine: (any RoomEngine)? = nil,
-                logger: Logger = Logger(label: "scrollsync")) throws(StoreError) {
+                refusals: RefusalCounters = RefusalCounters(), logger: Logger = Logger(label: "scrollsync")) throws(StoreError) {
         self.loops = loops
+        self.refusals = refusals
         self.options = options
         self.store = store
         self.engine = engine
@@ -253,15 +257,18 @@ public final class LocalRoomHub: RoomHub {
 
     public func admission(room name: String, role: Role, address: String, followKey: String?, authorized: Bool) -> HTTPResponse? {
         if role == .presenter, let retryAfter = keyFailures.retryAfter(address: address, room: name, now: loops.first?.now ?? 0) {
+            refusals.count(.keyLimit)
             return .error(429, "too many wrong presenter keys for room \(name) from \(address); try again in \(retryAfter) s",
                           headers: [("Retry-After", String(retryAfter))])
         }
         let (room, count) = rooms.withLock { ($0[name], $0.count) }
         guard let room else {
             if let (reason, retryAfter) = creationLimits.refusal(address: address, now: loops.first?.now ?? 0) {
+                refusals.count(.roomCreations)
                 return .error(429, reason, headers: [("Retry-After", String(retryAfter))])
             }
             guard count < options.maxRooms else {
+                refusals.count(.roomLimit)
                 return .error(503, "server at its room limit (\(options.maxRooms))", headers: [("Retry-After", "10")])
             }
             return nil
@@ -269,9 +276,11 @@ public final class LocalRoomHub: RoomHub {
         let (members, required) = room.guarded.withLock { ($0.core.members.count, $0.core.followKey) }
         if role == .follower, !authorized, let required,
            case .refused(let status, let reason)? = followKeyRefusal(name, required: required, given: followKey, address: address) {
+            refusals.count(status == 429 ? .keyLimit : .followKey)
             return .error(status, reason, headers: status == 401 ? [("WWW-Authenticate", "FollowKey")] : [])
         }
         guard members < options.maxMembersPerRoom else {
+            refusals.count(.roomLimit)
             return .error(503, "room \(name) is full (\(options.maxMembersPerRoom) members)", headers: [("Retry-After", "10")])
         }
         return nil
@@ -300,9 +309,11 @@ public final class LocalRoomHub: RoomHub {
             let found = rooms.withLock { rooms -> Result<(Room, Bool), ProtocolError> in
                 if let room = rooms[name] { return .success((room, false)) }
                 guard rooms.count < options.maxRooms else {
+                    refusals.count(.roomLimit)
                     return .failure(ProtocolError(.rateLimited, "server at its room limit (\(options.maxRooms)); try again later"))
                 }
                 if let (reason, retryAfter) = creationLimits.create(address: member.address, claimed: role == .presenter, now: member.peer.channel.loop.now) {
+                    refusals.count(.roomCreations)
                     return .failure(ProtocolError(.rateLimited, "\(reason); try again in \(retryAfter) s"))
                 }
                 let room = Room(core: RoomCore(name: name), loops: loops.count, attached: !shared)
@@ -360,8 +371,10 @@ public final class LocalRoomHub: RoomHub {
         let loop = member.peer.channel.loop
         let address = member.address
         let counters = counters
+        let refusals = refusals
         @Sendable func refusal(_ seconds: Int) -> Result<RoomCore.Welcome, ProtocolError> {
             counters.presenterKeyChecksRefused.add(1, ordering: .relaxed)
+            refusals.count(.keyLimit)
             return .failure(ProtocolError(.rateLimited, "too many presenter keys tried for room \(name) from \(address); try again in \(seconds) s"))
         }
         let ticket: KeyCheckTicket
@@ -437,6 +450,7 @@ public final class LocalRoomHub: RoomHub {
                 } else if error.code == .unauthorized, role == .follower, member.followKey != nil {
                     keyFailed(room: name, address: member.address, ticket: nil, now: loop.now)
                 }
+                if error.code == .unauthorized, role == .follower { refusals.count(.followKey) }
                 proof?.ticket.settle(failed: false, now: loop.now)
                 return .done(.failure(error))
             case .success(let (answer, broadcasts)):

@@ -111,8 +111,9 @@ struct MetricsEndpoint: HTTPEndpoint {
             ("", rooms.conflatedAtLoop.load(ordering: .relaxed) + rooms.conflatedAtSocket.load(ordering: .relaxed)),
         ])
         text.metric("scrollsync_rate_limited_total", "counter", "Scrolls refused with rate_limited.", [("", counters.rateLimited.load(ordering: .relaxed))])
-        text.metric("scrollsync_message_floods_closed_total", "counter", "Room connections closed (1008) for sending more than limits.messagesPerSecond.",
-                    [("", counters.messageFloodsClosed.load(ordering: .relaxed))])
+        text.metric("scrollsync_refusals_total", "counter",
+                    "Requests, joins and connections refused, by reason (origin, follow_key, token, key_limit, room_creations, room_limit, connections, message_flood).",
+                    RefusalReason.allCases.map { ("reason=\"\($0.rawValue)\"", counters.refusalReasons.value($0)) })
         text.metric("scrollsync_errors_unanswered_total", "counter", "Refused messages not answered with an error (over 100 at once, then 10 a second, per connection).",
                     [("", counters.errorsUnanswered.load(ordering: .relaxed))])
         text.metric("scrollsync_presenter_key_failures_total", "counter", "Presenters refused for a wrong or missing key.",

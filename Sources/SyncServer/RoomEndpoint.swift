@@ -90,6 +90,12 @@ public struct RoomEndpoint: WebSocketEndpoint {
     /// gives none and none is required, or the refusal: 401 for no token or an invalid one,
     /// 403 for a valid token for another room or a lesser role.
     func authorize(_ request: HTTPRequest, query: Query, room: String, role: Role) -> Result<TokenClaims?, HTTPError> {
+        let result = verifyToken(request, query: query, room: room, role: role)
+        if case .failure = result { shared.counters?.refusalReasons.count(.token) }
+        return result
+    }
+
+    private func verifyToken(_ request: HTTPRequest, query: Query, room: String, role: Role) -> Result<TokenClaims?, HTTPError> {
         let bearer = request.value("Authorization").flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
         guard let token = query["token"] ?? bearer, !token.isEmpty else {
             guard !tokenRequired else {

@@ -190,7 +190,7 @@ public final class RoomMember: WebSocketSession {
             self.extras = extras
             var inbound = extras.inbound ?? InboundGate(limit, now: peer.channel.loop.now)
             guard inbound.take(now: peer.channel.loop.now) else {
-                shared.counters?.messageFloodsClosed.add(1, ordering: .relaxed)
+                shared.counters?.refusalReasons.count(.messageFlood)
                 stage = .ended
                 peer.close(code: .policyViolation, reason: "more than \(limit.description) (a burst of \(Int(limit.burst)))")
                 return

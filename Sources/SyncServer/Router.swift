@@ -40,7 +40,7 @@ final class Router: Sendable {
         origins = OriginPolicy(allowed: configuration.allowedOrigins)
         grouping = AddressGrouping(ipv6PrefixLength: configuration.limits.ipv6PrefixLength)
         connectionLimits = ConnectionLimits(total: configuration.limits.connections, perAddress: configuration.limits.connectionsPerAddress,
-                                            grouping: grouping)
+                                            grouping: grouping, refusals: counters.refusalReasons)
         sharedDeflaters = (0..<loops).map { _ in LoopDeflater() }
     }
 
@@ -76,6 +76,7 @@ final class Router: Sendable {
         case .success(let valid): upgrade = valid
         }
         if let refusal = origins.refusal(origin: request.value("Origin"), host: request.value("Host")) {
+            counters.refusalReasons.count(.origin)
             return .failure(HTTPError(.error(403, refusal)))
         }
         let session: any WebSocketSession

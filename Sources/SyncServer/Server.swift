@@ -66,7 +66,7 @@ public final class Server: Sendable {
         }
         self.engine = engine
         roomOptions.messageLimits = messageLimits
-        hub = try LocalRoomHub(loops: group.loops, options: roomOptions, store: store, engine: engine, logger: logger)
+        hub = try LocalRoomHub(loops: group.loops, options: roomOptions, store: store, engine: engine, refusals: counters.refusalReasons, logger: logger)
         let counters = counters
         let messageBudget = MessageBudget(limit: configuration.limits.unfinishedMessageBytes)
         Self.mapLargeBuffers()

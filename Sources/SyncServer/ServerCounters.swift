@@ -24,8 +24,8 @@ public final class ServerCounters: Sendable {
     /// Connections closed for an unfinished message: over the process's budget (1013) or
     /// past the deadline (1008).
     public let unfinishedMessagesClosed = Atomic<Int>(0)
-    /// Room connections closed (1008) for sending more than `limits.messagesPerSecond`.
-    public let messageFloodsClosed = Atomic<Int>(0)
+    /// Refusals by reason (the hub, the router and the room endpoint count into it).
+    public let refusalReasons = RefusalCounters()
     /// `error` replies not sent because the connection had its share for the second.
     public let errorsUnanswered = Atomic<Int>(0)
 
@@ -65,4 +65,33 @@ final class Counter: Sendable {
     private let atomic = Atomic<Int>(0)
     func add(_ amount: Int) { atomic.add(amount, ordering: .relaxed) }
     var value: Int { atomic.load(ordering: .relaxed) }
+}
+
+/// Why requests and joins were refused, beside their HTTP status: what /metrics shows as
+/// `scrollsync_refusals_total{reason}`.
+public enum RefusalReason: String, CaseIterable, Sendable {
+    /// A browser page of another site (`Origin`).
+    case origin
+    /// A private room without its follow key, or with a wrong one.
+    case followKey = "follow_key"
+    /// No token where one is required, or one that is invalid, expired, or for another room or role.
+    case token
+    /// The address had as many wrong keys (and key checks running) for the room as it may.
+    case keyLimit = "key_limit"
+    /// The address created rooms too fast, or holds too many unclaimed ones.
+    case roomCreations = "room_creations"
+    /// The server holds as many rooms as it may, or the room as many members.
+    case roomLimit = "room_limit"
+    /// Too many connections in all, or from the address.
+    case connections
+    /// A room connection sent more messages than `limits.messagesPerSecond` allows (closed 1008).
+    case messageFlood = "message_flood"
+}
+
+/// A counter per refusal reason.
+public final class RefusalCounters: Sendable {
+    private let counters = RefusalReason.allCases.map { _ in Counter() }
+    public init() {}
+    func count(_ reason: RefusalReason) { counters[RefusalReason.allCases.firstIndex(of: reason)!].add(1) }
+    public func value(_ reason: RefusalReason) -> Int { counters[RefusalReason.allCases.firstIndex(of: reason)!].value }
 }

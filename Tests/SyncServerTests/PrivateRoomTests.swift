@@ -16,6 +16,13 @@ struct PrivateRoomTests {
         return String(decoding: answer, as: UTF8.self)
     }
 
+    /// A sample of the in-process server's /metrics (`name{labels}`), or -1.
+    static func metric(_ server: Server, _ loop: EventLoop, _ sample: String) -> Double {
+        let text = get(server, loop, "/metrics")
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(sample + " ") }) else { return -1 }
+        return Double(line.split(separator: " ").last!) ?? -1
+    }
+
     /// A room made private by its presenter, with a document.
     static func privateRoom(_ configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> (Server, EventLoop, InProcessClient) {
         let (server, loop) = try InProcessRoomTests.server(configure)
@@ -46,6 +53,7 @@ struct PrivateRoomTests {
         let right = try InProcessClient(server, loop: loop, path: "/rooms/secret?followKey=open-sesame-42")
         #expect(right.wait { $0.contains(#""type":"welcome""#) })
         #expect(right.wait { $0.contains("# The plan") }, "the document follows the welcome")
+        #expect(Self.metric(server, loop, #"scrollsync_refusals_total{reason="follow_key"}"#) == 2, "refusals are counted by reason")
     }
 
     @Test func aPrivateRoomIsLeftOutOfTheListAndItsDocumentNeedsTheKey() throws {
@@ -195,6 +203,7 @@ struct TokenTests {
         #expect(expired.status.hasPrefix("HTTP/1.1 401 ") && expired.answer.contains("expired"), "\(expired.answer)")
         let garbage = try InProcessClient(server, loop: loop, path: "/rooms/talk?token=abc.def.ghi")
         #expect(garbage.status.hasPrefix("HTTP/1.1 401 "))
+        #expect(PrivateRoomTests.metric(server, loop, #"scrollsync_refusals_total{reason="token"}"#) == 4)
     }
 
     @Test func withAuthRequiredEveryRoomConnectionNeedsAToken() throws {

@@ -31,6 +31,7 @@ struct TrustBoundaryTests {
         #expect(page.upgraded, "a page this server served: \(page.answer)")
         let terminal = try InProcessClient(server, loop: loop, path: "/rooms/talk", host: "127.0.0.1:8080")
         #expect(terminal.upgraded)
+        #expect(PrivateRoomTests.metric(server, loop, #"scrollsync_refusals_total{reason="origin"}"#) == 1)
     }
 
     @Test func listedOriginsOrAStarAreAllowed() throws {
@@ -65,6 +66,8 @@ struct InboundLimitTests {
         let errors = follower.messages.filter { $0.contains(#""type":"error""#) }
         #expect(errors.count == Int(InboundGate.errorBurst), "\(errors.count) error replies to 2,000 refused scrolls")
         #expect(errors.allSatisfy { $0.contains("followers cannot scroll") })
+        #expect(PrivateRoomTests.metric(server, loop, #"scrollsync_refusals_total{reason="message_flood"}"#) == 1)
+        #expect(PrivateRoomTests.metric(server, loop, "scrollsync_errors_unanswered_total") == 2_000 - InboundGate.errorBurst)
     }
 
     @Test func aPresenterOverTheScrollRateIsConflatedNotClosed() throws {
