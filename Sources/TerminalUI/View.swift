@@ -69,27 +69,35 @@ func header(_ model: ViewerModel) -> String {
     return section == 0 || heading == title || headingOnTop ? " \(title)" : " \(title) › \(heading)"
 }
 
-/// The status line, most important first (a narrow terminal cuts the end): role,
-/// connection, a refused message, direction and progress, driver, followers, the link's
-/// round trip, when the presenter last moved, section.
+/// The status line: role, connection, a refused message, direction and progress, driver,
+/// followers, the link's round trip, when the presenter last moved, section. When they do not
+/// fit, whole fields are left out, least important first (the section, then the time since
+/// the presenter moved, the round trip, followers, driver…), never one cut in the middle.
 func status(_ model: ViewerModel) -> String {
-    var parts = [String]()
+    fitFields(statusFields(model), width: model.width)
+}
+
+/// The status fields in display order, each with its importance (0 most important).
+func statusFields(_ model: ViewerModel) -> [(importance: Int, text: String)] {
+    var fields = [(importance: Int, text: String)]()
     switch model.role {
-    case .presenter: parts.append(model.isDriving ? "PRESENTING" : "PRESENTER (t: take control)")
-    case .follower: parts.append(model.following ? "FOLLOWING" : "DETACHED – press f to follow")
+    case .presenter where model.isDriving: fields.append((0, "PRESENTING"))
+    case .presenter where model.following: fields.append((0, "PRESENTER, FOLLOWING the driver (t: take control)"))
+    case .presenter: fields.append((0, "PRESENTER, DETACHED (f: follow, t: take control)"))
+    case .follower: fields.append((0, model.following ? "FOLLOWING" : "DETACHED – press f to follow"))
     }
-    if model.documentDiffers { parts.append("⚠ DOCUMENT DIFFERS from the room's") }
+    if model.documentDiffers { fields.append((3, "⚠ DOCUMENT DIFFERS from the room's")) }
     switch model.connection {
-    case .connecting: parts.append("connecting…")
-    case .connected: parts.append("● live")
+    case .connecting: fields.append((1, "connecting…"))
+    case .connected: fields.append((1, "● live"))
     case .waiting(let delay, let reason):
         let left = model.retryAtMs.map { max(0, Double($0 - model.nowMs) / 1000) } ?? delay
-        parts.append("○ offline, retry in \(formatSeconds(left)) (\(reason))")
-    case .refused(let reason): parts.append("✕ \(reason) – press q")
-    case .stopped: parts.append("○ closed")
+        fields.append((1, "○ offline, retry in \(formatSeconds(left)) (\(reason))"))
+    case .refused(let reason): fields.append((1, "✕ \(reason) – press q"))
+    case .stopped: fields.append((1, "○ closed"))
     }
     // A refusal of one message (too_large, rate_limited…) matters more than what follows.
-    if let notice = model.notice { parts.append(notice) }
+    if let notice = model.notice { fields.append((2, notice)) }
     let arrow = switch model.direction {
     case .up: "↑"
     case .down: "↓"
@@ -97,24 +105,37 @@ func status(_ model: ViewerModel) -> String {
     }
     if let layout = model.layout, layout.rowCount > 0 {
         // A document that fits the screen has no progress to show: all of it is in view.
-        parts.append(model.maxTop > 0 ? "\(arrow) \(Int((Double(model.top) / Double(model.maxTop) * 100).rounded()))%" : "\(arrow) all")
+        fields.append((4, model.maxTop > 0 ? "\(arrow) \(Int((Double(model.top) / Double(model.maxTop) * 100).rounded()))%" : "\(arrow) all"))
     }
     if let driver = model.driver {
-        parts.append("driver " + (driver == model.you ? "you" : model.driverName ?? String(driver.prefix(6))))
+        fields.append((5, "driver " + (driver == model.you ? "you" : model.driverName ?? String(driver.prefix(6)))))
     } else {
-        parts.append("nobody driving")
+        fields.append((5, "nobody driving"))
     }
     let followers = model.presence.followers
-    parts.append("\(followers) follower\(followers == 1 ? "" : "s")" + (model.presence.detached > 0 ? " (\(model.presence.detached) detached)" : ""))
-    if let roundTrip = model.roundTripMs, model.connection == .connected { parts.append("rtt \(roundTrip) ms") }
+    fields.append((6, "\(followers) follower\(followers == 1 ? "" : "s")" + (model.presence.detached > 0 ? " (\(model.presence.detached) detached)" : "")))
+    if let roundTrip = model.roundTripMs, model.connection == .connected { fields.append((8, "rtt \(roundTrip) ms")) }
     if model.role == .follower, let moved = model.movedAtMs, model.nowMs >= moved {
         let seconds = (model.nowMs - moved) / 1000
-        parts.append(seconds < 1 ? "moved just now" : "moved \(seconds < 60 ? "\(seconds) s" : "\(seconds / 60) min") ago")
+        fields.append((7, seconds < 1 ? "moved just now" : "moved \(seconds < 60 ? "\(seconds) s" : "\(seconds / 60) min") ago"))
     }
     if let layout = model.layout, let section = layout.section(atRow: model.top) {
-        parts.append("§ \(InlineMarkup.plain(layout.document.blocks[section].text))")
+        fields.append((9, "§ \(InlineMarkup.plain(layout.document.blocks[section].text))"))
     }
-    return " " + parts.joined(separator: "  ")
+    return fields
+}
+
+/// The fields, two spaces apart after one leading space, within `width` columns: the least
+/// important are left out whole until the rest fit; only the most important one alone is
+/// ever cut (by `fit`).
+func fitFields(_ fields: [(importance: Int, text: String)], width: Int) -> String {
+    var kept = fields
+    func line() -> String { " " + kept.map(\.text).joined(separator: "  ") }
+    while kept.count > 1, DisplayWidth.of(SafeText.display(line())) > width {
+        let least = kept.indices.max { kept[$0].importance < kept[$1].importance }!
+        kept.remove(at: least)
+    }
+    return line()
 }
 
 private func formatSeconds(_ value: Double) -> String {

@@ -53,7 +53,8 @@ public struct ViewerModel: Sendable {
     public internal(set) var driverName: String?
     public internal(set) var presence = Presence()
     public internal(set) var lastState: ScrollState?
-    /// Followers: tracking the presenter (false after local scrolling, until `f`).
+    /// Tracking the driver (false after local scrolling, until `f`): followers, and
+    /// presenters while another session drives.
     public internal(set) var following = true
     /// The link's round trip (ping to pong), the connection's health.
     public internal(set) var roundTripMs: Int?
@@ -99,6 +100,10 @@ public struct ViewerModel: Sendable {
     public var viewport: Int { max(1, height - 2) }
     public var maxTop: Int { max(0, (layout?.rowCount ?? 0) - viewport) }
     public var isDriving: Bool { you != nil && driver == you }
+    /// Whether this view moves with the room's states: a follower that follows, or a
+    /// presenter that does not drive and follows the driver (so that `t` takes over from
+    /// where the room is, not from a stale place of its own).
+    var tracksRoom: Bool { following && (role == .follower || !isDriving) }
     /// The local document differs from the room's.
     public var documentDiffers: Bool {
         guard hasLocalDocument, let roomDocument, let layout else { return false }
@@ -124,8 +129,8 @@ public func update(_ model: inout ViewerModel, _ message: ViewerMessage) -> [Vie
         }
         model.top = min(model.top, model.maxTop)
         // A follower re-maps the presenter's place, not its own view (which rounding moved).
-        if model.role == .follower, model.following, let state = model.lastState { follow(state, &model) }
-        model.pendingUpdate = model.role == .presenter
+        if model.tracksRoom, let state = model.lastState { follow(state, &model) }
+        model.pendingUpdate = model.role == .presenter && model.isDriving
         return []
     case .connection(let status):
         model.connection = status
@@ -165,13 +170,13 @@ private func handle(_ key: Key, _ model: inout ViewerModel) -> [ViewerCommand] {
     case .character("t") where model.role == .presenter:
         model.pendingUpdate = true  // the room hears this view's place as soon as it drives
         return [.send(.control(take: true))]
-    case .character("f") where model.role == .follower && !model.following:
+    case .character("f") where !model.following && (model.role == .follower || !model.isDriving):
         model.following = true
         if let state = model.lastState {
             model.direction = state.direction
             follow(state, &model)
         }
-        return [.send(.follow(true))]
+        return model.role == .follower ? [.send(.follow(true))] : []
     default: return []
     }
     guard let target else { return [] }
@@ -181,7 +186,9 @@ private func handle(_ key: Key, _ model: inout ViewerModel) -> [ViewerCommand] {
     model.top = clamped
     switch model.role {
     case .presenter:
-        model.pendingUpdate = true
+        // Driving: the room hears the move. Not driving: this view leaves the driver's place
+        // (only here; `t` would take the room to it, `f` goes back to the driver).
+        if model.isDriving { model.pendingUpdate = true } else { model.following = false }
         return []
     case .follower:
         guard model.following else { return [] }
@@ -202,7 +209,16 @@ private func receive(_ event: ServerEvent, _ model: inout ViewerModel) -> [Viewe
         var commands = [ViewerCommand]()
         if model.role == .presenter, let shared = model.sharedText {
             commands.append(.send(.document(name: shared.name, format: shared.format, text: shared.text)))
-            model.pendingUpdate = true
+            if let state = welcome.state {
+                // A presenter joining a room that has a place (a restart, a second presenter)
+                // starts there, mapped to its own layout, and sends nothing until it moves.
+                model.lastState = state
+                model.direction = state.direction
+                follow(state, &model)
+                model.pendingUpdate = false
+            } else {
+                model.pendingUpdate = true  // a new room starts at this view's place
+            }
         }
         if model.role == .follower {
             if !model.following { commands.append(.send(.follow(false))) }
@@ -213,8 +229,11 @@ private func receive(_ event: ServerEvent, _ model: inout ViewerModel) -> [Viewe
         apply(state, moved: true, &model)
         return []
     case .driver(let id, let name):
+        let wasDriving = model.isDriving
         model.driver = id
         model.driverName = name
+        // A presenter whose control was taken follows the new driver from here.
+        if model.role == .presenter, wasDriving, !model.isDriving { model.following = true }
         return []
     case .document(let document):
         model.roomDocument = document.fingerprint
@@ -238,7 +257,7 @@ private func apply(_ state: ScrollState, moved: Bool, _ model: inout ViewerModel
     model.direction = state.direction
     if moved, model.nowMs > 0 { model.movedAtMs = model.nowMs }
     if let doc = state.doc { model.roomDocument = doc }
-    if model.role == .follower && model.following { follow(state, &model) }
+    if model.tracksRoom { follow(state, &model) }
 }
 
 /// Moves a follower to the presenter's place (PROTOCOL.md §3, "Following a state").

@@ -72,6 +72,88 @@ struct PresenterModelTests {
     }
 }
 
+/// Issue 27.1–2: presenters hand over without moving the audience.
+@Suite("Presenters hand over")
+struct PresenterHandOverTests {
+    static func roomState(_ seq: Int, at block: String, by driver: String = "other") -> ScrollState {
+        ScrollState(seq: seq, offset: 0, viewport: 30, content: 300, progress: 0.5, direction: .down, anchor: Anchor(id: block, fraction: 0),
+                    atTop: false, atBottom: false, by: driver, t: nil, doc: nil)
+    }
+
+    func presenter() -> ViewerModel {
+        var model = ViewerModel.presenter(room: "r", name: "guide.md", format: .markdown, text: sample, width: 40, height: 12)
+        _ = update(&model, .connection(.connected))
+        return model
+    }
+
+    @Test func aPresenterWhoDoesNotDriveFollowsTheDriverAndTakesOverFromThere() throws {
+        var model = presenter()
+        _ = update(&model, welcome(you: "me", driver: "other"))
+        _ = update(&model, .server(.state(Self.roomState(7, at: "install"))))
+        let installRow = try #require(model.layout?.row(for: Anchor(id: "install", fraction: 0)))
+        #expect(model.top == installRow, "it follows the driver's block")
+        #expect(statusFields(model).first?.text.hasPrefix("PRESENTER, FOLLOWING") == true)
+        #expect(update(&model, .key(.character("t"))) == [.send(.control(take: true))])
+        _ = update(&model, .server(.driver("me", name: nil)))
+        guard case .send(.scroll(let scroll))? = update(&model, .clock(9_000)).first else { Issue.record("no scroll"); return }
+        #expect(scroll.offset == Double(installRow) && scroll.anchor?.id == "install", "t sends the room's place, not a stale one of its own")
+    }
+
+    @Test func aPresenterWhoScrollsAloneIsDetachedAndFGoesBack() throws {
+        var model = presenter()
+        _ = update(&model, welcome(you: "me", driver: "other"))
+        _ = update(&model, .server(.state(Self.roomState(7, at: "install"))))
+        let installRow = model.top
+        _ = update(&model, .key(.character("g")))
+        #expect(!model.following && model.top == 0)
+        _ = update(&model, .server(.state(Self.roomState(8, at: "install"))))
+        #expect(model.top == 0, "detached: the driver's moves do not move it")
+        #expect(update(&model, .key(.character("f"))).isEmpty, "f is local for a presenter")
+        #expect(model.top == installRow)
+    }
+
+    @Test func aPresenterJoiningARoomWithAPlaceStartsThereAndSendsNothingUntilItMoves() throws {
+        var model = presenter()
+        let commands = update(&model, welcome(you: "me", driver: "me", state: Self.roomState(40, at: "install", by: "me")))
+        #expect(commands == [.send(.document(name: "guide.md", format: .markdown, text: sample))], "only the document")
+        #expect(model.top == model.layout?.row(for: Anchor(id: "install", fraction: 0)))
+        #expect(update(&model, .clock(1_000)).isEmpty && update(&model, .clock(2_000)).isEmpty, "no scroll until it moves")
+        _ = update(&model, .key(.character("j")))
+        guard case .send(.scroll)? = update(&model, .clock(3_000)).first else { Issue.record("a move is sent"); return }
+    }
+
+    @Test func losingControlMakesThePresenterFollowTheNewDriver() {
+        var model = presenter()
+        _ = update(&model, welcome(you: "me", driver: "me"))
+        _ = update(&model, .key(.character("G")))
+        _ = update(&model, .server(.driver("other", name: "Bob")))
+        _ = update(&model, .server(.state(Self.roomState(9, at: "install"))))
+        #expect(model.top == model.layout?.row(for: Anchor(id: "install", fraction: 0)))
+    }
+}
+
+@Suite("The status line at any width")
+struct StatusLineTests {
+    @Test(arguments: [24, 40, 60, 80, 200])
+    func fieldsAreLeftOutWholeNeverCut(_ width: Int) {
+        var model = ViewerModel.follower(room: "r", localDocument: Document(text: sample, format: .markdown, name: "g.md"), width: width, height: 12)
+        _ = update(&model, .connection(.connected))
+        _ = update(&model, .server(.welcome(.init(room: "r", you: "me", role: .follower, state: nil, driver: "d1", driverName: "Ann Example",
+                                                   presence: Presence(presenters: 1, followers: 3, detached: 1), doc: nil))))
+        _ = update(&model, .roundTrip(milliseconds: 3))
+        _ = update(&model, .key(.character("G")))
+        let line = status(model)
+        let fields = statusFields(model).map(\.text)
+        #expect(DisplayWidth.of(line) <= max(width, DisplayWidth.of(" " + fields[0])), "\(width): \(line)")
+        // Every field shown is whole: the line is the kept fields joined.
+        let shown = line.dropFirst().components(separatedBy: "  ")
+        #expect(shown.allSatisfy { fields.contains($0) }, "\(width): \(line)")
+        #expect(shown.first == fields.first, "the role always shows")
+        if width >= 200 { #expect(shown.count == fields.count) }
+        if width == 40 { #expect(!line.contains("§") && line.contains("● live"), "\(line)") }
+    }
+}
+
 @Suite("Follower model")
 struct FollowerModelTests {
     static let document = Document(text: sample, format: .markdown, name: "guide.md")
