@@ -31,8 +31,11 @@ struct Drive: ParsableCommand {
     @Option(help: "Your name.")
     var name: String?
 
-    @Option(help: "Viewport sent with each scroll (enables progress).")
+    @Option(help: "Viewport sent with each scroll (enables progress); goto lays the document out for this many rows (24 when not given).")
     var viewport: Double?
+
+    @Option(help: "Columns the document is laid out at for goto (block ids are the same at every width; rows are not).")
+    var width = 80
 
     @Option(help: "Content extent sent with each scroll (enables progress).")
     var content: Double?
@@ -68,16 +71,32 @@ struct Drive: ParsableCommand {
             fail("could not join \(roomURL.redacted): \(room.snapshot.problem ?? "no answer")")
         }
         var offset = 0.0
-        func scroll(_ to: Double, anchor: Anchor? = nil) {
+        func scroll(_ to: Double, anchor: Anchor? = nil, viewport: Double? = viewport, content: Double? = content) {
             offset = max(0, to)
             client.send(.scroll(ScrollUpdate(offset: offset, viewport: viewport, content: content, anchor: anchor, t: String(wallClockMs()))))
         }
+        /// The document `goto` places blocks of: the last one this script shared, else the room's.
+        var shared: Document?
         for line in parsed.lines {
             room.currentLine = line.number
             switch line.command {
             case .scroll(let to): scroll(to)
             case .by(let delta): scroll(offset + delta)
-            case .goto(let id, let fraction): scroll(offset, anchor: Anchor(id: id, fraction: fraction))
+            case .goto(let id, let fraction):
+                // The block at the top of a view of this document at --width and --viewport:
+                // its row is the offset, and the layout gives the extent, so that the state's
+                // progress and ends are right and followers map it by the block's id.
+                guard let document = shared ?? room.snapshot.document.map({ Document(text: $0.text, format: $0.format, name: $0.name) }) else {
+                    fail("line \(line.number): goto \(id): no document to find it in (share one first, or join a room that has one)")
+                }
+                let layout = Layout(document: document, width: max(1, width))
+                let anchor = Anchor(id: id, fraction: fraction)
+                guard let row = layout.row(for: anchor) else {
+                    fail("line \(line.number): goto \(id): the shared document has no block with that id")
+                }
+                let rows = viewport ?? 24
+                let extent = Double(layout.rowCount)
+                scroll(min(Double(row), max(0, extent - rows)), anchor: anchor, viewport: rows, content: extent)
             case .sweep(let from, let to, let seconds, let hz):
                 let steps = max(1, Int((seconds * hz).rounded()))
                 let start = wallClockMs()
@@ -93,6 +112,7 @@ struct Drive: ParsableCommand {
                 let document: (name: String, format: SharedDocument.Format, text: String)
                 do { document = try readDocument(path) } catch { fail("line \(line.number): \(error)") }
                 client.send(.document(name: document.name, format: document.format, text: document.text))
+                shared = Document(text: document.text, format: document.format, name: document.name)
             case .take: client.send(.control(take: true))
             case .release: client.send(.control(take: false))
             case .expectFollowers(let comparison, let bound):
@@ -120,6 +140,8 @@ final class DriverState: @unchecked Sendable {
     struct Snapshot {
         var joined = false
         var followers = 0
+        /// The room's document, as announced.
+        var document: SharedDocument?
         var problem: String?
         var error: String?
     }
@@ -143,6 +165,8 @@ final class DriverState: @unchecked Sendable {
                 snapshot.followers = welcome.presence.followers
             case .message(.presence(let presence)):
                 snapshot.followers = presence.followers
+            case .message(.document(let document)):
+                snapshot.document = document
             case .message(.error(let code, let message)):
                 snapshot.problem = "\(code): \(message)"
                 if snapshot.joined, snapshot.error == nil { snapshot.error = "line \(line): the server answered \(code): \(message)" }

@@ -1,6 +1,7 @@
 import Foundation
 import ScrollModel
 import Testing
+import TerminalUI
 
 /// A real terminal session under tmux: a presenter at 120 columns and a follower at 60.
 final class Tmux {
@@ -223,9 +224,15 @@ struct DriveTests {
         let follower = try followJSON(room)
         defer { follower.stop() }
 
+        let talk = "# Talk\n\n" + (1...30).map { "Paragraph \($0) of the introduction, long enough to wrap at eighty columns of a terminal." }
+            .joined(separator: "\n\n") + "\n\n## Install\n\nFirst the install step.\n\nThen the second.\n\n## Close\n\n"
+            + (1...20).map { "Closing paragraph \($0)." }.joined(separator: "\n\n") + "\n"
+        let document = FileManager.default.temporaryDirectory.appendingPathComponent("talk-\(UUID().uuidString.prefix(6)).md")
+        try talk.write(to: document, atomically: true, encoding: .utf8)
         let script = FileManager.default.temporaryDirectory.appendingPathComponent("drive-\(UUID().uuidString).txt")
         try """
         expect followers >= 1
+        share \(document.path)
         scroll 10
         sleep 100ms
         by 5
@@ -241,9 +248,20 @@ struct DriveTests {
             guard let seq = line.firstMatch(of: /"seq":(\d+)/)?.1, let offset = line.firstMatch(of: /"offset":([0-9.]+)/)?.1 else { return nil }
             return (Int(seq)!, String(offset))
         }
-        #expect(Array(states.prefix(3).map(\.offset)) == ["10", "15", "15"], "scroll, by, goto: \(states)")
+        // goto puts the block (half way in) at the top of a 10-row view of the document at 80 columns.
+        let layout = Layout(document: Document(text: talk, format: .markdown, name: "talk.md"), width: 80)
+        let installRow = try #require(layout.row(for: Anchor(id: "install", fraction: 0.5)))
+        #expect(installRow > 15 && installRow < layout.rowCount - 10)
+        #expect(Array(states.prefix(3).map(\.offset)) == ["10", "15", String(installRow)], "scroll, by, goto: \(states)")
         #expect(follower.lines[2].contains("\"anchor\":{\"id\":\"install\",\"fraction\":0.5}"))
+        #expect(follower.lines[2].contains("\"atTop\":false") && follower.lines[2].contains("\"content\":\(layout.rowCount)"), "\(follower.lines[2])")
         #expect(follower.lines[1].contains("\"progress\":0.16666"), "progress from the viewport and content")
+
+        // An id the shared document does not have is refused, naming the line.
+        try "share \(document.path)\ngoto nosuch-id\n".write(to: script, atomically: true, encoding: .utf8)
+        let unknown = try run(ServerProcess.binary.path, ["drive", room, "--script", script.path], timeout: 30)
+        #expect(unknown.status != 0)
+        #expect(unknown.output.contains("line 2: goto nosuch-id: the shared document has no block with that id"), "\(unknown.output)")
         #expect(zip(states, states.dropFirst()).allSatisfy { $0.seq < $1.seq })
         #expect(states.count >= 6, "the sweep's states arrive: \(states)")
 
