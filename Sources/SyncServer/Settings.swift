@@ -1,5 +1,9 @@
 import RedisClient
 import ScrollModel
+import Transport
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The configuration keys of `scrollsync serve`, and the sources they come from.
 ///
@@ -327,5 +331,47 @@ public enum Settings {
         writer.value(json)
         let text = String(decoding: writer.bytes, as: UTF8.self)
         return text.count > 60 ? kind(json) : text
+    }
+}
+
+extension Settings {
+    /// Checks what the configuration names outside itself, as `serve` will use it: the TLS
+    /// certificate and key exist, can be read and load together (a key that does not match
+    /// its certificate, an expired format, a typo in a path); the Redis CA file can be read;
+    /// the data directory is a writable directory, or one that can be made. Each failure names
+    /// the key and the file, so that `config check` finds what would stop `serve`.
+    public static func checkResources(_ configuration: ServerConfiguration) throws(ConfigurationError) {
+        if let certificate = configuration.tlsCertificateFile, let key = configuration.tlsKeyFile {
+            for (name, path) in [("tls.certificate", certificate), ("tls.key", key)] where access(path, R_OK) != 0 {
+                throw ConfigurationError("\(name): cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+            do {
+                _ = try TLSContext(certificateChainFile: certificate, privateKeyFile: key, ciphers: configuration.tlsCiphers)
+            } catch {
+                throw ConfigurationError("tls.certificate and tls.key (\(certificate), \(key)) do not load: \(error)")
+            }
+        }
+        if let file = configuration.redisCAFile, access(file, R_OK) != 0 {
+            throw ConfigurationError("redis.caFile: cannot read \(file): \(String(cString: strerror(errno)))")
+        }
+        if let directory = configuration.dataDirectory, configuration.redisURL == nil {
+            var status = stat()
+            if stat(directory, &status) == 0 {
+                guard status.st_mode & S_IFMT == S_IFDIR else { throw ConfigurationError("store.directory: \(directory) is not a directory") }
+                guard access(directory, W_OK | X_OK) == 0 else {
+                    throw ConfigurationError("store.directory: \(directory) is not writable: \(String(cString: strerror(errno)))")
+                }
+            } else {
+                // It will be made: the nearest directory that exists must take it.
+                var parent = directory
+                repeat {
+                    parent = parent.contains("/") ? String(parent[..<parent.lastIndex(of: "/")!]) : "."
+                    if parent.isEmpty { parent = "/" }
+                } while stat(parent, &status) != 0 && parent != "/" && parent != "."
+                guard access(parent, W_OK | X_OK) == 0 else {
+                    throw ConfigurationError("store.directory: \(directory) does not exist and \(parent) is not writable: \(String(cString: strerror(errno)))")
+                }
+            }
+        }
     }
 }

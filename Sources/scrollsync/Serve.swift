@@ -171,6 +171,7 @@ func loadConfiguration(file: String?, flags: [(key: String, value: JSON)]) throw
     try Settings.apply(try Settings.environmentValues(environment), to: &configuration, source: "environment")
     try Settings.apply(flags, to: &configuration, source: "command line")
     try Settings.validate(configuration)
+    try Settings.checkResources(configuration)
     return configuration
 }
 

@@ -120,6 +120,24 @@ struct ConfigurationTests {
         if !message.contains("go together") && !message.contains("redis.url:") { #expect(result.output.contains(file), "the file is named: \(result.output)") }
     }
 
+    /// Issue 27.9: what the configuration names outside itself is checked before serving.
+    @Test func filesTheConfigurationNamesAreCheckedWithStatus78() throws {
+        let notADirectory = try temporaryFile("{}")
+        let cases = [
+            (#"{"tls":{"certificate":"\#(testCertificate.cert)","key":"\#(testCertificate.cert)"}}"#, "do not load"),
+            (#"{"tls":{"certificate":"\#(testCertificate.cert)","key":"/nonexistent/key.pem"}}"#, "tls.key: cannot read /nonexistent/key.pem"),
+            (#"{"store":{"directory":"\#(notADirectory)"}}"#, "store.directory: \(notADirectory) is not a directory"),
+            (#"{"redis":{"url":"redis://127.0.0.1:1","caFile":"/nonexistent/ca.pem"}}"#, "redis.caFile: cannot read /nonexistent/ca.pem"),
+        ]
+        for (text, message) in cases {
+            let file = try temporaryFile(text)
+            for command in [["config", "check", file], ["serve", "--config", file, "--port", "0"]] {
+                let result = try run(ServerProcess.binary.path, command, timeout: 30)
+                #expect(result.status == 78 && result.output.contains(message), "\(command[0]) \(text): \(result.output)")
+            }
+        }
+    }
+
     @Test func flagsBeatEnvironmentBeatFileBeatDefaults() throws {
         let file = try temporaryFile(#"{"listen":{"port":1111},"limits":{"rooms":5,"connections":7},"admin":{"token":"file-secret"}}"#)
         let environment = ["SCROLLSYNC_LIMITS_ROOMS": "6", "SCROLLSYNC_LIMITS_CONNECTIONS": "8", "SCROLLSYNC_ADMIN_TOKEN": "env-secret"]
@@ -154,10 +172,21 @@ struct ConfigurationTests {
         #expect(defaults.trimmingCharacters(in: .whitespacesAndNewlines) == Settings.describe(ServerConfiguration()),
                 "Config/scrollsync.json differs from the built-in defaults: regenerate it with `scrollsync config check > Config/scrollsync.json`")
         for example in ["Config/scrollsync.json", "Config/examples/tls.json", "Config/examples/public.json", "Config/examples/cluster.json"] {
-            // The public example needs an admin token of the operator's own.
+            // The public example needs an admin token of the operator's own; the TLS example's
+            // files are where a Debian machine keeps them, here the tests' own.
             let result = try run(ServerProcess.binary.path, ["config", "check", Self.repository.appendingPathComponent(example).path],
-                                 environment: ["SCROLLSYNC_ADMIN_TOKEN": "an-operators-own-token-0123456789"], timeout: 30)
+                                 environment: ["SCROLLSYNC_ADMIN_TOKEN": "an-operators-own-token-0123456789",
+                                               "SCROLLSYNC_TLS_CERTIFICATE": testCertificate.cert, "SCROLLSYNC_TLS_KEY": testCertificate.key,
+                                               "SCROLLSYNC_STORE_DIRECTORY": FileManager.default.temporaryDirectory.path], timeout: 30)
             #expect(result.status == 0, "\(example): \(result.output)")
+        }
+        // As shipped, the TLS example names files this machine does not have: config check and
+        // serve both say which, with status 78.
+        let tls = Self.repository.appendingPathComponent("Config/examples/tls.json").path
+        for command in [["config", "check", tls], ["serve", "--config", tls]] {
+            let missing = try run(ServerProcess.binary.path, command, timeout: 30)
+            #expect(missing.status == 78 && missing.output.contains("tls.certificate: cannot read /etc/scrollsync/fullchain.pem"),
+                    "\(command[0]): \(missing.output)")
         }
         let placeholder = try run(ServerProcess.binary.path, ["config", "check", Self.repository.appendingPathComponent("Config/examples/public.json").path],
                                   timeout: 30)
