@@ -22,7 +22,7 @@ struct Config: ParsableCommand {
             do {
                 print(Settings.describe(try loadConfiguration(file: file, flags: [])))
             } catch {
-                log("configuration error: \(error)", to: STDERR_FILENO)
+                logError("configuration: \(error)")
                 throw ExitCode(78)
             }
         }

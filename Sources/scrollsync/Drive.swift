@@ -201,8 +201,8 @@ func readStandardInput() -> String {
     return String(decoding: bytes, as: UTF8.self)
 }
 
-/// Prints `message` on standard error and exits with status 1.
+/// Prints `message` as an error on standard error and exits with status 1.
 func fail(_ message: String) -> Never {
-    log(message, to: STDERR_FILENO)
+    logError(message)
     exit(1)
 }

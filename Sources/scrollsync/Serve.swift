@@ -129,7 +129,7 @@ struct Serve: ParsableCommand {
         do {
             configuration = try loadConfiguration(file: config, flags: overrides)
         } catch {
-            log("configuration error: \(error)", to: STDERR_FILENO)
+            logError("configuration: \(error)")
             throw ExitCode(78)  // EX_CONFIG
         }
         let output = LogOutput()
@@ -205,6 +205,11 @@ func signalPending(_ signals: sigset_t) -> Bool {
     var signals = signals
     var zero = timespec()
     return sigtimedwait(&signals, nil, &zero) > 0
+}
+
+/// An error, in the one form every command uses (`scrollsync: error: …`), on standard error.
+func logError(_ message: String) {
+    log("error: \(message)", to: STDERR_FILENO)
 }
 
 /// One line on standard output (or `fd`), written at once (no stdio buffering).

@@ -43,11 +43,11 @@ struct Token: ParsableCommand {
         do {
             configuration = try loadConfiguration(file: config, flags: [])
         } catch {
-            log("configuration error: \(error)", to: STDERR_FILENO)
+            logError("configuration: \(error)")
             throw ExitCode(78)
         }
         guard let secret = configuration.authSecret else {
-            log("configuration error: auth.secret is not set (SCROLLSYNC_AUTH_SECRET or \"auth\": {\"secret\": …}); a server without it accepts no tokens", to: STDERR_FILENO)
+            logError("configuration: auth.secret is not set (SCROLLSYNC_AUTH_SECRET or \"auth\": {\"secret\": …}); a server without it accepts no tokens")
             throw ExitCode(78)
         }
         let now = Int(time(nil))

@@ -117,7 +117,7 @@ func runViewer(model: ViewerModel, urls: [WebSocketURL], options: RoomClient.Opt
     usleep(100_000)  // let the close frame leave
     group.shutdown()
     if case .refused(let reason) = app.model.connection {
-        log("refused: \(reason)", to: STDERR_FILENO)
+        logError("refused: \(reason)")
         throw ExitCode(1)
     }
 }
@@ -210,7 +210,13 @@ struct Follow: ParsableCommand {
         let client = try RoomClient(urls: urls, loop: group.loops[0], options: connection.clientOptions) { event in
             var state: ScrollState?
             switch event {
-            case .message(.welcome(let welcome)): state = welcome.state
+            case .message(.welcome(let welcome)):
+                state = welcome.state
+                // Standard output has nothing to say yet: standard error says why.
+                if welcome.state == nil {
+                    log(welcome.driver == nil ? "joined room \(welcome.room): waiting for a presenter (nobody presents yet); states follow as JSON lines"
+                                              : "joined room \(welcome.room): waiting for the presenter's first move", to: STDERR_FILENO)
+                }
             case .message(.state(let next)): state = next
             case .status(.waiting(_, let reason)): log("disconnected (\(reason)); reconnecting", to: STDERR_FILENO)
             case .status(.refused(let reason)): fail(reason)  // retrying cannot help

@@ -151,6 +151,24 @@ func followJSON(_ url: String) throws -> Child {
     try Child(ServerProcess.binary.path, ["follow", url, "--json"], errors: .discard)
 }
 
+/// Issue 27.12: `follow --json` says on standard error what it waits for.
+@Suite("follow --json")
+struct FollowJSONTests {
+    @Test func anEmptyRoomIsSaidOnStandardErrorAndStatesFollowOnStandardOutput() throws {
+        let server = try ServerProcess()
+        let room = "quiet-\(UUID().uuidString.prefix(6))"
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("follow-\(UUID().uuidString.prefix(6)).err").path
+        defer { try? FileManager.default.removeItem(atPath: errors) }
+        let follower = try Child("/bin/sh", ["-c", "exec \(ServerProcess.binary.path) follow \(server.url)/rooms/\(room) --json 2>\(errors)"])
+        defer { follower.stop() }
+        #expect(eventually { ((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "").contains("waiting for a presenter") },
+                "standard error says what it waits for")
+        #expect(follower.lines.isEmpty, "standard output holds only JSON lines: \(follower.lines)")
+        try ResilienceTests().scroll(42, port: server.port, room: room)
+        #expect(follower.waitForOutput { $0.contains { $0.hasPrefix("{") && $0.contains(#""offset":42"#) } }, "\(follower.lines)")
+    }
+}
+
 @Suite("Client resilience")
 struct ResilienceTests {
     /// Sends one scroll as a presenter over a raw socket.
@@ -304,10 +322,10 @@ struct CommandLineTests {
             let result = try run(ServerProcess.binary.path, [command] + args, timeout: 20)
             #expect(result.status == 64, "\(command) \(args): \(result.output)")
             #expect(result.output.contains("Usage: scrollsync \(command) "), "\(command) \(args): \(result.output)")
-            #expect(result.output.contains("ws://") && result.output.contains("Error: "), "\(result.output)")
+            #expect(result.output.contains("ws://") && result.output.contains("scrollsync: error: ") && !result.output.contains("Error: "), "\(result.output)")
         }
         let missing = try run(ServerProcess.binary.path, ["present", "ws://127.0.0.1:9/rooms/a", "/nonexistent/notes.md"], timeout: 20)
         #expect(missing.status == 1)
-        #expect(missing.output.contains("Error: cannot read /nonexistent/notes.md") && !missing.output.contains("Usage:"), "\(missing.output)")
+        #expect(missing.output.contains("scrollsync: error: cannot read /nonexistent/notes.md") && !missing.output.contains("Usage:"), "\(missing.output)")
     }
 }
