@@ -27,7 +27,7 @@ public enum ServerHandshake {
             return .failure(HTTPError(.error(400, "a WebSocket upgrade carries no content: the bytes after its head are frames")))
         }
         guard isUpgrade(request) else {
-            return .failure(HTTPError(.error(426, "this endpoint speaks WebSocket only", headers: upgradeHeaders)))
+            return .failure(HTTPError(.error(426, "this endpoint speaks WebSocket only (a browser that asks for text/html gets the room's viewer page here)", headers: upgradeHeaders)))
         }
         guard request.minorVersion >= 1 else {
             return .failure(HTTPError(.error(400, "a WebSocket upgrade needs HTTP/1.1")))

@@ -4,6 +4,26 @@ import Documents
 /// step, no outside network). The script follows PROTOCOL.md §3 to the pixel.
 enum ViewerAssets {
     /// The page for `room` (a valid room name; escaped all the same).
+    /// A short page that says what went wrong (every character of it escaped).
+    static func problem(title: String, detail: String) -> String {
+        """
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="color-scheme" content="light dark">
+        <title>\(DocumentHTML.escape(title)) · ScrollSync</title>
+        <link rel="stylesheet" href="/viewer.css">
+        </head>
+        <body>
+        <main id="ui_document"><h1>\(DocumentHTML.escape(title))</h1><p>\(DocumentHTML.escape(detail))</p></main>
+        </body>
+        </html>
+
+        """
+    }
+
     static func page(room: String) -> String {
         let name = DocumentHTML.escape(room)
         return """

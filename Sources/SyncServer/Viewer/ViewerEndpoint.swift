@@ -19,6 +19,13 @@ struct ViewerEndpoint: HTTPEndpoint {
     func respond(to request: HTTPRequest, from address: String) -> HTTPResponse {
         switch route(request) {
         case .page(let room): return Self.answer(ViewerAssets.page(room: room), type: "text/html; charset=utf-8")
+        case .badName(let name):
+            // A browser gets a page that says why, not a WebSocket refusal it cannot show.
+            var response = Self.answer(ViewerAssets.problem(title: "No such room name",
+                                                            detail: "“\(name)” is not a room name: room names are 1 to 64 characters of A–Z a–z 0–9 . _ - (not . or ..)."),
+                                       type: "text/html; charset=utf-8")
+            response.status = 400
+            return response
         case .document(let room):
             // A private room's document goes only to who may follow it: its follow key or a token.
             guard let query = try? Query(request.query) else { return .error(400, "malformed query") }
@@ -46,6 +53,8 @@ struct ViewerEndpoint: HTTPEndpoint {
 
     enum Resource: Equatable {
         case page(String), document(String), script, style
+        /// A browser asked for a room by a name no room can have (the name as decoded).
+        case badName(String)
     }
 
     func route(_ request: HTTPRequest) -> Resource? {
@@ -59,7 +68,8 @@ struct ViewerEndpoint: HTTPEndpoint {
             return RoomEndpoint.isValidRoomName(room) ? .document(room) : nil
         }
         let room = String(rest)
-        guard RoomEndpoint.isValidRoomName(room), request.value("Accept")?.contains("text/html") == true else { return nil }
+        guard request.value("Accept")?.contains("text/html") == true else { return nil }
+        guard RoomEndpoint.isValidRoomName(room) else { return .badName(Query.decode(rest) ?? room) }
         return .page(room)
     }
 
