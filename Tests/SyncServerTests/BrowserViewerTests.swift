@@ -183,3 +183,29 @@ extension BrowserViewerTests {
         #expect(presenter.wait { $0.contains(#""followers":1"#) })
     }
 }
+
+extension BrowserViewerTests {
+    /// Issue 27.4: a presenter's name from the form; a wrong key can be corrected without a
+    /// reload, and a right one clears the refusal.
+    @Test func theBrowserFormTakesANameAndRecoversFromAWrongKey() throws {
+        let server = try ServerProcess()
+        let name = "form-\(UUID().uuidString.prefix(6))"
+        let owner = try RoomConnection(port: server.port, path: "/rooms/\(name)?role=presenter&key=right")
+        #expect(owner.wait { $0.contains(#""type":"welcome""#) })
+        owner.send(#"{"type":"control","action":"release"}"#)
+        let browser = try Chromium()
+        let page = try browser.page(width: 1000, height: 700)
+        try page.call("Page.navigate", #"{"url":\#(Self.js("http://127.0.0.1:\(server.port)/rooms/\(name)"))}"#)
+        #expect(page.wait("document.getElementById('ui_link').textContent === '● live'"))
+        _ = try page.evaluate("document.getElementById('ui_name').value = 'Cy'; document.getElementById('ui_key').value = 'wrong'; document.getElementById('ui_present').requestSubmit()")
+        #expect(page.wait("!document.getElementById('ui_present').hidden && document.getElementById('ui_place').textContent.includes('refused')"),
+                "the form comes back with the reason")
+        #expect(page.wait("document.getElementById('ui_role').textContent === 'FOLLOWING' && document.getElementById('ui_link').textContent === '● live'"),
+                "and the page follows again meanwhile")
+        _ = try page.evaluate("document.getElementById('ui_key').value = 'right'; document.getElementById('ui_present').requestSubmit()")
+        #expect(page.wait("document.getElementById('ui_role').textContent.startsWith('PRESENT') && !document.getElementById('ui_place').textContent.includes('refused')"),
+                "a right key clears the refusal")
+        _ = try page.evaluate("window.scrollsync.state.socket.send(JSON.stringify({type: 'control', action: 'take'}))")
+        #expect(owner.wait { $0.contains(#""type":"driver""#) && $0.contains(#""name":"Cy""#) }, "the room knows the browser presenter by name")
+    }
+}

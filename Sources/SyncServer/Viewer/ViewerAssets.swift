@@ -50,7 +50,7 @@ enum ViewerAssets {
         <span id="ui_driver"></span>
         <span id="ui_followers"></span>
         <button id="ui_follow" type="button" hidden>Follow again (f)</button>
-        <form id="ui_present"><label>Presenter key <input id="ui_key" type="password" autocomplete="off" required></label> <label>Follow key (makes it private) <input id="ui_newfollowkey" type="password" autocomplete="off"></label> <button type="submit">Present</button></form>
+        <form id="ui_present"><label>Your name <input id="ui_name" autocomplete="nickname" maxlength="64"></label> <label>Presenter key <input id="ui_key" type="password" autocomplete="off" required></label> <label>Follow key (makes it private) <input id="ui_newfollowkey" type="password" autocomplete="off"></label> <button type="submit">Present</button></form>
         <form id="ui_private" hidden><span id="ui_privatewhy"></span> <label>Follow key <input id="ui_followkey" type="password" autocomplete="off" required></label> <button type="submit">Follow</button></form>
         </footer>
         </body>
@@ -107,7 +107,8 @@ enum ViewerAssets {
     const blockElement = (id) => main.querySelector(`[id="${CSS.escape(id)}"]`);
     const ui = { role: $('role'), link: $('link'), place: $('place'), driver: $('driver'), followers: $('followers'),
                  follow: $('follow'), present: $('present'), key: $('key'), section: $('section'), titlebar: $('titlebar'),
-                 privateForm: $('private'), privateWhy: $('privatewhy'), followKey: $('followkey'), newFollowKey: $('newfollowkey') };
+                 privateForm: $('private'), privateWhy: $('privatewhy'), followKey: $('followkey'), newFollowKey: $('newfollowkey'),
+                 name: $('name') };
     const reducedMotion = matchMedia('(prefers-reduced-motion: reduce)');
 
     const state = {
@@ -262,7 +263,8 @@ enum ViewerAssets {
     async function connect() {
       if (state.role === 'follower' && !(await mayFollow())) return;
       const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-      const query = state.role === 'presenter' ? `?role=presenter&key=${encodeURIComponent(state.key)}${followQuery('&')}` : followQuery('?');
+      const name = state.role === 'presenter' && ui.name.value ? `&name=${encodeURIComponent(ui.name.value)}` : '';
+      const query = state.role === 'presenter' ? `?role=presenter&key=${encodeURIComponent(state.key)}${name}${followQuery('&')}` : followQuery('?');
       const socket = new WebSocket(`${scheme}//${location.host}/rooms/${encodeURIComponent(room)}${query}`, 'scrollsync.v1');
       state.socket = socket;
       state.stopped = null;
@@ -275,10 +277,22 @@ enum ViewerAssets {
       socket.onclose = (event) => {
         if (state.socket !== socket) return;
         state.online = false;
-        if (event.code === 1008) {  // refused for good (a wrong presenter key): retrying cannot help
+        if (event.code === 1008 && state.role === 'presenter') {
+          // The key was refused: follow again, and offer the form again to retry.
+          state.role = 'follower';
+          state.key = null;
+          state.notice = `refused: ${event.reason || 'wrong or missing presenter key'}`;
+          ui.present.hidden = false;
+          ui.key.value = '';
+          ui.key.focus();
+          render();
+          connect();
+          return;
+        }
+        if (event.code === 1008) {  // refused for good: retrying cannot help
           state.stopped = event.reason || 'refused';
           render();
-          if (state.role === 'follower') mayFollow();  // the room became private: ask for its key
+          mayFollow();  // the room became private: ask for its key
           return;
         }
         const delay = state.backoff * (0.75 + Math.random() * 0.5);
@@ -292,6 +306,8 @@ enum ViewerAssets {
       switch (m.type) {
         case 'welcome':
           state.online = true;
+          state.stopped = null;
+          if (state.role === 'presenter') state.notice = null;  // an earlier refusal is over
           state.backoff = 250;
           state.you = m.you;
           state.driver = m.driver ?? null;
