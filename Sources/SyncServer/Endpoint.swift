@@ -14,6 +14,8 @@ public protocol WebSocketEndpoint: Sendable {
     /// A cap on the kernel send buffer of this endpoint's sockets, or nil for the
     /// kernel's autotuning (up to 4 MiB on Linux).
     var socketSendBuffer: Int? { get }
+    /// A cap on the bytes the kernel holds that it has not yet sent (TCP_NOTSENT_LOWAT), or nil.
+    var socketUnsentLimit: Int? { get }
     /// Whether `path` belongs to this endpoint.
     func matches(path: Substring) -> Bool
     /// Admits a request (query, credentials) and makes its session, or refuses it with an
@@ -33,6 +35,7 @@ public protocol WebSocketSession: AnyObject {
 extension WebSocketEndpoint {
     public var sharesCompressedFrames: Bool { false }
     public var socketSendBuffer: Int? { nil }
+    public var socketUnsentLimit: Int? { nil }
 }
 
 extension WebSocketSession {

@@ -25,6 +25,11 @@ public struct RoomEndpoint: WebSocketEndpoint {
     /// 64 KiB: a few hundred states at most wait in the kernel for a slow follower; the
     /// rest of its backlog is conflated into the newest state.
     public var socketSendBuffer: Int? { 64 << 10 }
+    /// 4 KiB of states (about 20) may wait in the kernel for a window the follower does not
+    /// open; what comes after them waits in the one-state slot, where a newer one replaces
+    /// it. Without it, a follower that stops reading for two seconds at 60 Hz finds 120 stale
+    /// states in the kernel's buffers when it reads again (BENCHMARKS.md, 2026-11-26).
+    public var socketUnsentLimit: Int? { 4 << 10 }
 
     /// - Parameter limits: 2 MiB messages: a 1 MiB document, escaped, fits.
     public init(hub: any RoomHub, limits: WebSocketConnection.Limits = .init(maxFrameSize: 2 << 20, maxMessageSize: 2 << 20),

@@ -11,6 +11,7 @@ final class Router: Sendable {
         let deflate: PerMessageDeflate?
         let limits: WebSocketConnection.Limits
         let socketSendBuffer: Int?
+        let socketUnsentLimit: Int?
     }
 
     let configuration: ServerConfiguration
@@ -90,7 +91,7 @@ final class Router: Sendable {
         let negotiated = PerMessageDeflate.negotiate(offers: upgrade.extensions, policy: policy)
         let response = ServerHandshake.response(for: upgrade, subprotocol: subprotocol, extensions: negotiated?.1)
         return .success(Admitted(session: session, response: response, deflate: negotiated?.0, limits: endpoint.limits,
-                                socketSendBuffer: endpoint.socketSendBuffer))
+                                socketSendBuffer: endpoint.socketSendBuffer, socketUnsentLimit: endpoint.socketUnsentLimit))
     }
 }
 

@@ -242,7 +242,7 @@ public final class WebSocketPeer: ChannelHandler {
             phase = .open(connection, admitted.session)
             counters.connectionsUpgraded.add(1, ordering: .relaxed)
             counters.upgrades.add(1, ordering: .relaxed)
-            if let size = admitted.socketSendBuffer { channel.setSendBufferSize(size) }
+            if let size = admitted.socketSendBuffer { channel.setSendBufferSize(size, unsent: admitted.socketUnsentLimit) }
             pendingResponse = admitted.response.bytes
             admitted.session.opened(self)
             sendPendingResponse(connection)

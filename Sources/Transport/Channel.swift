@@ -146,12 +146,17 @@ public final class Channel {
         return replaced
     }
 
-    /// Caps the kernel's send buffer for this socket. A capped buffer keeps stale bytes
-    /// from piling up below the write queue, where conflation cannot replace them.
-    public func setSendBufferSize(_ bytes: Int) {
+    /// Caps the kernel's send buffer for this socket, and with `unsent` the bytes it holds
+    /// that the peer's window has not yet let out (TCP_NOTSENT_LOWAT: past it a write takes
+    /// no more and the rest waits in the write queue, where conflation can replace it). Capped
+    /// buffers keep stale bytes from piling up below the write queue.
+    public func setSendBufferSize(_ bytes: Int, unsent: Int? = nil) {
         guard fd >= 0 else { return }
         var size = Int32(clamping: bytes)
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, 4)
+        if var lowWater = unsent.map(Int32.init(clamping:)) {
+            setsockopt(fd, Int32(IPPROTO_TCP), 25 /* TCP_NOTSENT_LOWAT */, &lowWater, 4)
+        }
     }
 
     /// Closes gracefully: flush the queue, shut down the sending side (after TLS

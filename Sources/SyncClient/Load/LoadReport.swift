@@ -19,12 +19,14 @@ public struct LoadReport: Sendable {
 
     public var failedConnections: Int { stats.failures.values.reduce(0, +) }
     public var attemptedConnections: Int { configuration.connections }
-    /// Deliveries not received, as a fraction of those expected. With conflation on, a
-    /// follower that skipped stale states still ends on the newest: see `reach`.
-    public var loss: Double {
-        let received = stats.deliveries + stats.drainDeliveries
-        return expectedDeliveries > 0 ? Double(max(0, expectedDeliveries - received)) / Double(expectedDeliveries) : 0
-    }
+    /// The share of (update, follower) pairs never covered: the follower never came to hold
+    /// that update or a newer one. States the server skipped on purpose (conflation) are not
+    /// lost: a newer state covers them (they are counted apart, `skippedStates`).
+    public var loss: Double { statePairs > 0 ? 1 - coverage : 0 }
+    /// Updates the room turned into states (its `seq` advanced by them), and those it did not
+    /// (a scroll-rate limit conflated them away on the presenter's side).
+    public let updatesAccepted: Int
+    public var updatesRefused: Int { max(0, stats.updatesSent - updatesAccepted) }
     /// States received per second while sending (the drain's are not in it).
     public var deliveriesPerSecond: Double { sendingSeconds > 0 ? Double(stats.deliveries) / sendingSeconds : 0 }
     /// The share of (update, follower) pairs in which the follower came to hold that update
@@ -39,8 +41,9 @@ public struct LoadReport: Sendable {
     }
 
 
-    /// Milliseconds at the given percentiles of follower latency (state age on receipt).
-    public func latencyMs(_ p: Double) -> Double { percentile(stats.latency, p) }
+    /// Milliseconds at the given percentile of the age of received states (a state's `t` to
+    /// its arrival at a follower).
+    public func ageMs(_ p: Double) -> Double { percentile(stats.latency, p) }
 
     /// The report as a table for people.
     public var table: String {
@@ -49,14 +52,16 @@ public struct LoadReport: Sendable {
             ("connections", "\(stats.connectionsOpened) open of \(attemptedConnections), \(failedConnections) failed" + failureText),
             ("handshake ms p50/p99", "\(format(percentile(stats.handshake, 50))) / \(format(percentile(stats.handshake, 99)))"
                 + ", all \(stats.failures.isEmpty ? "open" : "open or failed") in \(format(connectSeconds)) s (\(format(handshakesPerSecond))/s)"),
-            ("updates sent", "\(stats.updatesSent) (\(format(updatesPerSecond))/s)"),
+            ("updates sent / accepted / refused", "\(stats.updatesSent) (\(format(updatesPerSecond))/s) / \(updatesAccepted) / \(updatesRefused)"
+                + (updatesRefused > 0 ? " (the server's scroll-rate limit)" : "")),
             ("staleness ms p50/p90/p99/p99.9/max", [50, 90, 99, 99.9].map { format(stalenessMs($0)) }.joined(separator: " / ")
                 + " / " + format(Double(stats.staleness.max) / 1000)),
             ("coverage", "\(format(coverage * 100))% of \(statePairs) (update, follower) pairs"),
             ("deliveries", "\(stats.deliveries) while sending (\(format(deliveriesPerSecond))/s) + \(stats.drainDeliveries) in the drain, of \(expectedDeliveries) expected"),
-            ("loss / skipped", "\(format(loss * 100))% / \(stats.skipped) states"),
+            ("loss", "\(format(loss * 100)) % of (update, follower) pairs never covered"),
+            ("skipped states", "\(stats.skipped) (conflated on purpose: a newer state covered each)"),
             ("out of order", "\(stats.outOfOrder)"),
-            ("age of states received ms p50/p90/p99/p99.9/max", [50, 90, 99, 99.9].map { format(latencyMs($0)) }.joined(separator: " / ")
+            ("age of received states ms p50/p90/p99/p99.9/max", [50, 90, 99, 99.9].map { format(ageMs($0)) }.joined(separator: " / ")
                 + " / " + format(Double(stats.latency.max) / 1000)),
             ("reached final state", "\(reach.reached) of \(reach.followers) followers"),
             ("server errors", "\(stats.serverErrors)"),
@@ -67,6 +72,9 @@ public struct LoadReport: Sendable {
                 ("slow readers", "\(reach.slowFollowers): \(stats.slowDeliveries) states seen, \(stats.slowSkipped) skipped"),
                 ("slow: state age ms p50/p99/max", [50, 99].map { format(percentile(stats.slowStaleness, $0)) }.joined(separator: " / ")
                     + " / " + format(Double(stats.slowStaleness.max) / 1000)),
+                ("slow: after a pause, ms to the newest p50/p99/max", [50, 99].map { format(percentile(stats.slowCatchUp, $0)) }.joined(separator: " / ")
+                    + " / " + format(Double(stats.slowCatchUp.max) / 1000)),
+                ("slow: states read before the newest p50/max", "\(stats.slowBacklog.totalCount > 0 ? stats.slowBacklog.valueAtPercentile(50) : 0) / \(stats.slowBacklog.max)"),
                 ("slow: reached final state", "\(reach.slowReached) of \(reach.slowFollowers)"),
             ]
         }
@@ -118,6 +126,8 @@ public struct LoadReport: Sendable {
         w.field("handshakesPerSecond", handshakesPerSecond)
         w.endObject()
         w.field("updatesSent", stats.updatesSent)
+        w.field("updatesAccepted", updatesAccepted)
+        w.field("updatesRefused", updatesRefused)
         w.field("updatesPerSecond", updatesPerSecond)
         w.field("deliveriesExpected", expectedDeliveries)
         w.field("deliveriesReceived", stats.deliveries + stats.drainDeliveries)
@@ -132,7 +142,7 @@ public struct LoadReport: Sendable {
         w.field("loss", loss)
         w.field("outOfOrder", stats.outOfOrder)
         w.field("skippedStates", stats.skipped)
-        w.key("latencyMs")
+        w.key("ageMs")
         percentiles(stats.latency, into: &w)
         w.key("reach")
         w.beginObject()
@@ -147,6 +157,14 @@ public struct LoadReport: Sendable {
         w.field("reachedFinalState", reach.slowReached)
         w.key("stateAgeMs")
         percentiles(stats.slowStaleness, into: &w)
+        w.key("catchUpMs")
+        percentiles(stats.slowCatchUp, into: &w)
+        w.key("statesReadBeforeNewest")
+        w.beginObject()
+        w.field("p50", Int(stats.slowBacklog.totalCount > 0 ? stats.slowBacklog.valueAtPercentile(50) : 0))
+        w.field("max", Int(stats.slowBacklog.max))
+        w.field("count", Int(stats.slowBacklog.totalCount))
+        w.endObject()
         w.endObject()
         w.field("serverErrors", stats.serverErrors)
         w.field("cpuSeconds", cpuSeconds)

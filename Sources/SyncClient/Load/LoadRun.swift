@@ -33,6 +33,9 @@ public struct LoadConfiguration: Sendable {
     /// piles up at the server, where conflation can replace it, as it does for a real
     /// client that is slow to read.
     public var slowReaders = 0.0
+    /// The kernel receive buffer of slow readers in bytes (nil: the system's, as a
+    /// terminal follower has); 4 KiB plays a reader with almost none.
+    public var slowReceiveBuffer: Int? = 4096
     public var pause = 1.0
     /// Seconds after sending stops for the last states to arrive.
     public var drain = 2.0
@@ -52,7 +55,9 @@ public struct LoadProgress: Sendable {
     public var total: Int
     public var updatesPerSecond: Double
     public var deliveriesPerSecond: Double
-    public var p99Microseconds: UInt64
+    /// Age of received states at p99, and staleness at p99, so far (µs).
+    public var ageP99Microseconds: UInt64
+    public var stalenessP99Microseconds: UInt64
     public var errors: Int
 }
 
@@ -76,7 +81,7 @@ public final class LoadRun: @unchecked Sendable {
         tls = configuration.base.secure ? try TLSContext(clientVerifying: configuration.verifyTLS, caFile: configuration.caFile) : nil
         address = try SocketAddress.resolve(host: configuration.base.host, port: configuration.base.port)
         followerAddresses = try configuration.followerBases.map { try SocketAddress.resolve(host: $0.host, port: $0.port) }
-        probes = group.loops.map { LoopProbes(loop: $0) }
+        probes = group.loops.map { LoopProbes(loop: $0, slowReceiveBuffer: configuration.slowReceiveBuffer) }
         rooms = (0..<configuration.rooms).map { RoomTrack(name: "\(configuration.roomPrefix)-\($0)") }
         group.start()
     }
@@ -135,7 +140,8 @@ public final class LoadRun: @unchecked Sendable {
             let elapsed = Double(monotonicMicroseconds() - start) / 1e6
             if Int(elapsed * 5) % 5 == 0 {
                 progress(LoadProgress(elapsed: elapsed, connected: stats.connectionsOpened, total: total, updatesPerSecond: 0,
-                                      deliveriesPerSecond: 0, p99Microseconds: 0, errors: stats.failures.values.reduce(0, +)))
+                                      deliveriesPerSecond: 0, ageP99Microseconds: 0, stalenessP99Microseconds: 0,
+                                      errors: stats.failures.values.reduce(0, +)))
             }
             if settled >= total || elapsed > max(timeout, config.rampUp + 30) {
                 let settledAt = probes.map { probe in onLoop(probe) { probe.lastSettledAt } }.max() ?? 0
@@ -173,7 +179,8 @@ public final class LoadRun: @unchecked Sendable {
                 elapsed: Double(now - started) / 1e6, connected: stats.connectionsOpened, total: config.connections,
                 updatesPerSecond: Double(stats.updatesSent - last.updatesSent) / seconds,
                 deliveriesPerSecond: Double(stats.deliveries - last.deliveries) / seconds,
-                p99Microseconds: stats.latency.totalCount > 0 ? stats.latency.valueAtPercentile(99) : 0,
+                ageP99Microseconds: stats.latency.totalCount > 0 ? stats.latency.valueAtPercentile(99) : 0,
+                stalenessP99Microseconds: stats.staleness.totalCount > 0 ? stats.staleness.valueAtPercentile(99) : 0,
                 errors: stats.serverErrors + stats.failures.values.reduce(0, +)))
             last = stats
             lastTime = now
@@ -188,7 +195,8 @@ public final class LoadRun: @unchecked Sendable {
         let expected = zip(accepted, followersPerRoom).reduce(0) { $0 + $1.0 * $1.1 }
         let pairs = zip(rooms, followersPerRoom).reduce(0) { $0 + $1.0.sent.withLock { $0.count } * $1.1 }
         return LoadReport(configuration: config, rate: rate, sendingSeconds: sendingTime, stats: stats, expectedDeliveries: expected,
-                          statePairs: pairs, reach: reach, cpuSeconds: Self.cpuSeconds(), connectSeconds: connectSeconds)
+                          statePairs: pairs, reach: reach, cpuSeconds: Self.cpuSeconds(), connectSeconds: connectSeconds,
+                          updatesAccepted: accepted.reduce(0, +))
     }
 
     /// Closes every connection.
@@ -276,8 +284,13 @@ final class LoopProbes: @unchecked Sendable {
     private var followers: [Follower] = []
     private var presenters: [Presenter] = []
     private var sending = false
+    /// The kernel receive buffer of slow readers (nil: the system's, autotuned).
+    let slowReceiveBuffer: Int?
 
-    init(loop: EventLoop) { self.loop = loop }
+    init(loop: EventLoop, slowReceiveBuffer: Int?) {
+        self.loop = loop
+        self.slowReceiveBuffer = slowReceiveBuffer
+    }
 
     final class Follower {
         let room: RoomTrack
@@ -287,6 +300,11 @@ final class LoopProbes: @unchecked Sendable {
         /// The `t` of the newest state this follower holds (monotonic µs).
         @exclusivity(unchecked) var heldT: Int64 = 0
         var open = false
+        /// A slow reader that resumed reading: when, the newest update sent before then,
+        /// and the states it has read since (until it holds that update or a newer one).
+        var resumedAt: Int64?
+        var newestAtResume: Int64 = 0
+        var readSinceResume = 0
         init(room: RoomTrack, slow: Bool) {
             self.room = room
             self.slow = slow
@@ -309,7 +327,7 @@ final class LoopProbes: @unchecked Sendable {
         let driver = presenter ? Presenter(room: room) : nil
         var opened = false
         let client = WebSocketClient.connect(url, address: address, on: loop, tls: tls, protocols: [protocolName], deflate: compress,
-                                              receiveBuffer: slow ? 4096 : nil) { [self] client, event in
+                                              receiveBuffer: slow ? slowReceiveBuffer : nil) { [self] client, event in
             switch event {
             case .open:
                 opened = true
@@ -376,6 +394,14 @@ final class LoopProbes: @unchecked Sendable {
             if follower.slow {
                 stats.slowDeliveries += 1
                 stats.slowSkipped &+= gap
+                if let resumedAt = follower.resumedAt {
+                    follower.readSinceResume += 1
+                    if follower.heldT >= follower.newestAtResume {
+                        _ = stats.slowCatchUp.record(UInt64(max(0, monotonicMicroseconds() - resumedAt)))
+                        _ = stats.slowBacklog.record(UInt64(follower.readSinceResume))
+                        follower.resumedAt = nil
+                    }
+                }
             }
         } else if FastScan.hasPrefix("{\"type\":\"welcome\"", bytes) {
             follower.lastSeq = FastScan.integer(after: "\"seq\":", in: bytes).map(Int.init) ?? 0
@@ -496,7 +522,13 @@ final class LoopProbes: @unchecked Sendable {
         for follower in followers where follower.slow { follower.client?.channel?.holdReading(true) }
         loop.schedule(after: UInt64(seconds * 1e9)) { [self] in
             guard sending else { return }
-            for follower in followers where follower.slow { follower.client?.channel?.holdReading(false) }
+            let now = monotonicMicroseconds()
+            for follower in followers where follower.slow {
+                follower.resumedAt = now
+                follower.newestAtResume = follower.room.sent.withLock { $0.last } ?? 0
+                follower.readSinceResume = 0
+                follower.client?.channel?.holdReading(false)
+            }
             loop.schedule(after: 1_000_000_000) { [self] in holdSlowReaders(for: seconds) }
         }
     }

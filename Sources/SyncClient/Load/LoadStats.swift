@@ -14,6 +14,11 @@ public struct LoadStats: Sendable {
     public var latency = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
     /// The same, for slow readers only: how stale the states they saw were.
     public var slowStaleness = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
+    /// Slow readers, after each pause: the time from resuming to holding the newest update
+    /// sent before it (µs), and how many states they read on the way (the backlog the
+    /// kernel's buffers held for them, which the server cannot conflate).
+    public var slowCatchUp = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
+    public var slowBacklog = Histogram<UInt64>(highestTrackableValue: 10_000_000, numberOfSignificantValueDigits: .three)
     /// Connect-to-open time, in µs.
     public var handshake = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
     public var updatesSent = 0
@@ -40,6 +45,8 @@ public struct LoadStats: Sendable {
         drainDeliveries += other.drainDeliveries
         latency.add(other.latency)
         slowStaleness.add(other.slowStaleness)
+        slowCatchUp.add(other.slowCatchUp)
+        slowBacklog.add(other.slowBacklog)
         handshake.add(other.handshake)
         updatesSent += other.updatesSent
         deliveries += other.deliveries
