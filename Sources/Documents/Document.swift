@@ -17,12 +17,27 @@ public struct Document: Sendable, Equatable {
         case table
     }
 
+    /// How a table column's cells line up (`:--`, `:-:`, `--:` in the delimiter row).
+    public enum ColumnAlignment: Sendable, Equatable {
+        case none, left, center, right
+    }
+
     public struct Block: Sendable, Equatable {
         public var id: String
         public var kind: Kind
         public var text: String
         /// Index of the heading block of this block's section (nil before the first heading).
         public var section: Int?
+        /// List items: how deep in nested lists (0 for a top-level item).
+        public var depth = 0
+        /// Tables: each column's alignment.
+        public var alignments: [ColumnAlignment] = []
+        /// An item of a tight list (no blank line between its items) that another item of
+        /// that list follows: renderers leave no gap after it.
+        public var joinsNext = false
+        /// A thematic break (`---`) follows the block: renderers draw a rule after it. A break
+        /// is no block of its own, so that it names no place and moves no id.
+        public var ruleAfter = false
     }
 
     public var title: String
@@ -43,7 +58,8 @@ public struct Document: Sendable, Equatable {
         var section: Int?
         var sectionSlug = "top"
         var number = 0
-        for (kind, body) in raw {
+        for rawBlock in raw {
+            let (kind, body) = (rawBlock.kind, rawBlock.text)
             var id: String
             if case .heading = kind {
                 let base = Self.slug(body)
@@ -69,7 +85,8 @@ public struct Document: Sendable, Equatable {
             }.joined(separator: "\n")
             default: InlineMarkup.parse(body)
             }
-            blocks.append(Block(id: id, kind: kind, text: shown, section: section))
+            blocks.append(Block(id: id, kind: kind, text: shown, section: section, depth: rawBlock.depth, alignments: rawBlock.alignments,
+                                joinsNext: rawBlock.joinsNext, ruleAfter: rawBlock.ruleAfter))
         }
         self.blocks = blocks
         title = blocks.first { if case .heading(1) = $0.kind { true } else { false } }.map { InlineMarkup.plain($0.text) } ?? SafeText.display(name)
@@ -95,19 +112,38 @@ public struct Document: Sendable, Equatable {
         return out.isEmpty ? "section" : out
     }
 
-    private static func plainBlocks(_ text: String) -> [(Kind, String)] {
-        var blocks = [(Kind, String)]()
+    /// A block as the parser finds it, before it gets an id.
+    struct RawBlock {
+        var kind: Kind
+        var text: String
+        /// List nesting (0 outside lists and for top-level items).
+        var depth = 0
+        /// Table columns' alignment from the delimiter row.
+        var alignments: [ColumnAlignment] = []
+        /// An item of a tight list followed by another item of it: no blank line between them.
+        var joinsNext = false
+        /// A thematic break follows the block.
+        var ruleAfter = false
+
+        init(_ kind: Kind, _ text: String) {
+            self.kind = kind
+            self.text = text
+        }
+    }
+
+    private static func plainBlocks(_ text: String) -> [RawBlock] {
+        var blocks = [RawBlock]()
         var lines = [String]()
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
             let trimmed = line.trimmingSpaces()
             if trimmed.isEmpty {
-                if !lines.isEmpty { blocks.append((.paragraph, lines.joined(separator: " "))) }
+                if !lines.isEmpty { blocks.append(RawBlock(.paragraph, lines.joined(separator: " "))) }
                 lines.removeAll()
             } else {
                 lines.append(trimmed)
             }
         }
-        if !lines.isEmpty { blocks.append((.paragraph, lines.joined(separator: " "))) }
+        if !lines.isEmpty { blocks.append(RawBlock(.paragraph, lines.joined(separator: " "))) }
         return blocks
     }
 
@@ -117,8 +153,8 @@ public struct Document: Sendable, Equatable {
     /// setext underlines turn the paragraph above into a heading; fences close only with the
     /// same character at least as long; block quotes and list items take lazy continuation
     /// lines; an ordered item interrupts a paragraph only when it starts at 1; HTML is text.
-    private static func markdownBlocks(_ text: String) -> [(Kind, String)] {
-        var blocks = [(Kind, String)]()
+    private static func markdownBlocks(_ text: String) -> [RawBlock] {
+        var blocks = [RawBlock]()
         var paragraph = [String]()
         var quote = [String]()
         var fence: (mark: Character, length: Int, indent: Int, lines: [String])?
@@ -126,34 +162,53 @@ public struct Document: Sendable, Equatable {
         /// The columns where the open list items' content starts, outermost first: a line
         /// indented that far belongs to the item, and a marker that far in nests under it.
         var openItems = [Int]()
+        /// The same items' content columns on screen (a marker's width and one space in from
+        /// its parent's), where a nested item's marker is drawn.
+        var shownColumns = [Int]()
         var blankSinceItem = false
-        /// The rows of a table being read (its header first).
+        /// The items of the list being read (block indices), and whether a blank line came
+        /// between two of them or inside one (a loose list: CommonMark spaces its items).
+        var listRun = [Int]()
+        var listLoose = false
+        /// The rows of a table being read (its header first), and its columns' alignment.
         var table: [[String]]?
+        var alignments = [ColumnAlignment]()
         func endTable() {
             guard let rows = table else { return }
-            blocks.append((.table, rows.map { $0.joined(separator: "\t") }.joined(separator: "\n")))
+            var block = RawBlock(.table, rows.map { $0.joined(separator: "\t") }.joined(separator: "\n"))
+            block.alignments = alignments
+            blocks.append(block)
             table = nil
         }
         func endIndented() {
             guard var lines = indented else { return }
             while lines.last?.allSatisfy({ $0 == " " }) == true { lines.removeLast() }
-            blocks.append((.code, lines.joined(separator: "\n")))
+            blocks.append(RawBlock(.code, lines.joined(separator: "\n")))
             indented = nil
         }
         func flush() {
-            if !paragraph.isEmpty { blocks.append((.paragraph, paragraph.joined(separator: " "))) }
-            if !quote.isEmpty { blocks.append((.quote, quote.joined(separator: " "))) }
+            if !paragraph.isEmpty { blocks.append(RawBlock(.paragraph, paragraph.joined(separator: " "))) }
+            if !quote.isEmpty { blocks.append(RawBlock(.quote, quote.joined(separator: " "))) }
             paragraph.removeAll()
             quote.removeAll()
         }
-        func endList() { openItems.removeAll() }
+        /// Ends the list being read: a tight one's items are drawn without gaps between them.
+        func endList() {
+            if !listLoose {
+                for (index, next) in zip(listRun, listRun.dropFirst()) where next == index + 1 { blocks[index].joinsNext = true }
+            }
+            openItems.removeAll()
+            shownColumns.removeAll()
+            listRun.removeAll()
+            listLoose = false
+        }
         for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
             let line = String(rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine)
             let indent = line.prefix { $0 == " " }.count
             let trimmed = line.trimmingSpaces()
             if var open = fence {
                 if indent < 4, let close = Self.fence(trimmed), close.mark == open.mark, close.length >= open.length, close.info.isEmpty {
-                    blocks.append((.code, open.lines.joined(separator: "\n")))
+                    blocks.append(RawBlock(.code, open.lines.joined(separator: "\n")))
                     fence = nil
                 } else {
                     open.lines.append(String(line.dropFirst(min(indent, open.indent))))
@@ -170,7 +225,9 @@ public struct Document: Sendable, Equatable {
                 endIndented()
             }
             if table != nil {
-                if trimmed.contains("|") {
+                // GFM: the table goes on until a blank line or another block's start; a row
+                // without pipes is a row of one cell.
+                if !trimmed.isEmpty, indent < 4, !Self.startsBlock(trimmed) {
                     table?.append(Self.cells(trimmed))
                     continue
                 }
@@ -190,7 +247,8 @@ public struct Document: Sendable, Equatable {
             // marker there nests (below).
             if !openItems.isEmpty, listItem == nil, paragraph.isEmpty, quote.isEmpty,
                container != nil || (!blankSinceItem && Self.continuesParagraph(trimmed, indent: indent)) {
-                blocks[blocks.count - 1].1 += (blocks[blocks.count - 1].1.isEmpty ? "" : " ") + trimmed
+                if blankSinceItem { listLoose = true }  // two blocks in one item
+                blocks[blocks.count - 1].text += (blocks[blocks.count - 1].text.isEmpty ? "" : " ") + trimmed
                 continue
             }
             if indent >= 4 && listItem == nil {
@@ -209,6 +267,14 @@ public struct Document: Sendable, Equatable {
                 flush()
                 endList()
                 table = [Self.cells(header)]
+                alignments = Self.cells(trimmed).map { cell in
+                    switch (cell.hasPrefix(":"), cell.hasSuffix(":")) {
+                    case (true, true): .center
+                    case (true, false): .left
+                    case (false, true): .right
+                    case (false, false): .none
+                    }
+                }
                 continue
             }
             if let open = Self.fence(trimmed), open.mark == "~" || !open.info.contains("`") {
@@ -219,44 +285,94 @@ public struct Document: Sendable, Equatable {
                 // "Title\n=====" or "Title\n-----": the paragraph above is a heading.
                 let text = paragraph.joined(separator: " ")
                 paragraph.removeAll()
-                blocks.append((.heading(level: level), text))
+                blocks.append(RawBlock(.heading(level: level), text))
             } else if Self.isThematicBreak(trimmed) {
-                flush()  // "---", "***", "___": a break between blocks, not a block
+                flush()  // "---", "***", "___": a rule after the block before, not a block
                 endList()
+                if !blocks.isEmpty { blocks[blocks.count - 1].ruleAfter = true }
             } else if let (level, text) = Self.atxHeading(trimmed) {
                 flush()
                 endList()
-                blocks.append((.heading(level: level), text))
+                blocks.append(RawBlock(.heading(level: level), text))
             } else if trimmed.hasPrefix(">") {
                 if !paragraph.isEmpty { flush() }
                 endList()
                 var content = trimmed.dropFirst()
                 if content.first == " " { content = content.dropFirst() }
-                let text = content.trimmingSpaces()
+                // A heading in a quote is its text (the quote is one block).
+                let text = Self.atxHeading(content.trimmingSpaces())?.1 ?? content.trimmingSpaces()
                 if !text.isEmpty { quote.append(text) }
                 else if quote.isEmpty { quote.append("") }
             } else if let (marker, body, width) = listItem,
                       paragraph.isEmpty || (!body.isEmpty && (marker == "•" || marker.hasPrefix("1") && marker.count == 2)) {
                 flush()
+                if blankSinceItem && !listRun.isEmpty { listLoose = true }
                 // Nested in the open items whose content starts at or before its marker.
-                openItems = openItems.filter { $0 <= indent }
-                let depth = min(openItems.count, 5)
-                let shown = marker == "•" ? ["•", "◦", "▪"][depth % 3] : marker
-                blocks.append((.listItem(marker: String(repeating: "  ", count: depth) + shown), body))
-                openItems.append(indent + width)
+                let keep = openItems.filter { $0 <= indent }.count
+                openItems.removeLast(openItems.count - keep)
+                shownColumns.removeLast(shownColumns.count - keep)
+                // `- - foo` is an item whose content starts with another item: each is one.
+                var (marker, body, column) = (marker, body, indent + width)
+                while true {
+                    let depth = openItems.count
+                    let shown = marker == "•" ? ["•", "◦", "▪"][depth % 3] : marker
+                    let start = shownColumns.last ?? 0
+                    let inner = Self.isThematicBreak(body) ? nil : Self.listItem(body)
+                    var block = RawBlock(.listItem(marker: String(repeating: " ", count: start) + shown), inner == nil ? Self.itemText(body) : "")
+                    block.depth = depth
+                    listRun.append(blocks.count)
+                    blocks.append(block)
+                    openItems.append(column)
+                    shownColumns.append(start + DisplayWidth.of(shown) + 1)
+                    guard let (innerMarker, innerBody, innerWidth) = inner else { break }
+                    (marker, body, column) = (innerMarker, innerBody, column + innerWidth)
+                }
                 blankSinceItem = false
             } else if !quote.isEmpty {
                 quote.append(trimmed)
+            } else if paragraph.isEmpty, Self.isLinkReferenceDefinition(trimmed) {
+                // `[foo]: /url "title"` defines a link target: no block, no text (it cannot
+                // interrupt a paragraph).
+                endList()
             } else {
                 paragraph.append(trimmed)
                 endList()
             }
         }
-        if let open = fence { blocks.append((.code, open.lines.joined(separator: "\n"))) }
+        if let open = fence { blocks.append(RawBlock(.code, open.lines.joined(separator: "\n"))) }
         endIndented()
         endTable()
         flush()
-        return blocks.map { block in if case .code = block.0 { block } else { (block.0, block.1.trimmingSpaces()) } }
+        endList()
+        return blocks.map { block in
+            var block = block
+            if block.kind != .code { block.text = block.text.trimmingSpaces() }
+            return block
+        }
+    }
+
+    /// Whether a line starts a block other than a paragraph (it ends a table).
+    private static func startsBlock(_ trimmed: String) -> Bool {
+        fence(trimmed) != nil || isThematicBreak(trimmed) || atxHeading(trimmed) != nil || trimmed.hasPrefix(">") || listItem(trimmed) != nil
+    }
+
+    /// An item's text: a heading in it is its text (the item is one block).
+    private static func itemText(_ body: String) -> String {
+        atxHeading(body)?.1 ?? body
+    }
+
+    /// `[label]: destination` with an optional title in quotes or parentheses (CommonMark
+    /// §4.7), on one line.
+    static func isLinkReferenceDefinition(_ line: String) -> Bool {
+        guard line.hasPrefix("["), let close = line.firstRange(of: "]:") else { return false }
+        let label = line[line.index(after: line.startIndex)..<close.lowerBound]
+        guard !label.trimmingSpaces().isEmpty, label.count <= 999, !label.contains("[") else { return false }
+        let rest = line[close.upperBound...].trimmingSpaces()
+        guard let destination = rest.split(separator: " ", maxSplits: 1).first, !destination.isEmpty else { return false }
+        let title = rest.dropFirst(destination.count).trimmingSpaces()
+        guard let open = title.first else { return true }
+        let closing: Character = open == "(" ? ")" : open
+        return "\"'(".contains(open) && title.count >= 2 && title.last == closing
     }
 
     /// A line that would continue a paragraph (lazily): not the start of another block.
@@ -286,12 +402,31 @@ public struct Document: Sendable, Equatable {
         return (hashes, content)
     }
 
-    /// A table row's cells: the line split at `|`, outer pipes dropped, each cell trimmed.
+    /// A table row's cells: the line split at `|` (not at `\|`, which is a pipe in a cell),
+    /// outer pipes dropped, each cell trimmed.
     static func cells(_ line: String) -> [String] {
         var inner = Substring(line)
         if inner.hasPrefix("|") { inner = inner.dropFirst() }
-        if inner.hasSuffix("|") { inner = inner.dropLast() }
-        return inner.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingSpaces() }
+        if inner.hasSuffix("|") && !inner.hasSuffix("\\|") { inner = inner.dropLast() }
+        var cells = [String]()
+        var cell = ""
+        var escaped = false
+        for character in inner {
+            if escaped {
+                cell += character == "|" ? "|" : "\\" + String(character)
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else if character == "|" {
+                cells.append(cell.trimmingSpaces())
+                cell = ""
+            } else {
+                cell.append(character)
+            }
+        }
+        if escaped { cell += "\\" }
+        cells.append(cell.trimmingSpaces())
+        return cells
     }
 
     /// A table's delimiter row: cells of `-` with an optional `:` at either end (`|---|:--:|`).

@@ -8,7 +8,9 @@ public enum DocumentHTML {
         var html = ""
         for block in document.blocks {
             let id = escape(block.id)
-            let section = block.section.map { " data-section=\"\(escape(document.blocks[$0].id))\"" } ?? ""
+            // Classes, not style attributes: the viewer's Content-Security-Policy allows no inline style.
+            let section = (block.section.map { " data-section=\"\(escape(document.blocks[$0].id))\"" } ?? "")
+                + (block.ruleAfter ? " data-rule-after=\"\"" : "") + (block.joinsNext ? " data-tight=\"\"" : "")
             switch block.kind {
             case .heading(let level):
                 let tag = "h\(min(6, max(1, level)))"
@@ -16,10 +18,8 @@ public enum DocumentHTML {
             case .paragraph:
                 html += "<p id=\"\(id)\" class=\"block\"\(section)>\(inline(block.text))</p>\n"
             case .listItem(let marker):
-                let depth = marker.prefix { $0 == " " }.count / 2
                 let shown = marker.drop { $0 == " " }
-                // A class, not a style attribute: the viewer's Content-Security-Policy allows no inline style.
-                html += "<p id=\"\(id)\" class=\"block item depth-\(min(depth, 5))\"\(section)><span class=\"marker\">\(escape(String(shown)))</span> \(inline(block.text))</p>\n"
+                html += "<p id=\"\(id)\" class=\"block item depth-\(min(block.depth, 5))\"\(section)><span class=\"marker\">\(escape(String(shown)))</span> \(inline(block.text))</p>\n"
             case .quote:
                 html += "<blockquote id=\"\(id)\" class=\"block\"\(section)>\(inline(block.text))</blockquote>\n"
             case .code:
@@ -28,7 +28,11 @@ public enum DocumentHTML {
                 html += "<table id=\"\(id)\" class=\"block\"\(section)>"
                 for (index, row) in block.text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                     let cell = index == 0 ? "th" : "td"
-                    html += "<tr>" + row.split(separator: "\t", omittingEmptySubsequences: false).map { "<\(cell)>\(inline(String($0)))</\(cell)>" }.joined() + "</tr>"
+                    html += "<tr>" + row.split(separator: "\t", omittingEmptySubsequences: false).enumerated().map { column, text in
+                        let alignment = column < block.alignments.count ? block.alignments[column] : .none
+                        let align = alignment == .none ? "" : " class=\"align-\(alignment)\""
+                        return "<\(cell)\(align)>\(inline(String(text)))</\(cell)>"
+                    }.joined() + "</tr>"
                 }
                 html += "</table>\n"
             }

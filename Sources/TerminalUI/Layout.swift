@@ -3,7 +3,7 @@ import ScrollModel
 /// A document wrapped to a width: rows on screen, and the mapping between rows and
 /// anchors (block id plus the fraction of the block above the top of the view).
 public struct Layout: Sendable {
-    public enum Style: Sendable, Equatable { case heading(Int), body, quote, code, blank }
+    public enum Style: Sendable, Equatable { case heading(Int), body, quote, code, blank, rule }
 
     public struct Row: Sendable, Equatable {
         public var text: String
@@ -25,7 +25,13 @@ public struct Layout: Sendable {
             blockStart.append(rows.count)
             index[block.id] = number
             append(block, number)
-            if number < document.blocks.count - 1 { rows.append(Row(text: "", style: .blank, block: number)) }
+            // A thematic break after the block: a rule, a blank row on either side.
+            if block.ruleAfter {
+                rows.append(Row(text: "", style: .blank, block: number))
+                rows.append(Row(text: String(repeating: "─", count: self.width), style: .rule, block: number))
+            }
+            // No gap between the items of a tight list.
+            if number < document.blocks.count - 1 && !block.joinsNext { rows.append(Row(text: "", style: .blank, block: number)) }
         }
     }
 
@@ -99,13 +105,13 @@ public struct Layout: Sendable {
                 for line in Self.hardWrap(String(source), width: width - 2) { rows.append(Row(text: "  " + line, style: .code, block: number)) }
             }
         case .table:
-            for line in Self.table(block.text, width: width) { rows.append(Row(text: line, style: .body, block: number)) }
+            for line in Self.table(block.text, width: width, alignments: block.alignments) { rows.append(Row(text: line, style: .body, block: number)) }
         }
     }
 
     /// A table as aligned columns (`a │ b`, a rule under the header) when it fits the width;
     /// otherwise each row as its cells joined by ` · `, wrapped.
-    static func table(_ text: String, width: Int) -> [String] {
+    static func table(_ text: String, width: Int, alignments: [Document.ColumnAlignment] = []) -> [String] {
         let rows = text.split(separator: "\n", omittingEmptySubsequences: false).map {
             $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
         }
@@ -117,7 +123,12 @@ public struct Layout: Sendable {
         func line(_ cells: [String]) -> String {
             (0..<columns).map { column in
                 let cell = column < cells.count ? cells[column] : ""
-                return cell + String(repeating: " ", count: widths[column] - DisplayWidth.of(cell))
+                let room = widths[column] - DisplayWidth.of(cell)
+                switch column < alignments.count ? alignments[column] : .none {
+                case .right: return String(repeating: " ", count: room) + cell
+                case .center: return String(repeating: " ", count: room / 2) + cell + String(repeating: " ", count: room - room / 2)
+                case .left, .none: return cell + String(repeating: " ", count: room)
+                }
             }.joined(separator: " │ ")
         }
         let rule = widths.map { String(repeating: "─", count: $0) }.joined(separator: "─┼─")

@@ -34,6 +34,7 @@ public func view(_ model: ViewerModel) -> Screen {
         case .heading: ANSI.bold
         case .quote: ANSI.italic + ANSI.dim
         case .code: ANSI.cyan
+        case .rule: ANSI.dim
         case .body, .blank: ""
         }
         let fitted = fit(row.text, model.width)

@@ -4,7 +4,8 @@ import Testing
 /// CommonMark's own examples (spec 0.31.2, by section) for the block constructs this renderer
 /// reads, with the blocks the spec's HTML gives, flattened to this renderer's blocks: `hN`
 /// a heading, `p` a paragraph, `code` a code block, `li MARKER` a list item (its marker as
-/// shown, indented by depth), `quote` a block quote; a thematic break is no block.
+/// shown, indented to its parent's content column: a marker's width and one space), `quote` a
+/// block quote; a thematic break is no block (the block before it draws a rule).
 @Suite("CommonMark block structure")
 struct CommonMarkBlockTests {
     struct Example: Sendable, CustomTestStringConvertible {
@@ -91,7 +92,7 @@ struct CommonMarkBlockTests {
     static let indentedCode: [Example] = [
         .init(section: "Indented code blocks", markdown: "    a simple\n      indented code block", blocks: ["code a simple\n  indented code block"]),
         .init(section: "Indented code blocks", markdown: "  - foo\n\n    bar", blocks: ["li • foo bar"]),
-        .init(section: "Indented code blocks", markdown: "1.  foo\n\n    - bar", blocks: ["li 1. foo", "li   ◦ bar"]),
+        .init(section: "Indented code blocks", markdown: "1.  foo\n\n    - bar", blocks: ["li 1. foo", "li    ◦ bar"]),
         .init(section: "Indented code blocks", markdown: "    <a/>\n    *hi*\n\n    - one", blocks: ["code <a/>\n*hi*\n\n- one"]),
         .init(section: "Indented code blocks", markdown: "    chunk1\n\n    chunk2\n  \n \n \n    chunk3", blocks: ["code chunk1\n\nchunk2\n\n\n\nchunk3"]),
         .init(section: "Indented code blocks", markdown: "    chunk1\n      \n      chunk2", blocks: ["code chunk1\n  \n  chunk2"]),
@@ -157,7 +158,7 @@ struct CommonMarkBlockTests {
         .init(section: "List items", markdown: "- foo\n  - bar\n    - baz\n      - boo",
               blocks: ["li • foo", "li   ◦ bar", "li     ▪ baz", "li       • boo"]),
         .init(section: "List items", markdown: "- foo\n - bar\n  - baz\n   - boo", blocks: ["li • foo", "li • bar", "li • baz", "li • boo"]),
-        .init(section: "List items", markdown: "10) foo\n    - bar", blocks: ["li 10) foo", "li   ◦ bar"]),
+        .init(section: "List items", markdown: "10) foo\n    - bar", blocks: ["li 10) foo", "li     ◦ bar"]),
         .init(section: "List items", markdown: "10) foo\n   - bar", blocks: ["li 10) foo", "li • bar"]),
         .init(section: "Lists", markdown: "- foo\n- bar\n+ baz", blocks: ["li • foo", "li • bar", "li • baz"]),
         .init(section: "Lists", markdown: "1. foo\n2. bar\n3) baz", blocks: ["li 1. foo", "li 2. bar", "li 3) baz"]),

@@ -142,7 +142,8 @@ struct NestedListTests {
     @Test func nestingFollowsIndentation() {
         #expect(Self.markers("- a\n  - b\n    - c\n  - d\n- e") == ["•", "  ◦", "    ▪", "  ◦", "•"])
         #expect(Self.markers("- a\n    - b\n        - c\n- d") == ["•", "  ◦", "    ▪", "•"], "four-space style")
-        #expect(Self.markers("1. one\n   - inner\n2. two") == ["1.", "  ◦", "2."])
+        #expect(Self.markers("1. one\n   - inner\n2. two") == ["1.", "   ◦", "2."], "under 1. the content starts three columns in")
+        #expect(Self.markers("10. ten\n    - inner") == ["10.", "    ◦"])
     }
 
     @Test func nestedItemsAreIndentedOnScreen() {
@@ -176,7 +177,7 @@ struct TableTests {
         #expect(document.blocks.map(\.kind) == [.table, .paragraph])
         let layout = Layout(document: document, width: 40)
         let table = layout.rows.filter { $0.block == 0 && $0.style != .blank }.map { InlineMarkup.plain($0.text) }
-        #expect(table == ["Name │ Role     ", "─────┼──────────", "Ann  │ presenter", "Bo   │ follower "], "\(table)")
+        #expect(table == ["Name │   Role   ", "─────┼──────────", "Ann  │ presenter", "Bo   │ follower "], "the centred column (:--:): \(table)")
         #expect(Set(table.map { DisplayWidth.of($0) }).count == 1, "every row as wide as the others")
     }
 
@@ -193,5 +194,58 @@ struct TableTests {
     @Test func pipesAloneAreNoTable() {
         #expect(Document(text: "a | b\n\nc", format: .markdown, name: "t").blocks.map(\.kind) == [.paragraph, .paragraph])
         #expect(Document(text: "x\n---", format: .markdown, name: "t").blocks.map(\.kind) == [.heading(level: 2)])
+    }
+}
+
+/// Issue 27.10: Markdown as writers expect it (CommonMark 0.31.2, GFM tables).
+@Suite("Markdown as writers expect it")
+struct MarkdownExpectationTests {
+    static func layout(_ text: String, width: Int = 40) -> [String] {
+        Layout(document: Document(text: text, format: .markdown, name: "m"), width: width).rows.map(\.text)
+    }
+
+    @Test func aTightListHasNoBlankLinesBetweenItemsAndALooseOneHas() {
+        #expect(Self.layout("- one\n- two\n- three\n\nAfter.") == ["• one", "• two", "• three", "", "After."])
+        #expect(Self.layout("- one\n\n- two\n- three") == ["• one", "", "• two", "", "• three"], "one blank line makes the whole list loose")
+        #expect(Self.layout("1. one\n   - a\n   - b\n2. two") == ["1. one", "   ◦ a", "   ◦ b", "2. two"])
+    }
+
+    @Test func aThematicBreakDrawsARuleWithoutBecomingABlock() {
+        let document = Document(text: "First.\n\n---\n\nSecond.", format: .markdown, name: "m")
+        #expect(document.blocks.map(\.id) == ["top.1", "top.2"], "ids do not move")
+        #expect(Self.layout("First.\n\n---\n\nSecond.", width: 12) == ["First.", "", String(repeating: "─", count: 12), "", "Second."])
+        let html = DocumentHTML.render(document)
+        #expect(html.contains(#"id="top.1" class="block" data-rule-after"#), "\(html)")
+    }
+
+    @Test func tableColumnsAlignAsTheDelimiterRowSays() {
+        let rows = Self.layout("| a | b | c |\n|:--|:-:|--:|\n| x | yy | zzz |\n| xxxx | y | z |")
+        #expect(rows.prefix(4) == ["a    │ b  │   c", "─────┼────┼────", "x    │ yy │ zzz", "xxxx │ y  │   z"], "\(rows)")
+        let html = DocumentHTML.render(Document(text: "| a | b |\n|---|--:|\n| 1 | 2 |", format: .markdown, name: "t"))
+        #expect(html.contains(#"<th class="align-right">b</th>"#) && html.contains(#"<td>1</td>"#), "\(html)")
+    }
+
+    @Test func linkReferenceDefinitionsAreNeitherBlocksNorText() {
+        let document = Document(text: "[foo]: /url \"title\"\n\n[foo]\n\n[bar]: https://example.org\nText.", format: .markdown, name: "m")
+        #expect(document.blocks.map { InlineMarkup.plain($0.text) } == ["[foo]", "Text."])
+        #expect(Document(text: "Para\n[foo]: /url", format: .markdown, name: "m").blocks.count == 1, "one cannot interrupt a paragraph")
+    }
+
+    @Test func anItemThatStartsWithAnItemIsTwoItems() {
+        let markers = Document(text: "- - foo", format: .markdown, name: "m").blocks.map { ($0.kind, InlineMarkup.plain($0.text)) }
+        #expect(markers.map(\.1) == ["", "foo"])
+        #expect(markers.map(\.0) == [.listItem(marker: "•"), .listItem(marker: "  ◦")])
+    }
+
+    @Test func aHeadingInAQuoteOrAnItemIsItsText() {
+        let texts = Document(text: "> # Foo\n> bar\n\n- ## Baz", format: .markdown, name: "m").blocks.map { InlineMarkup.plain($0.text) }
+        #expect(texts == ["Foo bar", "Baz"])
+    }
+
+    @Test func tableCellsKeepEscapedPipesAndRowsWithoutPipesContinueTheTable() {
+        let document = Document(text: "| f | g |\n|---|---|\n| a \\| b | c |\nbar\n\nbaz", format: .markdown, name: "m")
+        #expect(document.blocks.count == 2)
+        #expect(document.blocks[0].text == "f\tg\na | b\tc\nbar", "GFM examples 200 and 201: \(document.blocks[0].text.debugDescription)")
+        #expect(Document(text: "| a |\n|---|\n| b |\n> quote", format: .markdown, name: "m").blocks.count == 2, "another block ends the table")
     }
 }

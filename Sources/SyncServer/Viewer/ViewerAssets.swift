@@ -76,6 +76,10 @@ enum ViewerAssets {
     .item { padding-left: 1.4em; text-indent: -1.4em; }
     .depth-1 { padding-left: 2.9em; } .depth-2 { padding-left: 4.4em; } .depth-3 { padding-left: 5.9em; }
     .depth-4 { padding-left: 7.4em; } .depth-5 { padding-left: 8.9em; }
+    .block[data-tight] { margin-bottom: 0.2em; }
+    .block[data-rule-after] { padding-bottom: 0.9em; border-bottom: 1px solid var(--dim); }
+    th.align-left, td.align-left { text-align: left; } th.align-center, td.align-center { text-align: center; }
+    th.align-right, td.align-right { text-align: right; }
     .marker { display: inline-block; min-width: 1.2em; text-indent: 0; color: var(--dim); }
     blockquote { border-left: 3px solid var(--dim); padding-left: 1em; color: var(--dim); font-style: italic; }
     pre { overflow-x: auto; padding: 0.8em; background: var(--bar); border-radius: 6px; }
