@@ -159,6 +159,12 @@ public struct Document: Sendable, Equatable {
         var quote = [String]()
         var fence: (mark: Character, length: Int, indent: Int, lines: [String])?
         var indented: [String]?
+        /// An HTML block being read (CommonMark §4.6): its lines, and what ends it (nil: a
+        /// blank line). It is shown as paragraph text.
+        var html: (end: String?, lines: [String])?
+        /// The quote's last line was paragraph text a following line may continue lazily
+        /// (not a blank `>` line, not indented code inside the quote).
+        var quoteLazy = false
         /// The columns where the open list items' content starts, outermost first: a line
         /// indented that far belongs to the item, and a marker that far in nests under it.
         var openItems = [Int]()
@@ -206,6 +212,21 @@ public struct Document: Sendable, Equatable {
             let line = String(rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine)
             let indent = line.prefix { $0 == " " }.count
             let trimmed = line.trimmingSpaces()
+            if var open = html {
+                if open.end == nil && trimmed.isEmpty {
+                    blocks.append(RawBlock(.paragraph, open.lines.filter { !$0.isEmpty }.joined(separator: " ")))
+                    html = nil
+                    continue
+                }
+                open.lines.append(trimmed)
+                if let end = open.end, line.lowercased().contains(end) {
+                    blocks.append(RawBlock(.paragraph, open.lines.filter { !$0.isEmpty }.joined(separator: " ")))
+                    html = nil
+                } else {
+                    html = open
+                }
+                continue
+            }
             if var open = fence {
                 if indent < 4, let close = Self.fence(trimmed), close.mark == open.mark, close.length >= open.length, close.info.isEmpty {
                     blocks.append(RawBlock(.code, open.lines.joined(separator: "\n")))
@@ -234,8 +255,26 @@ public struct Document: Sendable, Equatable {
                 endTable()
             }
             if trimmed.isEmpty {
+                // An item may begin with at most one blank line: an empty one followed by a
+                // blank line ends there (what comes next is not its content).
+                if !openItems.isEmpty, !blankSinceItem, paragraph.isEmpty, quote.isEmpty, blocks.last?.text.isEmpty == true,
+                   case .listItem? = blocks.last?.kind {
+                    openItems.removeLast()
+                    shownColumns.removeLast()
+                }
                 flush()
                 if !openItems.isEmpty { blankSinceItem = true }
+                continue
+            }
+            // An HTML block (types 1–6 may interrupt a paragraph, 7 may not).
+            if indent < 4, let end = Self.htmlBlockStart(trimmed, interrupting: !paragraph.isEmpty) {
+                flush()
+                endList()
+                if let end = end, trimmed.lowercased().contains(end) {
+                    blocks.append(RawBlock(.paragraph, trimmed))  // opened and closed on one line
+                } else {
+                    html = (end, [trimmed])
+                }
                 continue
             }
             // The deepest open list item this line is indented into, and the indentation past it.
@@ -253,8 +292,9 @@ public struct Document: Sendable, Equatable {
             }
             if indent >= 4 && listItem == nil {
                 if !paragraph.isEmpty { paragraph.append(trimmed) }  // indented code cannot interrupt a paragraph
-                else if !quote.isEmpty { quote.append(trimmed) }
+                else if !quote.isEmpty && quoteLazy { quote.append(trimmed) }
                 else {
+                    flush()
                     endList()
                     indented = [String(line.dropFirst(4))]
                 }
@@ -303,6 +343,9 @@ public struct Document: Sendable, Equatable {
                 let text = Self.atxHeading(content.trimmingSpaces())?.1 ?? content.trimmingSpaces()
                 if !text.isEmpty { quote.append(text) }
                 else if quote.isEmpty { quote.append("") }
+                // Lazy continuation needs paragraph text to continue: not after a blank `>`
+                // line, nor after code indented inside the quote.
+                quoteLazy = !text.isEmpty && content.prefix { $0 == " " }.count < 4
             } else if let (marker, body, width) = listItem,
                       paragraph.isEmpty || (!body.isEmpty && (marker == "•" || marker.hasPrefix("1") && marker.count == 2)) {
                 flush()
@@ -328,17 +371,20 @@ public struct Document: Sendable, Equatable {
                     (marker, body, column) = (innerMarker, innerBody, column + innerWidth)
                 }
                 blankSinceItem = false
-            } else if !quote.isEmpty {
+            } else if !quote.isEmpty && quoteLazy {
                 quote.append(trimmed)
             } else if paragraph.isEmpty, Self.isLinkReferenceDefinition(trimmed) {
+                flush()
                 // `[foo]: /url "title"` defines a link target: no block, no text (it cannot
                 // interrupt a paragraph).
                 endList()
             } else {
+                if !quote.isEmpty { flush() }  // a quote that cannot continue lazily has ended
                 paragraph.append(trimmed)
                 endList()
             }
         }
+        if let open = html { blocks.append(RawBlock(.paragraph, open.lines.filter { !$0.isEmpty }.joined(separator: " "))) }
         if let open = fence { blocks.append(RawBlock(.code, open.lines.joined(separator: "\n"))) }
         endIndented()
         endTable()
@@ -349,6 +395,39 @@ public struct Document: Sendable, Equatable {
             if block.kind != .code { block.text = block.text.trimmingSpaces() }
             return block
         }
+    }
+
+    /// Block-level HTML tag names (CommonMark §4.6, type 6).
+    static let htmlBlockTags: Set<String> = [
+        "address", "article", "aside", "base", "basefont", "blockquote", "body", "caption", "center", "col", "colgroup", "dd",
+        "details", "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "frame", "frameset",
+        "h1", "h2", "h3", "h4", "h5", "h6", "head", "header", "hr", "html", "iframe", "legend", "li", "link", "main", "menu",
+        "menuitem", "nav", "noframes", "ol", "optgroup", "option", "p", "param", "search", "section", "summary", "table", "tbody",
+        "td", "tfoot", "th", "thead", "title", "tr", "track", "ul",
+    ]
+
+    /// Whether `line` starts an HTML block (CommonMark §4.6), and what ends it: `.some(nil)`
+    /// a blank line, `.some(marker)` the first line containing the marker (lower case); nil
+    /// for no HTML block. Type 7 (any lone tag) cannot interrupt a paragraph.
+    static func htmlBlockStart(_ line: String, interrupting: Bool) -> String?? {
+        guard line.hasPrefix("<") else { return nil }
+        let lower = line.lowercased()
+        for tag in ["script", "pre", "style", "textarea"] where lower.hasPrefix("<" + tag) {
+            let after = lower.dropFirst(tag.count + 1).first
+            if after == nil || after == " " || after == ">" || after == "\t" { return .some("</" + tag + ">") }
+        }
+        if lower.hasPrefix("<!--") { return .some("-->") }
+        if lower.hasPrefix("<?") { return .some("?>") }
+        if lower.hasPrefix("<![cdata[") { return .some("]]>") }
+        if lower.hasPrefix("<!"), let letter = lower.dropFirst(2).first, letter.isASCII, letter.isLetter { return .some(">") }
+        let name = lower.dropFirst(lower.hasPrefix("</") ? 2 : 1).prefix { $0.isASCII && ($0.isLetter || $0.isNumber) }
+        let after = lower.dropFirst((lower.hasPrefix("</") ? 2 : 1) + name.count)
+        if htmlBlockTags.contains(String(name)), after.isEmpty || after.hasPrefix(" ") || after.hasPrefix(">") || after.hasPrefix("/>") {
+            return .some(nil)
+        }
+        // Type 7: one complete open or closing tag, alone on its line.
+        guard !interrupting, !name.isEmpty, name.first!.isLetter, line.hasSuffix(">"), !line.dropFirst().contains("<") else { return nil }
+        return .some(nil)
     }
 
     /// Whether a line starts a block other than a paragraph (it ends a table).

@@ -174,7 +174,28 @@ struct CommonMarkBlockTests {
         .init(section: "List items", markdown: "foo\n*\n\nfoo\n1.", blocks: ["p foo *", "p foo 1."]),
     ]
 
-    static let all = thematicBreaks + atxHeadings + setextHeadings + indentedCode + fencedCode + blockQuotes + lists
+    /// Where this renderer's structure differed from the spec (issue 27.10): HTML blocks (shown
+    /// as paragraph text), lazy continuation that a blank `>` line or code in the quote ends,
+    /// an item that begins with a blank line, an item that begins with an item, link
+    /// reference definitions.
+    static let structureFixes: [Example] = [
+        .init(section: "HTML blocks", markdown: "Foo\n<div>\nbar\n</div>", blocks: ["p Foo", "p <div> bar </div>"]),
+        .init(section: "HTML blocks", markdown: "<div>\n*hello*\n\nafter", blocks: ["p <div> hello", "p after"]),
+        .init(section: "HTML blocks", markdown: "<!-- foo -->*bar*\n*baz*", blocks: ["p <!-- foo -->bar", "p baz"]),
+        .init(section: "HTML blocks", markdown: "<script>\nlet x = 1\n\nlet y = 2\n</script>\nokay", blocks: ["p <script> let x = 1 let y = 2 </script>", "p okay"]),
+        .init(section: "HTML blocks", markdown: "Foo\n<a href=\"bar\">\nbaz", blocks: ["p Foo <a href=\"bar\"> baz"]),
+        .init(section: "HTML blocks", markdown: "<a href=\"foo\">\n*bar*\n</a>", blocks: ["p <a href=\"foo\"> bar </a>"]),
+        .init(section: "Block quotes", markdown: "> bar\n>\nbaz", blocks: ["quote bar", "p baz"]),
+        .init(section: "Block quotes", markdown: ">     foo\n    bar", blocks: ["quote foo", "code bar"]),
+        .init(section: "Block quotes", markdown: "> # Foo\n> bar\n> baz", blocks: ["quote Foo bar baz"]),
+        .init(section: "List items", markdown: "-\n\n  foo", blocks: ["li • ", "p foo"]),
+        .init(section: "List items", markdown: "- - foo", blocks: ["li • ", "li   ◦ foo"]),
+        .init(section: "List items", markdown: "1. - 2. foo", blocks: ["li 1. ", "li    ◦ ", "li      2. foo"]),
+        .init(section: "Link reference definitions", markdown: "[foo]: /url \"title\"\n\n[foo]", blocks: ["p [foo]"]),
+        .init(section: "Link reference definitions", markdown: "Foo\n[bar]: /baz\n\n[bar]", blocks: ["p Foo [bar]: /baz", "p [bar]"]),
+    ]
+
+    static let all = thematicBreaks + atxHeadings + setextHeadings + indentedCode + fencedCode + blockQuotes + lists + structureFixes
 
     @Test(arguments: all)
     func specExample(_ example: Example) {
