@@ -53,7 +53,7 @@ public final class LocalRoomHub: RoomHub {
         public init() {}
     }
 
-    private final class Room: @unchecked Sendable {
+    final class Room: @unchecked Sendable {
         struct Guarded {
             var core: RoomCore
             var locals: [LocalRoom?]
@@ -115,18 +115,18 @@ public final class LocalRoomHub: RoomHub {
 
     public let options: Options
     public let counters = RoomCounters()
-    private let loops: [EventLoop]
-    private let rooms = Mutex<[String: Room]>([:])
+    let loops: [EventLoop]
+    let rooms = Mutex<[String: Room]>([:])
     private let store: (any RoomStore)?
-    private let logger: Logger
+    let logger: Logger
     /// Shares rooms with other nodes (Redis), or nil for a single process.
     public let engine: (any RoomEngine)?
-    private let ticks = Atomic<Int>(0)
-    private let creationLimits: RoomCreationLimits
-    private let keyFailures: KeyFailureLimits
-    private let keyHasher = KeyHasher()
+    let ticks = Atomic<Int>(0)
+    let creationLimits: RoomCreationLimits
+    let keyFailures: KeyFailureLimits
+    let keyHasher = KeyHasher()
     /// Bytes of the documents all rooms hold now.
-    private let documentBytes = Atomic<Int>(0)
+    let documentBytes = Atomic<Int>(0)
 
     /// - Parameter store: where rooms are kept across restarts; the rooms in it are
     ///   restored now (empty, so they expire after `roomIdleSeconds` unless someone joins).
@@ -202,46 +202,6 @@ public final class LocalRoomHub: RoomHub {
         public var isPrivate: Bool
     }
 
-    /// What `GET /rooms/NAME/document` may answer.
-    public enum DocumentAccess: Sendable {
-        case document(SharedDocument)
-        /// No such room, or no document in it.
-        case none
-        /// The room is private: `followKey` was missing (401) or wrong (403).
-        case refused(status: Int, reason: String)
-    }
-
-    /// The document room `name` shares now, for someone who gives `followKey` (or a token
-    /// that `authorized` them); a private room's only with its follow key.
-    public func document(ofRoom name: String, followKey: String? = nil, authorized: Bool = false, address: String = "") -> DocumentAccess {
-        guard let room = rooms.withLock({ $0[name] }) else { return .none }
-        let (document, required) = room.guarded.withLock { ($0.core.document, $0.core.followKey) }
-        if let required, !authorized {
-            if let refusal = followKeyRefusal(name, required: required, given: followKey, address: address) { return refusal }
-        }
-        return document.map { .document($0) } ?? .none
-    }
-
-    /// Why `given` does not open private room `name` (401 missing, 403 wrong, 429 after too
-    /// many wrong ones from `address`), or nil when it does. Wrong keys count as wrong
-    /// presenter keys do.
-    private func followKeyRefusal(_ name: String, required: String, given: String?, address: String) -> DocumentAccess? {
-        let now = loops.first?.now ?? 0
-        if let retryAfter = keyFailures.retryAfter(address: address, room: name, now: now) {
-            return .refused(status: 429, reason: "too many wrong keys for room \(name) from \(address); try again in \(retryAfter) s")
-        }
-        guard let given, !given.isEmpty else {
-            return .refused(status: 401, reason: "room \(name) is private: follow it with its follow key (followKey=…)")
-        }
-        guard FollowKey.matches(given, record: required) else {
-            counters.presenterKeyFailures.add(1, ordering: .relaxed)
-            keyFailures.failed(address: address, room: name, now: now)
-            logger.warning("follow key refused", metadata: ["room": "\(name)", "address": "\(address)"])
-            return .refused(status: 403, reason: "wrong follow key for room \(name)")
-        }
-        return nil
-    }
-
     public func summaries() -> [RoomSummary] {
         let all = rooms.withLock { Array($0) }
         return all.map { name, room in
@@ -296,13 +256,13 @@ public final class LocalRoomHub: RoomHub {
 
     /// A presenter key hashed against the room's record `against` (nil: a fresh salt, to bind
     /// it), and the ticket that counts the check against its address until it is settled.
-    private struct KeyProof: Sendable {
+    struct KeyProof: Sendable {
         let against: String?
         let record: String
         let ticket: KeyCheckTicket
     }
 
-    private func join(_ member: RoomMember, room name: String, role: Role, key: String?, proof: KeyProof?,
+    func join(_ member: RoomMember, room name: String, role: Role, key: String?, proof: KeyProof?,
                       completion: @escaping (Result<RoomCore.Welcome, ProtocolError>) -> Void) {
         while true {
             let shared = engine?.isAvailable == true
@@ -358,52 +318,6 @@ public final class LocalRoomHub: RoomHub {
             case .hash(let existing):
                 checkKey(member, room: name, role: role, key: key, against: existing, completion: completion)
                 return
-            }
-        }
-    }
-
-    /// Checks a presenter's key against the room's record by a slow hash, off this loop, then
-    /// joins again with the proof. The check counts against the address's limit from now on,
-    /// as if it failed (so that guesses sent at once cannot all be checked), and, with an
-    /// engine, against the same count on every node.
-    private func checkKey(_ member: RoomMember, room name: String, role: Role, key: String?, against existing: String?,
-                         completion: @escaping (Result<RoomCore.Welcome, ProtocolError>) -> Void) {
-        let loop = member.peer.channel.loop
-        let address = member.address
-        let counters = counters
-        let refusals = refusals
-        @Sendable func refusal(_ seconds: Int) -> Result<RoomCore.Welcome, ProtocolError> {
-            counters.presenterKeyChecksRefused.add(1, ordering: .relaxed)
-            refusals.count(.keyLimit)
-            return .failure(ProtocolError(.rateLimited, "too many presenter keys tried for room \(name) from \(address); try again in \(seconds) s"))
-        }
-        let ticket: KeyCheckTicket
-        switch keyFailures.begin(address: address, room: name, now: loop.now) {
-        case .failure(let wait): return completion(refusal(wait.seconds))
-        case .success(let begun): ticket = begun
-        }
-        let waiting = Unchecked(member)
-        let answer = Unchecked(completion)
-        let hash: @Sendable () -> Void = { [self] in
-            let queued = keyHasher.hash(key ?? "", matching: existing, room: name, from: waiting.value.address, on: loop) { [self] record in
-                guard !waiting.value.left else { return }
-                join(waiting.value, room: name, role: role, key: key, proof: KeyProof(against: existing, record: record, ticket: ticket),
-                     completion: answer.value)
-            }
-            if !queued { answer.value(.failure(ProtocolError(.rateLimited, "server busy checking presenter keys; try again in a moment"))) }
-        }
-        guard let engine, engine.isAvailable, keyFailures.perMinute > 0 else { return hash() }
-        let count = "keys " + address
-        engine.take(count: count, room: name, limit: keyFailures.perMinute, windowMilliseconds: Int(KeyFailureLimits.minute / 1_000_000)) { taken in
-            loop.execute {
-                guard !waiting.value.left else { return }
-                if taken == false {
-                    ticket.settle(failed: false, now: loop.now)
-                    return answer.value(refusal(60))
-                }
-                // A check that does not fail gives its use of the shared count back.
-                if taken == true { ticket.whenNotFailed { engine.giveBack(count: count, room: name) } }
-                hash()
             }
         }
     }
@@ -490,24 +404,6 @@ public final class LocalRoomHub: RoomHub {
                 return .done(.success(welcome))
             }
         }
-    }
-
-    /// A presenter gave a follow key: the room becomes private with it (or takes the new one).
-    /// Followers already in it joined without it: they are closed (1008) and may follow again
-    /// with the key. The same key again changes nothing.
-    private func setFollowKey(_ key: String, in guarded: inout Room.Guarded, room: Room, shared: Bool) {
-        if let current = guarded.core.followKey, FollowKey.matches(key, record: current) { return }
-        let record = FollowKey.record(key, matching: nil)
-        guarded.core.adopt(followKey: record)
-        save(&guarded)
-        if shared, let engine { engine.setFollowKey(room: room.name, record: record) }
-        evictFollowers(in: &guarded, room: room)
-    }
-
-    private func evictFollowers(in guarded: inout Room.Guarded, room: Room) {
-        let item = LocalRoom.Item.evictFollowers(reason: "room \(room.name) is now private: follow it again with its follow key (followKey=…)")
-        for case let local? in guarded.locals { local.post(item) }
-        logger.info("room made private", metadata: ["room": "\(room.name)"])
     }
 
     public func receive(_ message: ClientMessage, from member: RoomMember) -> ProtocolError? {
@@ -617,25 +513,6 @@ public final class LocalRoomHub: RoomHub {
         }
     }
 
-    /// A record from an older server is replaced by a slow hash once its key is known good.
-    private func upgradeLegacyKey(_ key: String, from legacy: String, room: Room, loop: EventLoop) {
-        _ = keyHasher.hash(key, matching: nil, room: room.name, from: "", on: loop) { [self] record in
-            room.guarded.withLock { guarded in
-                guard guarded.core.presenterKeyText == legacy else { return }
-                guarded.core.adopt(presenterKey: record)
-                save(&guarded)
-            }
-        }
-    }
-
-    /// A presenter gave a wrong key: counted, logged (never the key), and limited per
-    /// address and room (`admission` answers 429 past the limit).
-    private func keyFailed(room name: String, address: String, ticket: KeyCheckTicket?, now: UInt64) {
-        counters.presenterKeyFailures.add(1, ordering: .relaxed)
-        if let ticket { ticket.settle(failed: true, now: now) } else { keyFailures.failed(address: address, room: name, now: now) }
-        logger.warning("presenter key refused", metadata: ["room": "\(name)", "address": "\(address)"])
-    }
-
     /// Why `growth` more bytes of documents cannot be held when `held` are, or nil.
     private func documentRefusal(growth: Int, held: Int) -> ProtocolError? {
         let limit = options.documentsTotalBytes
@@ -731,7 +608,7 @@ public final class LocalRoomHub: RoomHub {
 
     /// Encodes each broadcast once and posts it to every loop with members.
     /// `loop` is the caller's loop, where a coalesced presence send is scheduled.
-    private func publish(_ broadcasts: [Broadcast], in guarded: inout Room.Guarded, room: Room, loop: EventLoop) {
+    func publish(_ broadcasts: [Broadcast], in guarded: inout Room.Guarded, room: Room, loop: EventLoop) {
         let deflater = guarded.compressingMembers > 0 ? room.deflater : nil
         for broadcast in broadcasts {
             let item: LocalRoom.Item
@@ -755,7 +632,7 @@ public final class LocalRoomHub: RoomHub {
 
     /// Presence goes out at most once per interval: now if the last was long enough ago,
     /// else at the end of the interval with the counts as they are then.
-    private func presenceChanged(in guarded: inout Room.Guarded, room: Room, loop: EventLoop) {
+    func presenceChanged(in guarded: inout Room.Guarded, room: Room, loop: EventLoop) {
         guard !guarded.presenceScheduled else { return }
         let members = guarded.core.members.count
         let interval = UInt64(max(options.presenceIntervalMilliseconds, members)) * 1_000_000
@@ -796,7 +673,7 @@ public final class LocalRoomHub: RoomHub {
 
     /// Queues the room for the store, with a `seq` ceiling a block ahead when half the last
     /// one is used.
-    private func save(_ guarded: inout Room.Guarded) {
+    func save(_ guarded: inout Room.Guarded) {
         guard let store else { return }
         let core = guarded.core
         let seq = core.lastSeq
@@ -828,197 +705,6 @@ public final class LocalRoomHub: RoomHub {
             if let creator { creationLimits.settled(address: creator) }
             store?.remove(name)
             logger.info("room expired", metadata: ["room": "\(name)", "idleSeconds": "\(idleSeconds)"])
-        }
-    }
-}
-
-// MARK: Sharing rooms between nodes
-
-extension LocalRoomHub: SharedRoomsDelegate {
-    /// A room fetched from the engine (or nil: serve it here alone); waiting joins go on.
-    private func attached(_ room: Room, snapshot: RoomSnapshot?) {
-        let waiting = room.guarded.withLock { guarded in
-            guarded.attached = true
-            if let snapshot { adopt(snapshot, in: &guarded, room: room) }
-            defer { guarded.waiting = [] }
-            return guarded.waiting
-        }
-        for join in waiting { join() }
-    }
-
-    /// Takes what the engine holds: newer state, another document, the driver, the key
-    /// and other nodes' counts; members hear what changed.
-    private func adopt(_ snapshot: RoomSnapshot, in guarded: inout Room.Guarded, room: Room) {
-        guard let loop = loops.first else { return }
-        if let creator = guarded.creator, snapshot.state != nil || snapshot.driver != nil || snapshot.keyDigest != nil {
-            guarded.creator = nil  // presented on another node: claimed
-            creationLimits.settled(address: creator)
-        }
-        // The engine's count, even if lower: a Redis that restarted empty counts from 0 again.
-        guarded.version = snapshot.version
-        var broadcasts = [Broadcast]()
-        if let key = snapshot.keyDigest { guarded.core.adopt(presenterKey: key) }
-        if let record = snapshot.followKey, record != guarded.core.followKey {
-            guarded.core.adopt(followKey: record)
-            evictFollowers(in: &guarded, room: room)
-        }
-        if let document = snapshot.document, document.fingerprint != guarded.core.document?.fingerprint {
-            documentBytes.add(document.text.utf8.count - (guarded.core.document?.text.utf8.count ?? 0), ordering: .relaxed)
-            guarded.core.adopt(document: document)
-            broadcasts.append(.document(document))
-        }
-        if let state = snapshot.state, guarded.core.adopt(state: state) { broadcasts.append(.state(state)) }
-        let driver = snapshot.driver.flatMap(SessionID.init)
-        if driver != guarded.core.driver || (driver != nil && snapshot.driverName != guarded.core.driverName) {
-            guarded.core.adopt(driver: driver, name: snapshot.driverName)
-            broadcasts.append(.driver(driver, name: snapshot.driverName))
-        }
-        publish(broadcasts, in: &guarded, room: room, loop: loop)
-        let now = loop.now
-        let remote = snapshot.nodes.mapValues { (presence: $0, at: now) }
-        if remote.mapValues(\.presence) != guarded.remote.mapValues(\.presence) {
-            guarded.remote = remote
-            presenceChanged(in: &guarded, room: room, loop: loop)
-        }
-    }
-
-    public func shared(room name: String, version: Int, change: SharedChange) {
-        guard let room = rooms.withLock({ $0[name] }), let loop = loops.first else { return }
-        let resync = room.guarded.withLock { guarded -> Bool in
-            guard guarded.attached, version > guarded.version else { return false }
-            // Versions come one by one: a gap means changes were missed, or the version cannot
-            // be right (anyone who can publish on the channel can write one); so can a seq far
-            // above the room's. Either way the room is fetched again from its hash instead.
-            guard version == guarded.version + 1 else { return true }
-            if case .state(let state) = change, state.seq > guarded.core.lastSeq + Self.seqBlock { return true }
-            guarded.version = version
-            let deflater = guarded.compressingMembers > 0 ? room.deflater : nil
-            let item: LocalRoom.Item
-            switch change {
-            case .state(let state):
-                guard guarded.core.adopt(state: state) else { return false }
-                if guarded.proposed?.by != state.by { guarded.proposed = nil }
-                item = .state(seq: state.seq, BroadcastFrame(text: ServerMessage.state(state), deflater: deflater))
-            case .driver(let driver, let driverName):
-                guard driver != guarded.core.driver else { return false }
-                guarded.core.adopt(driver: driver, name: driverName)
-                item = .reliable(BroadcastFrame(text: ServerMessage.driver(driver?.description, name: driverName), deflater: deflater))
-            case .document(let document):
-                documentBytes.add(document.text.utf8.count - (guarded.core.document?.text.utf8.count ?? 0), ordering: .relaxed)
-                guarded.core.adopt(document: document)
-                guarded.documentVersion &+= 1
-                item = .document(version: guarded.documentVersion,
-                                 BroadcastFrame(text: ServerMessage.document(document), deflater: deflater, replaceable: true))
-            case .access(let record):
-                guard record != guarded.core.followKey else { return false }
-                guarded.core.adopt(followKey: record)
-                if record != nil { evictFollowers(in: &guarded, room: room) }
-                return false
-            }
-            for case let local? in guarded.locals { local.post(item) }
-            return false
-        }
-        if resync {
-            engine?.implausible(room: name, detail: "version \(version) or its seq cannot follow the room's; fetching the room again")
-            resyncRoom(room, now: loop.now)
-        }
-    }
-
-    /// Fetches a room's hash again and takes what it holds (validated like every input); at
-    /// most once a second per room, the rest at the next tick.
-    private func resyncRoom(_ room: Room, now: UInt64) {
-        guard let engine else { return }
-        let start = room.guarded.withLock { guarded -> Bool in
-            guard !guarded.resyncing else { return false }
-            if let last = guarded.resyncedAt, elapsedNanoseconds(from: last, to: now) < 1_000_000_000 {
-                guarded.resyncDue = true
-                return false
-            }
-            guarded.resyncing = true
-            guarded.resyncDue = false
-            guarded.resyncedAt = now
-            return true
-        }
-        guard start else { return }
-        engine.attach(room: room.name) { [self] snapshot in
-            room.guarded.withLock { guarded in
-                guarded.resyncing = false
-                if let snapshot, !guarded.removed { adopt(snapshot, in: &guarded, room: room) }
-            }
-        }
-    }
-
-    public func shared(room name: String, node: String, presence: Presence) {
-        guard let room = rooms.withLock({ $0[name] }), let loop = loops.first else { return }
-        room.guarded.withLock { guarded in
-            guard guarded.attached else { return }
-            if presence == Presence() {
-                guard guarded.remote.removeValue(forKey: node) != nil else { return }
-            } else if guarded.remote[node] == nil && guarded.remote.count >= SharedInput.maxNodes {
-                return  // more nodes than any deployment runs: someone else writes on the channel
-            } else {
-                let changed = guarded.remote[node]?.presence != presence
-                guarded.remote[node] = (presence, loop.now)
-                guard changed else { return }
-            }
-            presenceChanged(in: &guarded, room: room, loop: loop)
-        }
-    }
-
-    public func sharedAvailability(_ available: Bool) {
-        guard available, let engine else { return }
-        // Back after an outage (or first connected): merge what each room did here alone.
-        let all = rooms.withLock { Array($0) }
-        for (name, room) in all {
-            let local = room.guarded.withLock { guarded -> RoomSnapshot? in
-                guard guarded.attached else { return nil }
-                guarded.announce = true
-                var local = RoomSnapshot()
-                local.state = guarded.core.state
-                local.document = guarded.core.document
-                local.keyDigest = guarded.core.presenterKeyText
-                local.followKey = guarded.core.followKey
-                if let driver = guarded.core.driver, guarded.core.members[driver] != nil {
-                    local.driver = driver.description
-                    local.driverName = guarded.core.names[driver]
-                }
-                return local
-            }
-            guard let local else { continue }
-            engine.reconcile(room: name, local: local) { [self] snapshot in
-                guard let snapshot else { return }
-                room.guarded.withLock { guarded in
-                    adopt(snapshot, in: &guarded, room: room)
-                    if let engine = self.engine { engine.presence(room: name, counts: guarded.core.presence) }
-                }
-            }
-        }
-    }
-
-    /// Every tick: renew the leases of drivers connected here, take over control from a
-    /// driver whose node died (its lease expired) for a presenter here, forget counts of
-    /// nodes that stopped saying them, and say this node's counts again every 5 s.
-    func keepShared() {
-        guard let engine, engine.isAvailable, let loop = loops.first else { return }
-        let heartbeat = ticks.add(1, ordering: .relaxed).newValue % 5 == 0
-        let lifetime = UInt64(RedisRoomEngine.presenceLifetimeMilliseconds) * 1_000_000
-        let all = rooms.withLock { Array($0) }
-        for (name, room) in all {
-            room.guarded.withLock { guarded in
-                guard guarded.attached, !guarded.removed else { return }
-                let core = guarded.core
-                if let driver = core.driver {
-                    if core.members[driver] != nil {
-                        engine.control(room: name, .renew(session: driver.description)) { _ in }
-                    } else if let id = core.members.firstID(where: { $0.role == .presenter }) {
-                        engine.control(room: name, .inherit(session: id.description, name: core.names[id], stale: driver.description)) { _ in }
-                    }
-                }
-                if heartbeat && !core.isEmpty { engine.presence(room: name, counts: core.presence) }
-                let before = guarded.remote.count
-                guarded.remote = guarded.remote.filter { elapsedNanoseconds(from: $0.value.at, to: loop.now) < lifetime }
-                if guarded.remote.count != before { presenceChanged(in: &guarded, room: room, loop: loop) }
-            }
         }
     }
 }

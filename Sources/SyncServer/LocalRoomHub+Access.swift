@@ -1,0 +1,133 @@
+import Logging
+import ScrollModel
+import Synchronization
+import Transport
+import WebSocketCore
+
+/// Who may present and who may follow: presenter keys checked by a slow hash off the loops
+/// (counted against the address, also on other nodes, before they are checked), follow keys
+/// of private rooms (a cheap salted hash per join), and what a private room shows to whom.
+extension LocalRoomHub {
+    /// What `GET /rooms/NAME/document` may answer.
+    public enum DocumentAccess: Sendable {
+        case document(SharedDocument)
+        /// No such room, or no document in it.
+        case none
+        /// The room is private: `followKey` was missing (401) or wrong (403).
+        case refused(status: Int, reason: String)
+    }
+
+    /// The document room `name` shares now, for someone who gives `followKey` (or a token
+    /// that `authorized` them); a private room's only with its follow key.
+    public func document(ofRoom name: String, followKey: String? = nil, authorized: Bool = false, address: String = "") -> DocumentAccess {
+        guard let room = rooms.withLock({ $0[name] }) else { return .none }
+        let (document, required) = room.guarded.withLock { ($0.core.document, $0.core.followKey) }
+        if let required, !authorized {
+            if let refusal = followKeyRefusal(name, required: required, given: followKey, address: address) { return refusal }
+        }
+        return document.map { .document($0) } ?? .none
+    }
+
+    /// Why `given` does not open private room `name` (401 missing, 403 wrong, 429 after too
+    /// many wrong ones from `address`), or nil when it does. Wrong keys count as wrong
+    /// presenter keys do.
+    func followKeyRefusal(_ name: String, required: String, given: String?, address: String) -> DocumentAccess? {
+        let now = loops.first?.now ?? 0
+        if let retryAfter = keyFailures.retryAfter(address: address, room: name, now: now) {
+            return .refused(status: 429, reason: "too many wrong keys for room \(name) from \(address); try again in \(retryAfter) s")
+        }
+        guard let given, !given.isEmpty else {
+            return .refused(status: 401, reason: "room \(name) is private: follow it with its follow key (followKey=…)")
+        }
+        guard FollowKey.matches(given, record: required) else {
+            counters.presenterKeyFailures.add(1, ordering: .relaxed)
+            keyFailures.failed(address: address, room: name, now: now)
+            logger.warning("follow key refused", metadata: ["room": "\(name)", "address": "\(address)"])
+            return .refused(status: 403, reason: "wrong follow key for room \(name)")
+        }
+        return nil
+    }
+
+    /// Checks a presenter's key against the room's record by a slow hash, off this loop, then
+    /// joins again with the proof. The check counts against the address's limit from now on,
+    /// as if it failed (so that guesses sent at once cannot all be checked), and, with an
+    /// engine, against the same count on every node.
+    func checkKey(_ member: RoomMember, room name: String, role: Role, key: String?, against existing: String?,
+                         completion: @escaping (Result<RoomCore.Welcome, ProtocolError>) -> Void) {
+        let loop = member.peer.channel.loop
+        let address = member.address
+        let counters = counters
+        let refusals = refusals
+        @Sendable func refusal(_ seconds: Int) -> Result<RoomCore.Welcome, ProtocolError> {
+            counters.presenterKeyChecksRefused.add(1, ordering: .relaxed)
+            refusals.count(.keyLimit)
+            return .failure(ProtocolError(.rateLimited, "too many presenter keys tried for room \(name) from \(address); try again in \(seconds) s"))
+        }
+        let ticket: KeyCheckTicket
+        switch keyFailures.begin(address: address, room: name, now: loop.now) {
+        case .failure(let wait): return completion(refusal(wait.seconds))
+        case .success(let begun): ticket = begun
+        }
+        let waiting = Unchecked(member)
+        let answer = Unchecked(completion)
+        let hash: @Sendable () -> Void = { [self] in
+            let queued = keyHasher.hash(key ?? "", matching: existing, room: name, from: waiting.value.address, on: loop) { [self] record in
+                guard !waiting.value.left else { return }
+                join(waiting.value, room: name, role: role, key: key, proof: KeyProof(against: existing, record: record, ticket: ticket),
+                     completion: answer.value)
+            }
+            if !queued { answer.value(.failure(ProtocolError(.rateLimited, "server busy checking presenter keys; try again in a moment"))) }
+        }
+        guard let engine, engine.isAvailable, keyFailures.perMinute > 0 else { return hash() }
+        let count = "keys " + address
+        engine.take(count: count, room: name, limit: keyFailures.perMinute, windowMilliseconds: Int(KeyFailureLimits.minute / 1_000_000)) { taken in
+            loop.execute {
+                guard !waiting.value.left else { return }
+                if taken == false {
+                    ticket.settle(failed: false, now: loop.now)
+                    return answer.value(refusal(60))
+                }
+                // A check that does not fail gives its use of the shared count back.
+                if taken == true { ticket.whenNotFailed { engine.giveBack(count: count, room: name) } }
+                hash()
+            }
+        }
+    }
+
+    /// A presenter gave a follow key: the room becomes private with it (or takes the new one).
+    /// Followers already in it joined without it: they are closed (1008) and may follow again
+    /// with the key. The same key again changes nothing.
+    func setFollowKey(_ key: String, in guarded: inout Room.Guarded, room: Room, shared: Bool) {
+        if let current = guarded.core.followKey, FollowKey.matches(key, record: current) { return }
+        let record = FollowKey.record(key, matching: nil)
+        guarded.core.adopt(followKey: record)
+        save(&guarded)
+        if shared, let engine { engine.setFollowKey(room: room.name, record: record) }
+        evictFollowers(in: &guarded, room: room)
+    }
+
+    func evictFollowers(in guarded: inout Room.Guarded, room: Room) {
+        let item = LocalRoom.Item.evictFollowers(reason: "room \(room.name) is now private: follow it again with its follow key (followKey=…)")
+        for case let local? in guarded.locals { local.post(item) }
+        logger.info("room made private", metadata: ["room": "\(room.name)"])
+    }
+
+    /// A record from an older server is replaced by a slow hash once its key is known good.
+    func upgradeLegacyKey(_ key: String, from legacy: String, room: Room, loop: EventLoop) {
+        _ = keyHasher.hash(key, matching: nil, room: room.name, from: "", on: loop) { [self] record in
+            room.guarded.withLock { guarded in
+                guard guarded.core.presenterKeyText == legacy else { return }
+                guarded.core.adopt(presenterKey: record)
+                save(&guarded)
+            }
+        }
+    }
+
+    /// A presenter gave a wrong key: counted, logged (never the key), and limited per
+    /// address and room (`admission` answers 429 past the limit).
+    func keyFailed(room name: String, address: String, ticket: KeyCheckTicket?, now: UInt64) {
+        counters.presenterKeyFailures.add(1, ordering: .relaxed)
+        if let ticket { ticket.settle(failed: true, now: now) } else { keyFailures.failed(address: address, room: name, now: now) }
+        logger.warning("presenter key refused", metadata: ["room": "\(name)", "address": "\(address)"])
+    }
+}
