@@ -23,7 +23,10 @@ struct HostileRedisTests {
 
     /// One room on two nodes: a presenter on A, a follower on B that has seen offset 10.
     func room(_ name: String, _ a: ServerProcess, _ b: ServerProcess) throws -> (presenter: RoomConnection, follower: RoomConnection) {
-        let (presenter, _) = try cluster.join(a, name, query: "role=presenter&key=k&name=Ann")
+        let (presenter, welcome) = try cluster.join(a, name, query: "role=presenter&key=k&name=Ann")
+        // The lease in Redis makes it the driver: its scrolls count from then on.
+        let me = try #require(welcome["you"]?.string)
+        guard presenter.wait(for: { $0.contains(#""type":"driver","driver":"\#(me)""#) }) else { throw Failure("no lease: \(presenter.received)") }
         let (follower, _) = try cluster.join(b, name)
         presenter.send(cluster.scroll(10))
         guard follower.wait(for: cluster.hasOffset(10)) else { throw Failure("the room does not work before the attack: \(follower.received)") }
