@@ -116,7 +116,7 @@ struct HostileRedisTests {
     @Test func anUnreadableKeyRecordInRedisLocksTheRoomInsteadOfOpeningIt() throws {
         let redis = try RedisServer()
         try cli(redis, ["HSET", "scrollsync:{locked}", "key", "not a key record", "ver", "1"])
-        let a = try cluster.node(redis)
+        let a = try cluster.sharingNode(redis)
         let presenter = try RoomConnection(port: a.port, path: "/rooms/locked?role=presenter&key=mine")
         #expect(presenter.wait { $0.contains("unauthorized") } || presenter.closed, "a presenter cannot take a room whose key record is unreadable: \(presenter.received)")
         #expect(!presenter.received.contains { $0.contains(#""type":"welcome""#) })
