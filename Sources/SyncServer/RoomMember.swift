@@ -191,6 +191,8 @@ public final class RoomMember: WebSocketSession {
             var inbound = extras.inbound ?? InboundGate(limit, now: peer.channel.loop.now)
             guard inbound.take(now: peer.channel.loop.now) else {
                 shared.counters?.refusalReasons.count(.messageFlood)
+                // It leaves its room now (messages it already sent are not read), then closes.
+                shared.hub.leave(self)
                 stage = .ended
                 peer.close(code: .policyViolation, reason: "more than \(limit.description) (a burst of \(Int(limit.burst)))")
                 return

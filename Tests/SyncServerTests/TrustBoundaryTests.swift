@@ -67,6 +67,8 @@ struct InboundLimitTests {
         #expect(errors.count == Int(InboundGate.errorBurst), "\(errors.count) error replies to 2,000 refused scrolls")
         #expect(errors.allSatisfy { $0.contains("followers cannot scroll") })
         #expect(PrivateRoomTests.metric(server, loop, #"scrollsync_refusals_total{reason="message_flood"}"#) == 1)
+        let next = try InProcessClient(server, loop: loop, path: "/rooms/flood?role=presenter&key=k")
+        #expect(next.wait { $0.contains(#""type":"welcome""#) && $0.contains(#""followers":0"#) }, "the closed follower left the room: \(next.messages)")
         #expect(PrivateRoomTests.metric(server, loop, "scrollsync_errors_unanswered_total") == 2_000 - InboundGate.errorBurst)
     }
 
