@@ -266,17 +266,6 @@ public struct Document: Sendable, Equatable {
                 if !openItems.isEmpty { blankSinceItem = true }
                 continue
             }
-            // An HTML block (types 1–6 may interrupt a paragraph, 7 may not).
-            if indent < 4, let end = Self.htmlBlockStart(trimmed, interrupting: !paragraph.isEmpty) {
-                flush()
-                endList()
-                if let end = end, trimmed.lowercased().contains(end) {
-                    blocks.append(RawBlock(.paragraph, trimmed))  // opened and closed on one line
-                } else {
-                    html = (end, [trimmed])
-                }
-                continue
-            }
             // The deepest open list item this line is indented into, and the indentation past it.
             let container = openItems.last { $0 <= indent }
             let relative = indent - (container ?? 0)
@@ -288,6 +277,17 @@ public struct Document: Sendable, Equatable {
                container != nil || (!blankSinceItem && Self.continuesParagraph(trimmed, indent: indent)) {
                 if blankSinceItem { listLoose = true }  // two blocks in one item
                 blocks[blocks.count - 1].text += (blocks[blocks.count - 1].text.isEmpty ? "" : " ") + trimmed
+                continue
+            }
+            // An HTML block (types 1–6 may interrupt a paragraph, 7 may not).
+            if indent < 4, let end = Self.htmlBlockStart(trimmed, interrupting: !paragraph.isEmpty) {
+                flush()
+                endList()
+                if let end = end, trimmed.lowercased().contains(end) {
+                    blocks.append(RawBlock(.paragraph, trimmed))  // opened and closed on one line
+                } else {
+                    html = (end, [trimmed])
+                }
                 continue
             }
             if indent >= 4 && listItem == nil {

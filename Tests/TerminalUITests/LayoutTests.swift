@@ -249,3 +249,10 @@ struct MarkdownExpectationTests {
         #expect(Document(text: "| a |\n|---|\n| b |\n> quote", format: .markdown, name: "m").blocks.count == 2, "another block ends the table")
     }
 }
+
+extension MarkdownExpectationTests {
+    @Test func htmlInsideAListItemStaysInTheItem() {
+        let blocks = Document(text: "- item\n  <div>inside</div>\n- next", format: .markdown, name: "m").blocks.map { InlineMarkup.plain($0.text) }
+        #expect(blocks == ["item <div>inside</div>", "next"])
+    }
+}
