@@ -167,17 +167,18 @@ extension LocalRoomHub: SharedRoomsDelegate {
         }
     }
 
-    /// Every tick: renew the leases of drivers connected here, take over control from a
-    /// driver whose node died (its lease expired) for a presenter here, forget counts of
-    /// nodes that stopped saying them, and say this node's counts again every 5 s.
+    /// Every tick: fetch the rooms whose fetch waited (`resyncRoom`), renew the leases of
+    /// drivers connected here, take over control from a driver whose node died (its lease
+    /// expired) for a presenter here, forget counts of nodes that stopped saying them, and say
+    /// this node's counts again every 5 s.
     func keepShared() {
         guard let engine, engine.isAvailable, let loop = loops.first else { return }
         let heartbeat = ticks.add(1, ordering: .relaxed).newValue % 5 == 0
         let lifetime = UInt64(RedisRoomEngine.presenceLifetimeMilliseconds) * 1_000_000
         let all = rooms.withLock { Array($0) }
         for (name, room) in all {
-            room.guarded.withLock { guarded in
-                guard guarded.attached, !guarded.removed else { return }
+            let resyncDue = room.guarded.withLock { guarded -> Bool in
+                guard guarded.attached, !guarded.removed else { return false }
                 let core = guarded.core
                 if let driver = core.driver {
                     if core.members[driver] != nil {
@@ -190,7 +191,10 @@ extension LocalRoomHub: SharedRoomsDelegate {
                 let before = guarded.remote.count
                 guarded.remote = guarded.remote.filter { elapsedNanoseconds(from: $0.value.at, to: loop.now) < lifetime }
                 if guarded.remote.count != before { presenceChanged(in: &guarded, room: room, loop: loop) }
+                return guarded.resyncDue
             }
+            // A fetch that waited for the once-a-second limit goes now.
+            if resyncDue { resyncRoom(room, now: loop.now) }
         }
     }
 }
