@@ -116,7 +116,7 @@ enum ViewerAssets {
     const reducedMotion = matchMedia('(prefers-reduced-motion: reduce)');
 
     const state = {
-      role: 'follower', key: null, followKey: null, socket: null, you: null, driver: null, driverName: null, presence: null,
+      role: 'follower', key: null, followKey: null, token: null, socket: null, you: null, driver: null, driverName: null, presence: null,
       following: true, last: null, documentFingerprint: null, target: null, animating: false,
       backoff: 250, online: false, stopped: null, lastSent: 0, sendTimer: null, viewAnchor: null, direction: 'none', notice: null,
     };
@@ -245,7 +245,10 @@ enum ViewerAssets {
     // A private room's follow key goes with the follower's connection and document requests;
     // a presenter's makes the room private.
     function followQuery(separator) {
-      return state.followKey ? `${separator}followKey=${encodeURIComponent(state.followKey)}` : '';
+      const parts = [];
+      if (state.followKey) parts.push(`followKey=${encodeURIComponent(state.followKey)}`);
+      if (state.token) parts.push(`token=${encodeURIComponent(state.token)}`);  // an application's signed token
+      return parts.length ? separator + parts.join('&') : '';
     }
     // A follower asks first whether it may follow (the document answers 401/403 for a private
     // room without its key: a refused WebSocket upgrade does not tell a page why).
@@ -401,11 +404,13 @@ enum ViewerAssets {
     const query = new URLSearchParams(location.search);
     const givenKey = query.get('key');
     if (query.get('followKey')) state.followKey = query.get('followKey');
+    if (query.get('token')) state.token = query.get('token');
     // A key in the address bar would stay on screen, in history and in bookmarks: it is
     // taken out of the URL as soon as it is read.
-    if (query.has('key') || query.has('followKey')) {
+    if (query.has('key') || query.has('followKey') || query.has('token')) {
       query.delete('key');
       query.delete('followKey');
+      query.delete('token');
       const rest = query.toString();
       history.replaceState(null, '', location.pathname + (rest ? '?' + rest : '') + location.hash);
     }
