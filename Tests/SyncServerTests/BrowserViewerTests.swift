@@ -1,5 +1,6 @@
 import Foundation
 import ScrollModel
+import SyncServer
 import Testing
 @testable import TerminalUI
 
@@ -207,5 +208,34 @@ extension BrowserViewerTests {
                 "a right key clears the refusal")
         _ = try page.evaluate("window.scrollsync.state.socket.send(JSON.stringify({type: 'control', action: 'take'}))")
         #expect(owner.wait { $0.contains(#""type":"driver""#) && $0.contains(#""name":"Cy""#) }, "the room knows the browser presenter by name")
+    }
+}
+
+extension BrowserViewerTests {
+    /// With auth.required, an application's link with a token opens the viewer (room and
+    /// document), and the token leaves the address bar.
+    @Test func aLinkWithATokenOpensTheViewerWhereTokensAreRequired() throws {
+        let secret = "browser-secret-0123456789abcdef0123456789"
+        let server = try ServerProcess([], environment: ["SCROLLSYNC_AUTH_SECRET": secret, "SCROLLSYNC_AUTH_REQUIRED": "true"])
+        let name = "token-\(UUID().uuidString.prefix(6))"
+        let now = Int(Date().timeIntervalSince1970)
+        let verifier = TokenVerifier(secret: secret)
+        let presenterToken = verifier.mint(TokenClaims(room: name, role: .presenter, name: "Ann", expires: now + 600), issuedAt: now)
+        let presenter = try RoomConnection(port: server.port, path: "/rooms/\(name)?role=presenter&token=\(presenterToken)")
+        #expect(presenter.wait { $0.contains(#""type":"welcome""#) }, "\(presenter.answer)")
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("type", "document")
+        writer.field("name", "guide.md")
+        writer.field("format", "markdown")
+        writer.field("text", FollowAcrossWidthsTests.document)
+        writer.endObject()
+        presenter.send(String(decoding: writer.bytes, as: UTF8.self))
+        #expect(presenter.wait { $0.contains(#""type":"document""#) })
+        let token = verifier.mint(TokenClaims(room: name, role: .follower, expires: now + 600), issuedAt: now)
+        let browser = try Chromium()
+        let page = try open(browser, "http://127.0.0.1:\(server.port)/rooms/\(name)?token=\(token)", width: 1000, height: 700)
+        #expect(page.wait("document.getElementById('ui_link').textContent === '● live'"))
+        #expect(!(try page.evaluate("location.href").string ?? "token=").contains("token="), "the token left the address bar")
     }
 }
