@@ -36,7 +36,7 @@ public enum FollowKey {
         input.reserveCapacity(16 + key.utf8.count)
         var index = text.index(text.startIndex, offsetBy: 7)
         for _ in 0..<16 {
-            guard let high = nibble(text[index]), let low = nibble(text[text.index(after: index)]) else { return false }
+            guard let high = StoreFile.nibble(text[index]), let low = StoreFile.nibble(text[text.index(after: index)]) else { return false }
             input.append(high << 4 | low)
             index = text.index(index, offsetBy: 2)
         }
@@ -66,20 +66,6 @@ public enum FollowKey {
     private static func salt(of record: String) -> [UInt8]? {
         let parts = record.split(separator: "$", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0] == scheme, parts[1].utf8.count == 32 else { return nil }
-        var salt = [UInt8]()
-        var iterator = parts[1].utf8.makeIterator()
-        while let high = iterator.next(), let low = iterator.next() {
-            guard let h = nibble(high), let l = nibble(low) else { return nil }
-            salt.append(h << 4 | l)
-        }
-        return salt
-    }
-
-    private static func nibble(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 48...57: byte - 48
-        case 97...102: byte - 87
-        default: nil
-        }
+        return StoreFile.bytes(hex: parts[1])
     }
 }

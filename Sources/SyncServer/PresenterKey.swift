@@ -62,23 +62,7 @@ public enum PresenterKey {
         return "\(scheme)$\(iterations)$\(StoreFile.hex(salt))$\(StoreFile.hex(hash))"
     }
 
-    private static func bytes(hex: Substring) -> [UInt8]? {
-        var out = [UInt8]()
-        var iterator = hex.utf8.makeIterator()
-        while let high = iterator.next() {
-            guard let low = iterator.next(), let h = nibble(high), let l = nibble(low) else { return nil }
-            out.append(h << 4 | l)
-        }
-        return out
-    }
-
-    private static func nibble(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 48...57: byte - 48
-        case 97...102: byte - 87
-        default: nil
-        }
-    }
+    private static func bytes(hex: Substring) -> [UInt8]? { StoreFile.bytes(hex: hex) }
 }
 
 /// Hashes presenter keys on a thread of its own, so that an event loop never spends the

@@ -48,6 +48,26 @@ public enum StoreFile {
         return hex(digest)
     }
 
+    /// Lowercase hex digits as bytes, or nil for anything else (odd length, other characters).
+    static func bytes(hex: Substring) -> [UInt8]? {
+        var out = [UInt8]()
+        var iterator = hex.utf8.makeIterator()
+        while let high = iterator.next() {
+            guard let low = iterator.next(), let h = nibble(high), let l = nibble(low) else { return nil }
+            out.append(h << 4 | l)
+        }
+        return out
+    }
+
+    /// One lowercase hex digit's value.
+    static func nibble(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 48...57: byte - 48
+        case 97...102: byte - 87
+        default: nil
+        }
+    }
+
     static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()

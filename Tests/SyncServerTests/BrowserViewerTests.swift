@@ -28,6 +28,18 @@ struct BrowserViewerTests {
     static let atBottom = "window.scrollY >= document.documentElement.scrollHeight - innerHeight - 1 && window.scrollsync.state.target === null"
     static let rendered = "document.querySelectorAll('main .block').length > 10"
 
+    /// Shares FollowAcrossWidthsTests' guide from `presenter`.
+    static func shareGuide(_ presenter: RoomConnection) {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("type", "document")
+        writer.field("name", "guide.md")
+        writer.field("format", "markdown")
+        writer.field("text", FollowAcrossWidthsTests.document)
+        writer.endObject()
+        presenter.send(String(decoding: writer.bytes, as: UTF8.self))
+    }
+
     func open(_ browser: Chromium, _ url: String, width: Int, height: Int) throws -> CDPPage {
         let page = try browser.page(width: width, height: height)
         try page.call("Page.navigate", #"{"url":\#(Self.js(url))}"#)
@@ -81,14 +93,7 @@ struct BrowserViewerTests {
         // The room's document comes from a presenter that shares it and leaves.
         let sharer = try RoomConnection(port: server.port, path: "/rooms/\(name)?role=presenter&key=k")
         #expect(sharer.wait { $0.contains(#""type":"welcome""#) })
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.field("type", "document")
-        writer.field("name", "guide.md")
-        writer.field("format", "markdown")
-        writer.field("text", FollowAcrossWidthsTests.document)
-        writer.endObject()
-        sharer.send(String(decoding: writer.bytes, as: UTF8.self))
+        Self.shareGuide(sharer)
         #expect(sharer.wait { $0.contains(#""type":"document""#) })
         sharer.client.shutdownBothWays()
 
@@ -162,14 +167,7 @@ extension BrowserViewerTests {
         let name = "private-\(UUID().uuidString.prefix(6))"
         let presenter = try RoomConnection(port: server.port, path: "/rooms/\(name)?role=presenter&key=k&followKey=fk-browser-1")
         #expect(presenter.wait { $0.contains(#""type":"welcome""#) })
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.field("type", "document")
-        writer.field("name", "guide.md")
-        writer.field("format", "markdown")
-        writer.field("text", FollowAcrossWidthsTests.document)
-        writer.endObject()
-        presenter.send(String(decoding: writer.bytes, as: UTF8.self))
+        Self.shareGuide(presenter)
         #expect(presenter.wait { $0.contains(#""type":"document""#) })
         let browser = try Chromium()
         let page = try browser.page(width: 1000, height: 700)
@@ -223,14 +221,7 @@ extension BrowserViewerTests {
         let presenterToken = verifier.mint(TokenClaims(room: name, role: .presenter, name: "Ann", expires: now + 600), issuedAt: now)
         let presenter = try RoomConnection(port: server.port, path: "/rooms/\(name)?role=presenter&token=\(presenterToken)")
         #expect(presenter.wait { $0.contains(#""type":"welcome""#) }, "\(presenter.answer)")
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.field("type", "document")
-        writer.field("name", "guide.md")
-        writer.field("format", "markdown")
-        writer.field("text", FollowAcrossWidthsTests.document)
-        writer.endObject()
-        presenter.send(String(decoding: writer.bytes, as: UTF8.self))
+        Self.shareGuide(presenter)
         #expect(presenter.wait { $0.contains(#""type":"document""#) })
         let token = verifier.mint(TokenClaims(room: name, role: .follower, expires: now + 600), issuedAt: now)
         let browser = try Chromium()
