@@ -56,7 +56,7 @@ struct ReadmeExamplesTests {
     }
 
     @Test func theExamplesRunInOrder() throws {
-        let result = try run(Self.script.path, [], environment: ["SCROLLSYNC_BIN": ServerProcess.binary.path], timeout: 600)
+        let result = try run(Self.script.path, [], environment: ["EXAMPLES_BIN": ServerProcess.binary.path], timeout: 600)
         #expect(result.status == 0, "\(result.output.suffix(2000))")
         #expect(result.output.contains("readme-examples: all examples ran"))
     }
