@@ -1,5 +1,6 @@
 import COpenSSL
 import DequeModule
+import ScrollModel
 import Synchronization
 import Transport
 #if canImport(Glibc)
@@ -114,7 +115,7 @@ final class KeyHasher: Sendable {
             let digest = quickDigest(key, existing)
             if let known = queues.withLock({ $0.verified[existing] }) {
                 // Verified before: the same key matches; any other key cannot.
-                let record = known == digest ? existing : ""
+                let record = RoomCore.constantTimeEqual(Array(known.utf8), Array(digest.utf8)) ? existing : ""
                 loop.execute { done(record) }
                 return true
             }
