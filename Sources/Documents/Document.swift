@@ -339,8 +339,9 @@ public struct Document: Sendable, Equatable {
                 endList()
                 var content = trimmed.dropFirst()
                 if content.first == " " { content = content.dropFirst() }
-                // A heading in a quote is its text (the quote is one block).
-                let text = Self.atxHeading(content.trimmingSpaces())?.1 ?? content.trimmingSpaces()
+                // A heading in a quote is its text, an item its marker as shown and its text (the
+                // quote is one block).
+                let text = Self.quotedText(content.trimmingSpaces())
                 if !text.isEmpty { quote.append(text) }
                 else if quote.isEmpty { quote.append("") }
                 // Lazy continuation needs paragraph text to continue: not after a blank `>`
@@ -435,9 +436,19 @@ public struct Document: Sendable, Equatable {
         fence(trimmed) != nil || isThematicBreak(trimmed) || atxHeading(trimmed) != nil || trimmed.hasPrefix(">") || listItem(trimmed) != nil
     }
 
-    /// An item's text: a heading in it is its text (the item is one block).
+    /// An item's text: a heading in it is its text, a quote in it its quoted text (the item is
+    /// one block).
     private static func itemText(_ body: String) -> String {
-        atxHeading(body)?.1 ?? body
+        if body.hasPrefix(">") { return quotedText(body.dropFirst().trimmingSpaces()) }
+        return atxHeading(body)?.1 ?? body
+    }
+
+    /// A quote line's text as the quote shows it: a heading's text, an item's marker (as
+    /// items show it) and text, else the line.
+    private static func quotedText(_ line: String) -> String {
+        if let (_, text) = atxHeading(line) { return text }
+        if let (marker, body, _) = listItem(line), !isThematicBreak(line) { return "\(marker) \(body)" }
+        return line
     }
 
     /// `[label]: destination` with an optional title in quotes or parentheses (CommonMark

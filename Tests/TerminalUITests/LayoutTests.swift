@@ -256,3 +256,10 @@ extension MarkdownExpectationTests {
         #expect(blocks == ["item <div>inside</div>", "next"])
     }
 }
+
+extension MarkdownExpectationTests {
+    @Test func itemsInAQuoteAndAQuoteInAnItemShowAsTheyRender() {
+        let texts = Document(text: "> - a\n> - b\n\n- > said", format: .markdown, name: "m").blocks.map { InlineMarkup.plain($0.text) }
+        #expect(texts == ["• a • b", "said"])
+    }
+}
