@@ -1,5 +1,5 @@
 /// A change that another node published for a room (through Redis), decoded by the same
-/// rules as a client's message (Protocol/PROTOCOL.md §8): whatever a node reads from Redis
+/// rules as a client's message (README, *Several nodes*): whatever a node reads from Redis
 /// is as untrusted as what a client sends. A state's fields go through the `scroll`
 /// validator and its derived fields (progress, atTop, atBottom) are computed here, not
 /// taken; a document's fingerprint is computed from its text; ids must be session ids.

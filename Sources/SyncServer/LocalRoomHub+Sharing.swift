@@ -64,30 +64,28 @@ extension LocalRoomHub: SharedRoomsDelegate {
             guard version == guarded.version + 1 else { return true }
             if case .state(let state) = change, state.seq > guarded.core.lastSeq + Self.seqBlock { return true }
             guarded.version = version
-            let deflater = guarded.compressingMembers > 0 ? room.deflater : nil
-            let item: LocalRoom.Item
+            // Members hear the change as any other: encoded once here, by `publish`.
+            let broadcast: Broadcast
             switch change {
             case .state(let state):
                 guard guarded.core.adopt(state: state) else { return false }
                 if guarded.proposed?.by != state.by { guarded.proposed = nil }
-                item = .state(seq: state.seq, BroadcastFrame(text: ServerMessage.state(state), deflater: deflater))
+                broadcast = .state(state)
             case .driver(let driver, let driverName):
                 guard driver != guarded.core.driver else { return false }
                 guarded.core.adopt(driver: driver, name: driverName)
-                item = .reliable(BroadcastFrame(text: ServerMessage.driver(driver?.description, name: driverName), deflater: deflater))
+                broadcast = .driver(driver, name: driverName)
             case .document(let document):
                 documentBytes.add(document.text.utf8.count - (guarded.core.document?.text.utf8.count ?? 0), ordering: .relaxed)
                 guarded.core.adopt(document: document)
-                guarded.documentVersion &+= 1
-                item = .document(version: guarded.documentVersion,
-                                 BroadcastFrame(text: ServerMessage.document(document), deflater: deflater, replaceable: true))
+                broadcast = .document(document)
             case .access(let record):
                 guard record != guarded.core.followKey else { return false }
                 guarded.core.adopt(followKey: record)
                 if record != nil { evictFollowers(in: &guarded, room: room) }
                 return false
             }
-            for case let local? in guarded.locals { local.post(item) }
+            publish([broadcast], in: &guarded, room: room, loop: loop)
             return false
         }
         if resync {

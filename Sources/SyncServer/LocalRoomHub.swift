@@ -128,11 +128,12 @@ public final class LocalRoomHub: RoomHub {
     /// Bytes of the documents all rooms hold now.
     let documentBytes = Atomic<Int>(0)
 
+    /// Refusals by reason, for /metrics (shared with the server's other counters).
+    let refusals: RefusalCounters
+
     /// - Parameter store: where rooms are kept across restarts; the rooms in it are
     ///   restored now (empty, so they expire after `roomIdleSeconds` unless someone joins).
     /// - Parameter engine: shares the rooms with other nodes; it runs on `loops[0]`.
-    /// Refusals by reason, for /metrics (shared with the server's other counters).
-    let refusals: RefusalCounters
 
     public init(loops: [EventLoop], options: Options = .init(), store: (any RoomStore)? = nil, engine: (any RoomEngine)? = nil,
                 refusals: RefusalCounters = RefusalCounters(), logger: Logger = Logger(label: "scrollsync")) throws(StoreError) {
