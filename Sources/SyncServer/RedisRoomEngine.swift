@@ -166,8 +166,8 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     public func share(document message: [UInt8], room: String, done: @escaping @Sendable (EngineResult) -> Void) {
         loop.execute { [self] in
             let k = keys(room)
-            commands.send(["EVAL", Scripts.document, "1", k.hash].map { Array($0.utf8) }
-                          + [message, Array(k.channel.utf8), Array(String(roomIdleMilliseconds).utf8)]) { answer in
+            commands.send(["EVAL", Scripts.setAndPublish, "1", k.hash, "doc"].map { Array($0.utf8) }
+                          + [message, message, Array(k.channel.utf8), Array(String(roomIdleMilliseconds).utf8)]) { answer in
                 done(answer.isError ? .unavailable : .done)
             }
         }
@@ -176,7 +176,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     public func setFollowKey(room: String, record: String) {
         loop.execute { [self] in
             let k = keys(room)
-            commands.send(["EVAL", Scripts.access, "1", k.hash].map { Array($0.utf8) }
+            commands.send(["EVAL", Scripts.setAndPublish, "1", k.hash, "fkey"].map { Array($0.utf8) }
                           + [Array(record.utf8), SharedChange.access(followKey: record), Array(k.channel.utf8), Array(String(roomIdleMilliseconds).utf8)])
         }
     }
@@ -387,21 +387,14 @@ enum Scripts {
         return 1
         """
 
-    /// KEYS hash; ARGV follow key record, access message, channel, idle ms
-    static let access = """
-        redis.call('HSET', KEYS[1], 'fkey', ARGV[1])
+    /// Keeps one field of the room's hash and publishes the change that says so (a document:
+    /// the `document` message in `doc`; a follow key: its record in `fkey`, an `access`
+    /// message). KEYS hash; ARGV field, value, message, channel, idle ms
+    static let setAndPublish = """
+        redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
         local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
-        redis.call('PEXPIRE', KEYS[1], ARGV[4])
-        redis.call('PUBLISH', ARGV[3], ver .. ' ' .. ARGV[2])
-        return ver
-        """
-
-    /// KEYS hash; ARGV document message, channel, idle ms
-    static let document = """
-        redis.call('HSET', KEYS[1], 'doc', ARGV[1])
-        local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
-        redis.call('PEXPIRE', KEYS[1], ARGV[3])
-        redis.call('PUBLISH', ARGV[2], ver .. ' ' .. ARGV[1])
+        redis.call('PEXPIRE', KEYS[1], ARGV[5])
+        redis.call('PUBLISH', ARGV[4], ver .. ' ' .. ARGV[3])
         return ver
         """
 

@@ -3,9 +3,9 @@ import Documents
 /// The browser viewer's page, script and style, served by the server itself (no build
 /// step, no outside network). The script follows PROTOCOL.md §3 to the pixel.
 enum ViewerAssets {
-    /// The page for `room` (a valid room name; escaped all the same).
-    /// A short page that says what went wrong (every character of it escaped).
-    static func problem(title: String, detail: String) -> String {
+    /// A page's start up to its body: the title (escaped) and the viewer's style, and its
+    /// script when `script`.
+    private static func head(title: String, script: Bool) -> String {
         """
         <!doctype html>
         <html lang="en">
@@ -14,8 +14,15 @@ enum ViewerAssets {
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <meta name="color-scheme" content="light dark">
         <title>\(DocumentHTML.escape(title)) · ScrollSync</title>
-        <link rel="stylesheet" href="/viewer.css">
+        <link rel="stylesheet" href="/viewer.css">\(script ? "\n<script type=\"module\" src=\"/viewer.js\"></script>" : "")
         </head>
+
+        """
+    }
+
+    /// A short page that says what went wrong (every character of it escaped).
+    static func problem(title: String, detail: String) -> String {
+        head(title: title, script: false) + """
         <body>
         <main id="ui_document"><h1>\(DocumentHTML.escape(title))</h1><p>\(DocumentHTML.escape(detail))</p></main>
         </body>
@@ -24,19 +31,10 @@ enum ViewerAssets {
         """
     }
 
+    /// The page for `room` (a valid room name; escaped all the same).
     static func page(room: String) -> String {
         let name = DocumentHTML.escape(room)
-        return """
-        <!doctype html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="color-scheme" content="light dark">
-        <title>\(name) · ScrollSync</title>
-        <link rel="stylesheet" href="/viewer.css">
-        <script type="module" src="/viewer.js"></script>
-        </head>
+        return head(title: room, script: true) + """
         <body data-room="\(name)">
         <header id="ui_titlebar">
         <h1 id="ui_title">\(name)</h1>
