@@ -95,14 +95,18 @@ struct PrivateRoomTests {
         #expect(other.upgraded, "another address is not locked out")
     }
 
-    @Test func aRestartKeepsTheRoomPrivate() throws {
+    /// A data directory that holds the private room of `privateRoom()`, written and released.
+    static func storedPrivateRoom() throws -> String {
         let directory = StoreFaultTests.temporaryDirectory()
+        let (server, loop, _) = try privateRoom { $0.dataDirectory = directory }
+        #expect(loop.advance(until: { server.store?.flush() == true }))
+        server.shutdown()
+        return directory
+    }
+
+    @Test func aRestartKeepsTheRoomPrivate() throws {
+        let directory = try Self.storedPrivateRoom()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        do {
-            let (server, loop, _) = try Self.privateRoom { $0.dataDirectory = directory }
-            #expect(loop.advance(until: { server.store?.flush() == true }))
-            server.shutdown()
-        }
         let record = try String(contentsOfFile: directory + "/secret.follow", encoding: .utf8)
         #expect(!record.contains("open-sesame-42"), "the key itself is never written")
         let (again, loop) = try InProcessRoomTests.server { $0.dataDirectory = directory }
@@ -113,13 +117,8 @@ struct PrivateRoomTests {
     }
 
     @Test func aDamagedFollowKeyFileKeepsTheRoomPrivate() throws {
-        let directory = StoreFaultTests.temporaryDirectory()
+        let directory = try Self.storedPrivateRoom()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        do {
-            let (server, loop, _) = try Self.privateRoom { $0.dataDirectory = directory }
-            #expect(loop.advance(until: { server.store?.flush() == true }))
-            server.shutdown()
-        }
         try FileManager.default.removeItem(atPath: directory + "/secret.follow")
         let (again, loop) = try InProcessRoomTests.server { $0.dataDirectory = directory }
         defer { again.shutdown() }
