@@ -433,7 +433,7 @@ public struct Document: Sendable, Equatable {
 
     /// Whether a line starts a block other than a paragraph (it ends a table).
     private static func startsBlock(_ trimmed: String) -> Bool {
-        fence(trimmed) != nil || isThematicBreak(trimmed) || atxHeading(trimmed) != nil || trimmed.hasPrefix(">") || listItem(trimmed) != nil
+        !continuesParagraph(trimmed, indent: 0) || listItem(trimmed) != nil
     }
 
     /// An item's text: a heading in it is its text, a quote in it its quoted text (the item is
