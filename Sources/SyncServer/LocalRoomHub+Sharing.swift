@@ -35,9 +35,13 @@ extension LocalRoomHub: SharedRoomsDelegate {
             evictFollowers(in: &guarded, room: room)
         }
         if let document = snapshot.document, document.fingerprint != guarded.core.document?.fingerprint {
-            documentBytes.add(document.text.utf8.count - (guarded.core.document?.text.utf8.count ?? 0), ordering: .relaxed)
-            guarded.core.adopt(document: document)
-            broadcasts.append(.document(document))
+            // Held to this node's budget for documents, as a client's document is.
+            if let refusal = reserveDocumentBytes(document.text.utf8.count - (guarded.core.document?.text.utf8.count ?? 0)) {
+                engine?.refused(SharedInput.Refusal(reason: .invalid, detail: "a document: \(refusal.message)"), room: room.name)
+            } else {
+                guarded.core.adopt(document: document)
+                broadcasts.append(.document(document))
+            }
         }
         if let state = snapshot.state, guarded.core.adopt(state: state) { broadcasts.append(.state(state)) }
         let driver = snapshot.driver.flatMap(SessionID.init)
@@ -56,6 +60,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
 
     public func shared(room name: String, version: Int, change: SharedChange) {
         guard let room = rooms.withLock({ $0[name] }), let loop = loops.first else { return }
+        var overBudget: String?
         let resync = room.guarded.withLock { guarded -> Bool in
             guard guarded.attached, version > guarded.version else { return false }
             // Versions come one by one: a gap means changes were missed, or the version cannot
@@ -76,7 +81,11 @@ extension LocalRoomHub: SharedRoomsDelegate {
                 guarded.core.adopt(driver: driver, name: driverName)
                 broadcast = .driver(driver, name: driverName)
             case .document(let document):
-                documentBytes.add(document.text.utf8.count - (guarded.core.document?.text.utf8.count ?? 0), ordering: .relaxed)
+                // Held to this node's budget for documents, as a client's document is.
+                if let refusal = reserveDocumentBytes(document.text.utf8.count - (guarded.core.document?.text.utf8.count ?? 0)) {
+                    overBudget = refusal.message
+                    return false
+                }
                 guarded.core.adopt(document: document)
                 broadcast = .document(document)
             case .access(let record):
@@ -88,8 +97,10 @@ extension LocalRoomHub: SharedRoomsDelegate {
             publish([broadcast], in: &guarded, room: room, loop: loop)
             return false
         }
+        if let overBudget { engine?.refused(SharedInput.Refusal(reason: .invalid, detail: "a document: \(overBudget)"), room: name) }
         if resync {
-            engine?.implausible(room: name, detail: "version \(version) or its seq cannot follow the room's; fetching the room again")
+            engine?.refused(SharedInput.Refusal(reason: .implausible, detail: "version \(version) or its seq cannot follow the room's; fetching the room again"),
+                            room: name)
             resyncRoom(room, now: loop.now)
         }
     }

@@ -522,7 +522,7 @@ public final class LocalRoomHub: RoomHub {
     }
 
     /// Counts `growth` more bytes of documents, or says why not.
-    private func reserveDocumentBytes(_ growth: Int) -> ProtocolError? {
+    func reserveDocumentBytes(_ growth: Int) -> ProtocolError? {
         var current = documentBytes.load(ordering: .relaxed)
         while true {
             if let refusal = documentRefusal(growth: growth, held: current) { return refusal }

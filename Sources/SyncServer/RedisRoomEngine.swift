@@ -276,7 +276,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
 
     /// Counts a refused input and logs it, at most once per 10 s with how many more there were
     /// (a burst writes one line, not one per message). What was read is logged only escaped.
-    func refused(_ refusal: SharedInput.Refusal, room: String) {
+    public func refused(_ refusal: SharedInput.Refusal, room: String) {
         counters.refused[refusal.reason]?.add(1)
         if let loggedAt = refusalLoggedAt, loop.now - loggedAt < 10_000_000_000 {
             refusalsUnlogged += 1
@@ -288,10 +288,6 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         ])
         refusalLoggedAt = loop.now
         refusalsUnlogged = 0
-    }
-
-    public func implausible(room: String, detail: String) {
-        refused(SharedInput.Refusal(reason: .implausible, detail: detail), room: room)
     }
 
     private var refusalLoggedAt: UInt64?

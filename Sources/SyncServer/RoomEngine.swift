@@ -29,9 +29,10 @@ public protocol RoomEngine: AnyObject, Sendable {
     func take(count: String, room: String, limit: Int, windowMilliseconds: Int, reply: @escaping @Sendable (Bool?) -> Void)
     /// Gives one use of a shared count back.
     func giveBack(count: String, room: String)
-    /// The hub found a change whose version or seq cannot follow the room's (it fetches the
-    /// room again): counted and logged as refused input. Called on the engine's loop.
-    func implausible(room: String, detail: String)
+    /// The hub refused a change the engine brought (a version or seq that cannot follow the
+    /// room's, a document over this node's budget): counted and logged as refused input.
+    /// Called on the engine's loop.
+    func refused(_ refusal: SharedInput.Refusal, room: String)
     /// After an outage: merges what this node did alone into the shared room and answers it.
     func reconcile(room: String, local: RoomSnapshot, reply: @escaping @Sendable (RoomSnapshot?) -> Void)
 }

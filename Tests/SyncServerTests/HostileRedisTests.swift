@@ -183,3 +183,28 @@ extension ClusterTests {
         return node
     }
 }
+
+@Suite("Documents from Redis within a node's budget", .serialized)
+struct RemoteDocumentBudgetTests {
+    let cluster = ClusterTests()
+
+    /// A valid document published in order still counts against the receiving node's budget
+    /// for documents (limits.documentsTotalBytes), as a client's would: over it, it is refused.
+    @Test func aPublishedDocumentOverTheNodesBudgetIsRefused() throws {
+        let redis = try RedisServer()
+        let small = ["SCROLLSYNC_LIMITS_DOCUMENTS_TOTAL_BYTES": "2048"]
+        let node = try ServerProcess(["--redis", redis.url], environment: small)
+        #expect(cluster.eventually { (try? httpGet("/healthz", port: node.port))?.contains("redis: up") == true })
+        let (follower, _) = try cluster.join(node, "budget")
+        let version = try run("/usr/bin/env", ["redis-cli", "-p", String(redis.port), "HGET", "scrollsync:{budget}", "ver"], timeout: 20)
+            .output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let next = (Int(version) ?? 0) + 1
+        let big = #"\#(next) {"type":"document","name":"big","format":"text","by":"0123456789abcdef","text":"\#(String(repeating: "x", count: 3000))"}"#
+        let published = try run("/usr/bin/env", ["redis-cli", "-p", String(redis.port), "PUBLISH", "scrollsync:{budget}", big], timeout: 20)
+        #expect(published.status == 0)
+        #expect(cluster.eventually { (try? metricValue("scrollsync_redis_refused_total{reason=\"invalid\"}", port: node.port)) == 1 },
+                "refused and counted")
+        #expect(!follower.received.contains { $0.contains(#""name":"big""#) }, "never forwarded")
+        #expect(try metricValue("scrollsync_document_bytes", port: node.port) == 0, "nothing held")
+    }
+}
