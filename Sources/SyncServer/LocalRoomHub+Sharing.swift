@@ -36,7 +36,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
         }
         if let document = snapshot.document, document.fingerprint != guarded.core.document?.fingerprint {
             // Held to this node's budget for documents, as a client's document is.
-            if let refusal = reserveDocumentBytes(document.text.utf8.count - (guarded.core.document?.text.utf8.count ?? 0)) {
+            if let refusal = documents.reserve(DocumentBudget.growth(replacing: guarded.core.document, with: document.text)) {
                 engine?.refused(SharedInput.Refusal(reason: .invalid, detail: "a document: \(refusal.message)"), room: room.name)
             } else {
                 guarded.core.adopt(document: document)
@@ -82,7 +82,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
                 broadcast = .driver(driver, name: driverName)
             case .document(let document):
                 // Held to this node's budget for documents, as a client's document is.
-                if let refusal = reserveDocumentBytes(document.text.utf8.count - (guarded.core.document?.text.utf8.count ?? 0)) {
+                if let refusal = documents.reserve(DocumentBudget.growth(replacing: guarded.core.document, with: document.text)) {
                     overBudget = refusal.message
                     return false
                 }

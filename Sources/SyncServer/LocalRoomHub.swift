@@ -65,17 +65,14 @@ public final class LocalRoomHub: RoomHub {
             var removed = false
             /// The address that created it, while no presenter has joined it (unclaimed).
             var creator: String?
-            /// With a store: the highest `seq` the store has written as usable (a restarted
-            /// room continues above it), the highest asked for, and a scroll that waits for
-            /// the store to write a higher one (a newer scroll replaces it).
-            var seqWritten = Int.max
-            var seqAsked = 0
+            /// `seq` the store has written before it is used; with a store, a scroll that waits
+            /// for it (a newer scroll replaces it).
+            var seq = SeqReservation.unbounded
             var held: (message: ClientMessage, member: Unchecked<RoomMember>)?
             /// The held scroll's release is scheduled on its sender's loop (it takes the newest then).
             var releasing = false
-            /// When presence was last sent, and whether a coalesced send is scheduled.
-            var presenceSentAt: UInt64 = 0
-            var presenceScheduled = false
+            /// When presence goes out.
+            var presenceThrottle: PresenceThrottle
             /// Shared rooms: fetched from the engine (joins wait until then), the last change
             /// version applied, other nodes' counts, this node's counts not yet announced,
             /// and the last state proposed here (the base for the next one's direction).
@@ -102,16 +99,15 @@ public final class LocalRoomHub: RoomHub {
         /// Compressor for shared frames; used only with the room locked.
         let deflater = Deflater(windowBits: 15, noContextTakeover: true)
 
-        init(core: RoomCore, loops: Int, attached: Bool = true) {
+        init(core: RoomCore, loops: Int, presenceIntervalMilliseconds: Int, attached: Bool = true) {
             name = core.name
-            guarded = Mutex(Guarded(core: core, locals: Array(repeating: nil, count: loops), attached: attached))
+            guarded = Mutex(Guarded(core: core, locals: Array(repeating: nil, count: loops),
+                                    presenceThrottle: PresenceThrottle(intervalMilliseconds: presenceIntervalMilliseconds), attached: attached))
         }
     }
 
-    /// `seq` is reserved in blocks: the store writes a ceiling this far ahead of the room's
-    /// `seq`, and a new block is asked for when half of one is left, so a scroll waits for
-    /// the disk only when the store lags by thousands of scrolls.
-    static let seqBlock = 4096
+    /// `seq` is reserved in blocks this long (`SeqReservation`).
+    static let seqBlock = SeqReservation.block
 
     public let options: Options
     public let counters = RoomCounters()
@@ -125,8 +121,8 @@ public final class LocalRoomHub: RoomHub {
     let creationLimits: RoomCreationLimits
     let keyFailures: KeyFailureLimits
     let keyHasher = KeyHasher()
-    /// Bytes of the documents all rooms hold now.
-    let documentBytes = Atomic<Int>(0)
+    /// Bytes of the documents all rooms hold now, against `options.documentsTotalBytes`.
+    let documents: DocumentBudget
 
     /// Refusals by reason, for /metrics (shared with the server's other counters).
     let refusals: RefusalCounters
@@ -145,6 +141,7 @@ public final class LocalRoomHub: RoomHub {
         self.logger = logger
         creationLimits = RoomCreationLimits(perMinute: options.roomCreationsPerMinute, unclaimedPerAddress: options.unclaimedRoomsPerAddress)
         keyFailures = KeyFailureLimits(perMinute: options.keyFailuresPerMinute)
+        documents = DocumentBudget(limit: options.documentsTotalBytes)
         // Restored rooms take at most half of the room and document limits, most recently
         // changed first: the other half is for rooms people create after the restart.
         let budget = RestoreBudget(rooms: max(1, options.maxRooms / 2), documentBytes: options.documentsTotalBytes / 2, limits: options.messageLimits)
@@ -161,11 +158,11 @@ public final class LocalRoomHub: RoomHub {
                 let core = RoomCore(name: stored.name, state: state, document: stored.document,
                                     presenterKey: stored.keyDigest.map { Array($0.utf8) }, locked: stored.locked, seqBase: base,
                                     followKey: stored.followKey)
-                let room = Room(core: core, loops: loops.count)
-                documentBytes.add(stored.document?.text.utf8.count ?? 0, ordering: .relaxed)
+                let room = Room(core: core, loops: loops.count, presenceIntervalMilliseconds: options.presenceIntervalMilliseconds)
+                documents.restore(stored.document?.text.utf8.count ?? 0)
                 room.guarded.withLock { guarded in
                     guarded.emptySince = now
-                    guarded.seqWritten = base
+                    guarded.seq = SeqReservation(written: base)
                     save(&guarded)  // asks for a block above the restored seq
                 }
                 rooms[stored.name] = room
@@ -277,10 +274,11 @@ public final class LocalRoomHub: RoomHub {
                     refusals.count(.roomCreations)
                     return .failure(ProtocolError(.rateLimited, "\(reason); try again in \(retryAfter) s"))
                 }
-                let room = Room(core: RoomCore(name: name), loops: loops.count, attached: !shared)
+                let room = Room(core: RoomCore(name: name), loops: loops.count, presenceIntervalMilliseconds: options.presenceIntervalMilliseconds,
+                                attached: !shared)
                 room.guarded.withLock { guarded in
                     if role == .follower { guarded.creator = member.address }
-                    if store != nil { guarded.seqWritten = 0 }  // its first seq waits for a written ceiling
+                    if store != nil { guarded.seq = SeqReservation(written: 0) }  // its first seq waits for a written ceiling
                     guarded.emptySince = member.peer.channel.loop.now  // until a join succeeds
                 }
                 rooms[name] = room
@@ -468,8 +466,9 @@ public final class LocalRoomHub: RoomHub {
                 }
             case .document(let documentName, let format, let text):
                 guard role == .presenter else { return .refused(ProtocolError(.unauthorized, "only presenters may share a document")) }
-                let growth = text.utf8.count - (guarded.core.document?.text.utf8.count ?? 0)
-                if let refusal = documentRefusal(growth: growth, held: documentBytes.load(ordering: .relaxed)) { return .refused(refusal) }
+                if let refusal = documents.refusal(forGrowth: DocumentBudget.growth(replacing: guarded.core.document, with: text)) {
+                    return .refused(refusal)
+                }
                 let document = SharedDocument(name: documentName, format: format, text: text, by: sender.id.description)
                 engine.share(document: ServerMessage.document(document), room: name, done: done)
             case .follow:
@@ -483,7 +482,7 @@ public final class LocalRoomHub: RoomHub {
     private func receiveHere(_ message: ClientMessage, from member: RoomMember, room: Room) -> ProtocolError? {
         room.guarded.withLock { guarded in
             if case .scroll(let update) = message,
-               guarded.held != nil || (guarded.core.lastSeq >= guarded.seqWritten && store?.health.failing == false) {
+               guarded.held != nil || (guarded.seq.mustWait(after: guarded.core.lastSeq) && store?.health.failing == false) {
                 // The store has not yet written a ceiling above the next seq: the scroll waits
                 // for it, so that seq never goes back after a crash. A newer one replaces it,
                 // also while its release is on its way (the release applies the newest).
@@ -500,12 +499,12 @@ public final class LocalRoomHub: RoomHub {
     private func apply(_ message: ClientMessage, from member: RoomMember, in guarded: inout Room.Guarded, room: Room) -> ProtocolError? {
         var documentGrowth = 0
         if case .document(_, _, let text) = message {
-            documentGrowth = text.utf8.count - (guarded.core.document?.text.utf8.count ?? 0)
-            if let refusal = reserveDocumentBytes(documentGrowth) { return refusal }
+            documentGrowth = DocumentBudget.growth(replacing: guarded.core.document, with: text)
+            if let refusal = documents.reserve(documentGrowth) { return refusal }
         }
         switch guarded.core.receive(message, from: member.id) {
         case .failure(let error):
-            documentBytes.subtract(documentGrowth, ordering: .relaxed)
+            documents.release(documentGrowth)
             return error
         case .success(let broadcasts):
             if broadcasts.contains(where: \.isStoredChange) { save(&guarded) }
@@ -514,33 +513,14 @@ public final class LocalRoomHub: RoomHub {
         }
     }
 
-    /// Why `growth` more bytes of documents cannot be held when `held` are, or nil.
-    private func documentRefusal(growth: Int, held: Int) -> ProtocolError? {
-        let limit = options.documentsTotalBytes
-        guard limit > 0, growth > 0, held + growth > limit else { return nil }
-        return ProtocolError(.tooLarge, "the server holds as many bytes of shared documents as it may (\(limit >> 20) MiB); try a smaller document or later")
-    }
-
-    /// Counts `growth` more bytes of documents, or says why not.
-    func reserveDocumentBytes(_ growth: Int) -> ProtocolError? {
-        var current = documentBytes.load(ordering: .relaxed)
-        while true {
-            if let refusal = documentRefusal(growth: growth, held: current) { return refusal }
-            let (exchanged, original) = documentBytes.compareExchange(expected: current, desired: current + growth, ordering: .relaxed)
-            if exchanged { return nil }
-            current = original
-        }
-    }
-
     /// Bytes of shared documents the rooms hold (for /metrics).
-    public var documentBytesHeld: Int { documentBytes.load(ordering: .relaxed) }
+    public var documentBytesHeld: Int { documents.bytesHeld }
 
     /// The store wrote `ceiling` for room `name`: seq up to it may be used; a held scroll goes.
     private func seqWritten(room name: String, ceiling: Int) {
         guard let room = rooms.withLock({ $0[name] }) else { return }
         releaseHeldScroll(room) { guarded in
-            guarded.seqWritten = max(guarded.seqWritten, ceiling)
-            return guarded.core.lastSeq < guarded.seqWritten
+            guarded.seq.wrote(ceiling, lastSeq: guarded.core.lastSeq)
         }
     }
 
@@ -631,20 +611,17 @@ public final class LocalRoomHub: RoomHub {
         }
     }
 
-    /// Presence goes out at most once per interval: now if the last was long enough ago,
-    /// else at the end of the interval with the counts as they are then.
+    /// Presence goes out as the room's `PresenceThrottle` says: now, or once at the end of
+    /// the interval with the counts as they are then.
     func presenceChanged(in guarded: inout Room.Guarded, room: Room, loop: EventLoop) {
-        guard !guarded.presenceScheduled else { return }
-        let members = guarded.core.members.count
-        let interval = UInt64(max(options.presenceIntervalMilliseconds, members)) * 1_000_000
-        let due = guarded.presenceSentAt + interval
-        if loop.now >= due {
+        switch guarded.presenceThrottle.changed(now: loop.now, members: guarded.core.members.count) {
+        case .alreadyScheduled:
+            break
+        case .sendNow:
             sendPresence(in: &guarded, room: room, now: loop.now)
-        } else {
-            guarded.presenceScheduled = true
-            loop.schedule(after: due - loop.now) { [self] in
+        case .sendAfter(let delay):
+            loop.schedule(after: delay) { [self] in
                 room.guarded.withLock { guarded in
-                    guarded.presenceScheduled = false
                     guard !guarded.removed else { return }
                     sendPresence(in: &guarded, room: room, now: loop.now)
                 }
@@ -653,7 +630,7 @@ public final class LocalRoomHub: RoomHub {
     }
 
     private func sendPresence(in guarded: inout Room.Guarded, room: Room, now: UInt64) {
-        guarded.presenceSentAt = now
+        guarded.presenceThrottle.sending(at: now)
         if guarded.announce, let engine, engine.isAvailable {
             engine.presence(room: guarded.core.name, counts: guarded.core.presence)
         }
@@ -677,10 +654,9 @@ public final class LocalRoomHub: RoomHub {
     func save(_ guarded: inout Room.Guarded) {
         guard let store else { return }
         let core = guarded.core
-        let seq = core.lastSeq
-        if seq + Self.seqBlock / 2 > guarded.seqAsked { guarded.seqAsked = seq + Self.seqBlock }
+        let ceiling = guarded.seq.ceiling(for: core.lastSeq)
         store.save(StoredRoom(name: core.name, state: core.state, document: core.document, keyDigest: core.presenterKeyText,
-                              locked: core.isLocked, seqCeiling: guarded.seqAsked, followKey: core.followKey))
+                              locked: core.isLocked, seqCeiling: ceiling, followKey: core.followKey))
     }
 
     private func forgetIdleRooms() {
@@ -695,7 +671,7 @@ public final class LocalRoomHub: RoomHub {
                     guard let since = guarded.emptySince,
                           elapsedNanoseconds(from: since, to: now) >= UInt64(idleSeconds) * 1_000_000_000 else { return true }
                     guarded.removed = true
-                    documentBytes.subtract(guarded.core.document?.text.utf8.count ?? 0, ordering: .relaxed)
+                    documents.release(guarded.core.document?.text.utf8.count ?? 0)
                     forgotten.append((name, idleSeconds, guarded.creator))
                     guarded.creator = nil
                     return false

@@ -1,0 +1,78 @@
+import Foundation
+import ScrollModel
+@testable import SyncServer
+import Testing
+
+/// The room's parts that are plain logic, each on its own: the document byte budget, `seq`
+/// reservation and the presence throttle.
+@Suite("Room parts")
+struct RoomPartsTests {
+    @Test func theDocumentBudgetCountsGrowthAndRefusesPastItsLimit() {
+        let budget = DocumentBudget(limit: 100)
+        #expect(budget.reserve(60) == nil)
+        #expect(budget.reserve(50)?.code == .tooLarge, "60 + 50 > 100")
+        #expect(budget.bytesHeld == 60, "a refused reservation counts nothing")
+        #expect(budget.reserve(-20) == nil, "a smaller document always fits")
+        #expect(budget.reserve(60) == nil)
+        #expect(budget.bytesHeld == 100)
+        budget.release(100)
+        #expect(budget.bytesHeld == 0)
+        let old = SharedDocument(name: "a", format: .text, text: "12345", by: "x")
+        #expect(DocumentBudget.growth(replacing: old, with: "123") == -2)
+        #expect(DocumentBudget.growth(replacing: nil, with: "123") == 3)
+        #expect(DocumentBudget(limit: 0).reserve(1 << 40) == nil, "0 is no limit")
+    }
+
+    @Test func concurrentReservationsNeverExceedTheLimit() async {
+        let budget = DocumentBudget(limit: 10_000)
+        let granted = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    var mine = 0
+                    for _ in 0..<1_000 where budget.reserve(7) == nil { mine += 7 }
+                    return mine
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(granted == budget.bytesHeld)
+        #expect(granted <= 10_000 && granted > 10_000 - 7, "filled to the last 7 bytes, never past: \(granted)")
+    }
+
+    @Test func aScrollWaitsUntilTheStoreWroteACeilingAboveIt() {
+        var seq = SeqReservation(written: 0)
+        #expect(seq.mustWait(after: 0), "a new room's first scroll waits for a written ceiling")
+        let first = seq.ceiling(for: 0)
+        #expect(first == SeqReservation.block)
+        let same = seq.ceiling(for: 100)
+        #expect(same == SeqReservation.block, "the same block while less than half is used")
+        let free = seq.wrote(SeqReservation.block, lastSeq: 0)
+        #expect(free)
+        #expect(!seq.mustWait(after: SeqReservation.block - 1))
+        #expect(seq.mustWait(after: SeqReservation.block))
+        let next = seq.ceiling(for: SeqReservation.block / 2 + 1)
+        #expect(next == SeqReservation.block / 2 + 1 + SeqReservation.block, "a block ahead once half is used")
+        let older = seq.wrote(10, lastSeq: SeqReservation.block)
+        #expect(!older, "an older ceiling never lowers the written one")
+        #expect(seq.written == SeqReservation.block)
+        #expect(!SeqReservation.unbounded.mustWait(after: Int.max - 1), "without a store nothing waits")
+    }
+
+    @Test func presenceGoesOutOncePerIntervalWithLaterChangesTogether() {
+        let ms: UInt64 = 1_000_000
+        var throttle = PresenceThrottle(intervalMilliseconds: 250)
+        let decision1 = throttle.changed(now: 1_000 * ms, members: 3)
+        #expect(decision1 == .sendNow)
+        throttle.sending(at: 1_000 * ms)
+        let decision2 = throttle.changed(now: 1_100 * ms, members: 3)
+        #expect(decision2 == .sendAfter(150 * ms))
+        let decision3 = throttle.changed(now: 1_200 * ms, members: 4)
+        #expect(decision3 == .alreadyScheduled, "one send carries every change in the interval")
+        throttle.sending(at: 1_250 * ms)
+        let decision4 = throttle.changed(now: 1_600 * ms, members: 4)
+        #expect(decision4 == .sendNow)
+        throttle.sending(at: 1_600 * ms)
+        let decision5 = throttle.changed(now: 2_600 * ms, members: 10_000)
+        #expect(decision5 == .sendAfter(9_000 * ms), "a room of 10,000: one presence per 10 s")
+    }
+}
