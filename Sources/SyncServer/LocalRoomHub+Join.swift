@@ -1,0 +1,168 @@
+import Logging
+import ScrollModel
+import Synchronization
+import Transport
+import WebSocketCore
+
+/// Joining a room: finding or creating it (within the room and creation limits), waiting
+/// while a shared room is fetched, checking presenter and follow keys, and adding the member
+/// to its loop's share of the room.
+extension LocalRoomHub {
+    public func join(_ member: RoomMember, room name: String, role: Role, key: String?,
+                     completion: @escaping (Result<RoomCore.Welcome, ProtocolError>) -> Void) {
+        join(member, room: name, role: role, key: key, proof: nil, completion: completion)
+    }
+
+    /// A presenter key hashed against the room's record `against` (nil: a fresh salt, to bind
+    /// it), and the ticket that counts the check against its address until it is settled.
+    struct KeyProof: Sendable {
+        let against: String?
+        let record: String
+        let ticket: KeyCheckTicket
+    }
+
+    func join(_ member: RoomMember, room name: String, role: Role, key: String?, proof: KeyProof?,
+                      completion: @escaping (Result<RoomCore.Welcome, ProtocolError>) -> Void) {
+        while true {
+            let shared = engine?.isAvailable == true
+            let found = rooms.withLock { rooms -> Result<(Room, Bool), ProtocolError> in
+                if let room = rooms[name] { return .success((room, false)) }
+                guard rooms.count < options.maxRooms else {
+                    refusals.count(.roomLimit)
+                    return .failure(ProtocolError(.rateLimited, "server at its room limit (\(options.maxRooms)); try again later"))
+                }
+                if let (reason, retryAfter) = creationLimits.create(address: member.address, claimed: role == .presenter, now: member.peer.channel.loop.now) {
+                    refusals.count(.roomCreations)
+                    return .failure(ProtocolError(.rateLimited, "\(reason); try again in \(retryAfter) s"))
+                }
+                let room = Room(core: RoomCore(name: name), loops: loops.count, presenceIntervalMilliseconds: options.presenceIntervalMilliseconds,
+                                attached: !shared)
+                room.guarded.withLock { guarded in
+                    if role == .follower { guarded.creator = member.address }
+                    if store != nil { guarded.seq = SeqReservation(written: 0) }  // its first seq waits for a written ceiling
+                    guarded.emptySince = member.peer.channel.loop.now  // until a join succeeds
+                }
+                rooms[name] = room
+                return .success((room, true))
+            }
+            guard case .success(let (room, created)) = found else {
+                if case .failure(let refusal) = found { completion(.failure(refusal)) }
+                return
+            }
+            if created {
+                logger.info("room created", metadata: ["room": "\(name)"])
+                if shared, let engine {
+                    engine.attach(room: name) { [self] snapshot in attached(room, snapshot: snapshot) }
+                }
+            }
+            // The retry is made only when the join has to wait (most joins do not).
+            let outcome = join(member, room: room, name: name, role: role, key: key, proof: proof) { [self] in
+                let loop = member.peer.channel.loop
+                let waiting = Unchecked(member)
+                let answer = Unchecked(completion)
+                return { [self] in
+                    loop.execute { [self] in
+                        guard !waiting.value.left else { return }
+                        join(waiting.value, room: name, role: role, key: key, proof: proof, completion: answer.value)
+                    }
+                }
+            }
+            switch outcome {
+            case .removed:
+                continue
+            case .waiting:
+                return
+            case .done(let result):
+                completion(result)
+                return
+            case .hash(let existing):
+                checkKey(member, room: name, role: role, key: key, against: existing, completion: completion)
+                return
+            }
+        }
+    }
+
+    enum JoinOutcome {
+        case done(Result<RoomCore.Welcome, ProtocolError>)
+        /// The room is being fetched from the engine; the join is retried once it is.
+        case waiting
+        /// The room was forgotten meanwhile.
+        case removed
+        /// The presenter's key must first be hashed against the room's record (nil: none).
+        case hash(against: String?)
+    }
+
+    /// The retry is queued in the same critical section that finds the room still being
+    /// fetched: queued after it, a fetch finishing in between would never run it.
+    func join(_ member: RoomMember, room: Room, name: String, role: Role, key: String?, proof: KeyProof?,
+                      retryWhenAttached makeRetry: () -> @Sendable () -> Void) -> JoinOutcome {
+        let loop = member.peer.channel.loop
+        let shared = engine?.isAvailable == true
+        return room.guarded.withLock { guarded in
+            guard !guarded.removed else { return .removed }
+            guard guarded.attached else {
+                guarded.waiting.append(makeRetry())
+                return .waiting
+            }
+            let hadKey = guarded.core.hasPresenterKey
+            let current = guarded.core.presenterKeyText
+            // A presenter's key becomes its record, hashed against the room's current record
+            // (not asked of a presenter a signed token admitted).
+            let authorized = member.authorized
+            var given = key
+            if role == .presenter, !authorized, let key, !key.isEmpty, !guarded.core.isLocked {
+                guard let proof, proof.against == current else { return .hash(against: current) }
+                given = proof.record
+            }
+            // A follower's follow key, checked against the room's record (cheap: no PBKDF2).
+            let followCheck: ((String) -> Bool)? = role == .follower ? member.followKey.map { key in { FollowKey.matches(key, record: $0) } } : nil
+            switch guarded.core.join(member.id, role: role, name: member.name, key: given, keyRequired: options.requirePresenterKey,
+                                     claimsControl: !shared, followKey: followCheck, authorized: authorized) {
+            case .failure(let error):
+                if error.code == .unauthorized, role == .presenter, hadKey, !guarded.core.isLocked {
+                    keyFailed(room: name, address: member.address, ticket: proof?.ticket, now: loop.now)
+                } else if error.code == .unauthorized, role == .follower, member.followKey != nil {
+                    keyFailed(room: name, address: member.address, ticket: nil, now: loop.now)
+                }
+                if error.code == .unauthorized, role == .follower { refusals.count(.followKey) }
+                proof?.ticket.settle(failed: false, now: loop.now)
+                return .done(.failure(error))
+            case .success(let (answer, broadcasts)):
+                proof?.ticket.settle(failed: false, now: loop.now)
+                var welcome = answer
+                if role == .presenter, let creator = guarded.creator {
+                    guarded.creator = nil  // claimed: no longer counted against the follower's address
+                    creationLimits.settled(address: creator)
+                }
+                if let current, PresenterKey.isLegacy(current), let key, role == .presenter {
+                    upgradeLegacyKey(key, from: current, room: room, loop: loop)
+                }
+                if !hadKey && guarded.core.hasPresenterKey {
+                    save(&guarded)
+                    if shared, let engine, let digest = guarded.core.presenterKeyText {
+                        engine.bindKey(room: name, digest: digest) { kept in
+                            room.guarded.withLock { $0.core.adopt(presenterKey: kept) }
+                        }
+                    }
+                }
+                if role == .presenter, let followKey = member.followKey {
+                    setFollowKey(followKey, in: &guarded, room: room, shared: shared)
+                }
+                if shared, role == .presenter, guarded.core.driver == nil, let engine {
+                    engine.control(room: name, .claim(session: member.id.description, name: member.name)) { _ in }
+                }
+                let local = guarded.locals[loop.index] ?? LocalRoom(loop: loop, conflation: options.conflation, counters: counters)
+                guarded.locals[loop.index] = local
+                local.add(member)
+                member.roomHandle = room
+                member.lastSeq = SeqMark(welcome.state?.seq ?? 0)
+                member.lastDocument = guarded.documentVersion  // the welcome carries the current document
+                if member.windowBits != nil { guarded.compressingMembers += 1 }
+                guarded.emptySince = nil
+                welcome.presence = guarded.presence
+                publish(broadcasts, in: &guarded, room: room, loop: loop)
+                return .done(.success(welcome))
+            }
+        }
+    }
+}

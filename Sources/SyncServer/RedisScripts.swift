@@ -1,0 +1,134 @@
+/// The Lua scripts: each change is checked, ordered, stored and published at once.
+/// State messages are written as `statePrefix`, the `seq` the script assigns, and the suffix.
+enum Scripts {
+    /// KEYS hash, lease, nodes -> {hash fields, lease holder, node counts}
+    static let snapshot = """
+        return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]) or '', redis.call('HGETALL', KEYS[3])}
+        """
+
+    /// KEYS hash, lease; ARGV session, suffix, channel, idle ms
+    static let scroll = """
+        if redis.call('GET', KEYS[2]) ~= ARGV[1] then return redis.error_reply('NOTDRIVER') end
+        local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+        local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+        redis.call('HSET', KEYS[1], 'suf', ARGV[2])
+        redis.call('PEXPIRE', KEYS[1], ARGV[4])
+        redis.call('PUBLISH', ARGV[3], ver .. ' \(String(decoding: statePrefix, as: UTF8.self))' .. seq .. ARGV[2])
+        return seq
+        """
+
+    /// KEYS hash, lease; ARGV mode, session, name, stale, lease ms, idle ms, channel, driver message
+    static let control = """
+        local holder = redis.call('GET', KEYS[2])
+        local mode, session = ARGV[1], ARGV[2]
+        if mode == 'renew' then
+          if holder ~= session then return 0 end
+          redis.call('PEXPIRE', KEYS[2], ARGV[5])
+          redis.call('PEXPIRE', KEYS[1], ARGV[6])
+          return 1
+        elseif mode == 'claim' then
+          if holder then return 0 end
+        elseif mode == 'inherit' then
+          if holder or redis.call('HGET', KEYS[1], 'driver') ~= ARGV[4] then return 0 end
+        elseif mode == 'release' then
+          if holder ~= session then return 0 end
+        end
+        if mode == 'release' then
+          redis.call('DEL', KEYS[2])
+          redis.call('HSET', KEYS[1], 'driver', '', 'dname', '')
+        else
+          redis.call('SET', KEYS[2], session, 'PX', ARGV[5])
+          redis.call('HSET', KEYS[1], 'driver', session, 'dname', ARGV[3])
+        end
+        local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+        redis.call('PEXPIRE', KEYS[1], ARGV[6])
+        redis.call('PUBLISH', ARGV[7], ver .. ' ' .. ARGV[8])
+        return 1
+        """
+
+    /// Keeps one field of the room's hash and publishes the change that says so (a document:
+    /// the `document` message in `doc`; a follow key: its record in `fkey`, an `access`
+    /// message). KEYS hash; ARGV field, value, message, channel, idle ms
+    static let setAndPublish = """
+        redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+        local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+        redis.call('PEXPIRE', KEYS[1], ARGV[5])
+        redis.call('PUBLISH', ARGV[4], ver .. ' ' .. ARGV[3])
+        return ver
+        """
+
+    /// KEYS count; ARGV limit, window ms -> 1 if one use was taken, 0 if none is left.
+    /// The window starts at the first use.
+    static let take = """
+        local n = redis.call('INCR', KEYS[1])
+        if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+        if n > tonumber(ARGV[1]) then
+          redis.call('DECR', KEYS[1])
+          return 0
+        end
+        return 1
+        """
+
+    /// KEYS count -> gives one use back (never below 0).
+    static let giveBack = """
+        if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then redis.call('DECR', KEYS[1]) end
+        return 1
+        """
+
+    /// KEYS nodes, hash; ARGV node, "p f d", wall ms, channel, idle ms
+    static let presence = """
+        if ARGV[2] == '0 0 0' then
+          redis.call('HDEL', KEYS[1], ARGV[1])
+        else
+          redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ' ' .. ARGV[3])
+          redis.call('PEXPIRE', KEYS[1], ARGV[5])
+        end
+        if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[5]) end
+        redis.call('PUBLISH', ARGV[4], 'P ' .. ARGV[1] .. ' ' .. ARGV[2])
+        return 1
+        """
+
+    /// After an outage. KEYS hash, lease, nodes; ARGV local driver, its name, local seq,
+    /// local state suffix, channel, lease ms, idle ms, driver message, document message,
+    /// presenter key digest (kept only if the room has none), follow key record (the same).
+    /// The local driver keeps control if the lease is free or its own; its state then goes
+    /// out again with a `seq` above every node's. A node that got further alone raises `seq`
+    /// the same way, with the shared state, so no follower is left ahead of it.
+    static let reconcile = """
+        local cur = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
+        local holder = redis.call('GET', KEYS[2])
+        local localSeq = tonumber(ARGV[3])
+        local mine = ARGV[1] ~= '' and (not holder or holder == ARGV[1])
+        if mine then
+          redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[6])
+          redis.call('HSET', KEYS[1], 'driver', ARGV[1], 'dname', ARGV[2])
+          if holder ~= ARGV[1] then
+            local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+            redis.call('PUBLISH', ARGV[5], ver .. ' ' .. ARGV[8])
+          end
+          if ARGV[9] ~= '' and redis.call('HGET', KEYS[1], 'doc') ~= ARGV[9] then
+            redis.call('HSET', KEYS[1], 'doc', ARGV[9])
+            local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+            redis.call('PUBLISH', ARGV[5], ver .. ' ' .. ARGV[9])
+          end
+        elseif ARGV[9] ~= '' and redis.call('HEXISTS', KEYS[1], 'doc') == 0 then
+          redis.call('HSET', KEYS[1], 'doc', ARGV[9])
+        end
+        if ARGV[10] ~= '' then redis.call('HSETNX', KEYS[1], 'key', ARGV[10]) end
+        if ARGV[11] ~= '' then redis.call('HSETNX', KEYS[1], 'fkey', ARGV[11]) end
+        local suffix = false
+        if mine and ARGV[4] ~= '' then
+          suffix = ARGV[4]
+        elseif localSeq > cur then
+          suffix = redis.call('HGET', KEYS[1], 'suf') or (ARGV[4] ~= '' and ARGV[4])
+        end
+        if suffix then
+          local seq = math.max(cur, localSeq) + 1
+          redis.call('HSET', KEYS[1], 'seq', seq, 'suf', suffix)
+          local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+          redis.call('PUBLISH', ARGV[5], ver .. ' \(String(decoding: statePrefix, as: UTF8.self))' .. seq .. suffix)
+        end
+        redis.call('PEXPIRE', KEYS[1], ARGV[7])
+        \(snapshot)
+        """
+}
