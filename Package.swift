@@ -66,6 +66,12 @@ let package = Package(
                 "Bytes", "Deflate", "Documents", "WebSocketCore", "Transport", "ScrollModel", "COpenSSL", "CLinux", "RedisClient", "TextSafety",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            resources: [
+                // The browser viewer's files, embedded in the binary (no files to install).
+                .embedInCode("Viewer/viewer.js"),
+                .embedInCode("Viewer/viewer-follow.js"),
+                .embedInCode("Viewer/viewer.css"),
             ]
         ),
         .target(name: "Documents", dependencies: ["ScrollModel", "TextSafety"]),

@@ -6,7 +6,8 @@ import WebSocketCore
 /// `/rooms/NAME` (`Accept: text/html`, no `Upgrade`) gets a page that renders the room's
 /// document and follows its presenter over the room's WebSocket; `/rooms/NAME/document` is
 /// the document as HTML made from the normative block model (each block's element has the
-/// block's id), `/viewer.js` and `/viewer.css` the page's script and style. No outside
+/// block's id), `/viewer.js` and `/viewer.css` the page's script and style, and
+/// `/viewer-follow.js` the script's PROTOCOL.md §3 mapping. No outside
 /// network: the page loads only these, under a Content-Security-Policy of `'self'`.
 struct ViewerEndpoint: HTTPEndpoint {
     let hub: LocalRoomHub
@@ -46,13 +47,14 @@ struct ViewerEndpoint: HTTPEndpoint {
             response.headers.append(("X-Document-Fingerprint", shared.fingerprint))
             return response
         case .script: return Self.answer(ViewerAssets.script, type: "text/javascript; charset=utf-8")
+        case .followScript: return Self.answer(ViewerAssets.followScript, type: "text/javascript; charset=utf-8")
         case .style: return Self.answer(ViewerAssets.style, type: "text/css; charset=utf-8")
         case nil: return .error(404, "no viewer resource at \(request.path)")
         }
     }
 
     enum Resource: Equatable {
-        case page(String), document(String), script, style
+        case page(String), document(String), script, followScript, style
         /// A browser asked for a room by a name no room can have (the name as decoded).
         case badName(String)
     }
@@ -60,6 +62,7 @@ struct ViewerEndpoint: HTTPEndpoint {
     func route(_ request: HTTPRequest) -> Resource? {
         let path = String(request.path)
         if path == "/viewer.js" { return .script }
+        if path == "/viewer-follow.js" { return .followScript }
         if path == "/viewer.css" { return .style }
         guard path.hasPrefix("/rooms/"), request.value("Upgrade") == nil else { return nil }
         let rest = path.dropFirst("/rooms/".count)
