@@ -24,6 +24,8 @@ let package = Package(
         .executable(name: "scrollsync", targets: ["scrollsync"]),
         .library(name: "WebSocketCore", targets: ["WebSocketCore"]),
         .library(name: "SyncClient", targets: ["SyncClient"]),
+        // Documents as blocks with ids, wrapped to a width, and PROTOCOL §3's mapping onto them.
+        .library(name: "TerminalUI", targets: ["TerminalUI"]),
         .library(name: "ScrollModel", targets: ["ScrollModel"]),
         .library(name: "SyncServer", targets: ["SyncServer"]),
         .library(name: "Transport", targets: ["Transport"]),
@@ -92,6 +94,8 @@ let package = Package(
             ]
         ),
         // Helpers shared by test targets (a seeded random generator); not a product.
+        // README "Use it from Swift": built with the package, run by SwiftAPITests.
+        .executableTarget(name: "follow-example", dependencies: ["SyncClient", "TerminalUI"], path: "Examples/FollowFromSwift"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "WebSocketCoreTests", dependencies: ["WebSocketCore", "Deflate", "Bytes", "TestSupport"]),
         .testTarget(name: "ScrollModelTests", dependencies: ["ScrollModel", "TestSupport"]),
@@ -102,7 +106,7 @@ let package = Package(
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "ScrollModel", "TextSafety"]),
         .testTarget(
             name: "SyncServerTests",
-            dependencies: ["SyncServer", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI", "scrollsync"],
+            dependencies: ["SyncServer", "SyncClient", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI", "scrollsync", "follow-example"],
             exclude: ["Peers"]
         ),
     ]

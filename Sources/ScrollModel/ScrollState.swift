@@ -141,3 +141,36 @@ extension ScrollState {
         return nil
     }
 }
+
+extension ScrollState {
+    /// PROTOCOL.md §3, following a state: the receiver's top (row, pixel: its own units) for
+    /// this state, where `anchorRow` is where the anchor's block puts it (`anchorRow(start:
+    /// height:fraction:)`; nil when the receiver has no block with that id) and `maxTop` is
+    /// the receiver's content less its viewport. atTop → 0, atBottom → `maxTop`, else the
+    /// anchor's row, else progress × `maxTop`, else the offset; rounded half away from zero
+    /// and clamped to 0…`maxTop`.
+    public func top(anchorRow: Int?, maxTop: Int) -> Int {
+        guard maxTop > 0 else { return 0 }
+        if atTop { return 0 }
+        if atBottom { return maxTop }
+        let target: Double
+        if let anchorRow {
+            target = Double(anchorRow)
+        } else if let progress {
+            target = progress * Double(maxTop)
+        } else {
+            target = offset
+        }
+        // Clamped as a Double: a server's offset may be any finite number, and Int(1e300) traps.
+        return target.isFinite ? Int(min(max(0, target.rounded(.toNearestOrAwayFromZero)), Double(maxTop))) : 0
+    }
+
+    /// Where an anchor puts the receiver's top (PROTOCOL.md §3): in its block, which starts at
+    /// `start` and is `height` tall, `start + min(round(fraction × height), height − 1)`, with
+    /// `fraction` taken within 0…1: the block stays at the top however it rounds.
+    public static func anchorRow(start: Int, height: Int, fraction: Double) -> Int {
+        let fraction = fraction.isFinite ? min(1, max(0, fraction)) : 0
+        let offset = (fraction * Double(height)).rounded(.toNearestOrAwayFromZero)
+        return start + min(Int(offset), max(0, height - 1))
+    }
+}

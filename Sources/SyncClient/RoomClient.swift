@@ -1,3 +1,4 @@
+import Dispatch
 import ScrollModel
 import Transport
 import WebSocketCore
@@ -5,22 +6,47 @@ import WebSocketCore
 import Glibc
 #endif
 
+/// A room connection's state.
+public enum RoomStatus: Sendable, Equatable {
+    case connecting(String)
+    case connected(String)
+    /// Disconnected; the next attempt starts in `retryIn` seconds.
+    case waiting(retryIn: Double, reason: String)
+    /// The server refuses this request for good (a 4xx other than 408 and 429, e.g. a bad
+    /// room name): retrying cannot help, so the client has stopped.
+    case refused(reason: String)
+    case stopped
+}
+
+
+/// How a room connection connects and reconnects.
+public struct RoomOptions: Sendable {
+    /// Offer permessage-deflate.
+    public var deflate = true
+    /// Check the server's certificate (turn off only for self-signed test servers).
+    public var verifyTLS = true
+    /// Extra trust anchors for `wss://`.
+    public var caFile: String?
+    /// First retry after about 0.25 s, doubling with every failed attempt up to 8 s, each
+    /// scaled by a random factor in 0.5…1 so that many clients do not return in step. An
+    /// attempt counts as failed unless the room welcomed it and it stayed up `healthySeconds`
+    /// (a connection closed right after its handshake does not reset the backoff).
+    public var initialBackoff = 0.25
+    public var maxBackoff = 8.0
+    public var healthySeconds = 10.0
+    public init() {}
+}
+
+
 /// A ScrollSync room connection that stays up: typed messages in and out, reconnect
 /// with exponential backoff and jitter, rotation over several server URLs.
-/// Safe to use from any thread; events arrive on the client's event loop.
-public final class RoomClient: @unchecked Sendable {
-    public enum Status: Sendable, Equatable {
-        case connecting(String)
-        case connected(String)
-        /// Disconnected; the next attempt starts in `retryIn` seconds.
-        case waiting(retryIn: Double, reason: String)
-        /// The server refuses this request for good (a 4xx other than 408 and 429, e.g. a bad
-        /// room name): retrying cannot help, so the client has stopped.
-        case refused(reason: String)
-        case stopped
-    }
+/// Safe to use from any thread; events arrive on the client's event loop. The package's
+/// callback layer: programs use `RoomSession` (async/await).
+package final class RoomClient: @unchecked Sendable {
+    package typealias Status = RoomStatus
+    package typealias Options = RoomOptions
 
-    public enum Event: Sendable {
+    package enum Event: Sendable {
         case status(Status)
         case message(ServerEvent)
         /// The link's round trip (a ping answered), in milliseconds, every few seconds.
@@ -30,25 +56,8 @@ public final class RoomClient: @unchecked Sendable {
     /// How often a connected client measures the link's round trip.
     static let pingIntervalNanoseconds: UInt64 = 5_000_000_000
 
-    public struct Options: Sendable {
-        /// Offer permessage-deflate.
-        public var deflate = true
-        /// Check the server's certificate (turn off only for self-signed test servers).
-        public var verifyTLS = true
-        /// Extra trust anchors for `wss://`.
-        public var caFile: String?
-        /// First retry after about 0.25 s, doubling with every failed attempt up to 8 s, each
-        /// scaled by a random factor in 0.5…1 so that many clients do not return in step. An
-        /// attempt counts as failed unless the room welcomed it and it stayed up `healthySeconds`
-        /// (a connection closed right after its handshake does not reset the backoff).
-        public var initialBackoff = 0.25
-        public var maxBackoff = 8.0
-        public var healthySeconds = 10.0
-        public init() {}
-    }
-
-    public let urls: [WebSocketURL]
-    public let loop: EventLoop
+    package let urls: [WebSocketURL]
+    package let loop: EventLoop
     private let options: Options
     private let onEvent: @Sendable (Event) -> Void
     private let tls: TLSContext?
@@ -60,11 +69,13 @@ public final class RoomClient: @unchecked Sendable {
     private var attempt = 0
     private var urlIndex = 0
     private var stopped = false
+    /// What runs once the client has stopped (`stop(completion:)`).
+    private var whenStopped: [@Sendable () -> Void] = []
     /// When the room's `welcome` arrived on the current connection.
     private var welcomedAt: UInt64?
 
     /// - Parameter urls: one or more room URLs (`ws[s]://host:port/rooms/NAME?…`), tried in turn.
-    public init(urls: [WebSocketURL], loop: EventLoop, options: Options = .init(), onEvent: @escaping @Sendable (Event) -> Void) throws {
+    package init(urls: [WebSocketURL], loop: EventLoop, options: Options = .init(), onEvent: @escaping @Sendable (Event) -> Void) throws {
         precondition(!urls.isEmpty, "at least one URL")
         self.urls = urls
         self.loop = loop
@@ -76,22 +87,44 @@ public final class RoomClient: @unchecked Sendable {
     }
 
     /// Connects (and keeps reconnecting until `stop()`).
-    public func start() { loop.execute { [self] in connect() } }
+    package func start() { loop.execute { [self] in connect() } }
 
     /// Sends a message if connected; messages while disconnected are dropped (the
-    /// `welcome` after a reconnect says where the room is).
-    public func send(_ message: ClientMessage) {
+    /// `welcome` after a reconnect says where the room is). `completion` says (on the loop)
+    /// whether it was handed to the connection.
+    package func send(_ message: ClientMessage, completion: (@Sendable (Bool) -> Void)? = nil) {
         let bytes = message.encoded
-        loop.execute { [self] in _ = client?.send(text: bytes) }
+        loop.execute { [self] in
+            let sent = client?.send(text: bytes) ?? false
+            completion?(sent)
+        }
     }
 
-    /// Closes for good.
-    public func stop() {
+    /// Closes for good; `completion` runs (on the loop) once the connection is closed.
+    package func stop(completion: (@Sendable () -> Void)? = nil) {
         loop.execute { [self] in
+            if let completion { whenStopped.append(completion) }
+            guard !stopped || client != nil else { return finishStopping() }
             stopped = true
             client?.close(code: .goingAway, reason: "client leaving")
-            if client == nil { onEvent(.status(.stopped)) }
+            if client == nil { finishStopping() }
         }
+    }
+
+    /// Stops, and waits until the connection is closed (its close frame gone), at most
+    /// `timeout` seconds: for a program about to exit. Never on the client's loop.
+    package func stopAndWait(timeout: Double = 2) {
+        let done = DispatchSemaphore(value: 0)
+        stop { done.signal() }
+        _ = done.wait(timeout: .now() + timeout)
+    }
+
+    /// Says `stopped`, and runs what waits for it.
+    private func finishStopping() {
+        onEvent(.status(.stopped))
+        let waiting = whenStopped
+        whenStopped.removeAll()
+        for completion in waiting { completion() }
     }
 
     private func connect() {
@@ -134,7 +167,7 @@ public final class RoomClient: @unchecked Sendable {
                 if let welcomedAt, loop.now &- welcomedAt >= UInt64(options.healthySeconds * 1e9) { attempt = 0 }
                 welcomedAt = nil
                 if stopped {
-                    onEvent(.status(.stopped))
+                    finishStopping()
                 } else if let refusal = client.refusal, (300..<500).contains(refusal.status), refusal.status != 408, refusal.status != 429 {
                     stopped = true
                     onEvent(.status(.refused(reason: error ?? "HTTP \(refusal.status)")))

@@ -60,9 +60,13 @@ public struct Layout: Sendable {
     /// The row `fraction` of the way into a block that starts at `start` and is `height` rows
     /// tall, rounded half away from zero and kept inside the block (PROTOCOL.md §3).
     public static func row(start: Int, height: Int, fraction: Double) -> Int {
-        let fraction = fraction.isFinite ? min(1, max(0, fraction)) : 0
-        let offset = (fraction * Double(height)).rounded(.toNearestOrAwayFromZero)
-        return start + min(Int(offset), max(0, height - 1))
+        ScrollState.anchorRow(start: start, height: height, fraction: fraction)
+    }
+
+    /// The top row a view of `viewport` rows shows for `state` (PROTOCOL.md §3): by the
+    /// anchor's block id in this layout, else by progress, else by offset.
+    public func top(for state: ScrollState, viewport: Int) -> Int {
+        state.top(anchorRow: state.anchor.flatMap(row(for:)), maxTop: max(0, rowCount - viewport))
     }
 
     /// Index of the heading block of the section that `row` is in.

@@ -266,22 +266,7 @@ private func follow(_ state: ScrollState, _ model: inout ViewerModel) {
     model.top = followerTop(for: state, anchorRow: state.anchor.flatMap { layout.row(for: $0) }, maxTop: model.maxTop)
 }
 
-/// The follower's top row for a state: at the presenter's top, its own top; at the
-/// presenter's bottom, its own bottom (its last line on screen, however it wraps); in
-/// between the anchor's row, else progress over its own extent, else the offset. Views of
-/// every size thus start and end together and agree on the item at the top in between.
+/// The follower's top row for a state (PROTOCOL.md §3: `ScrollState.top`).
 func followerTop(for state: ScrollState, anchorRow: Int?, maxTop: Int) -> Int {
-    guard maxTop > 0 else { return 0 }
-    if state.atTop { return 0 }
-    if state.atBottom { return maxTop }
-    let target: Double
-    if let anchorRow {
-        target = Double(anchorRow)
-    } else if let progress = state.progress {
-        target = progress * Double(maxTop)
-    } else {
-        target = state.offset
-    }
-    // Clamped as a Double: a server's offset may be any finite number, and Int(1e300) traps.
-    return target.isFinite ? Int(min(max(0, target.rounded()), Double(maxTop))) : 0
+    state.top(anchorRow: anchorRow, maxTop: maxTop)
 }

@@ -63,10 +63,7 @@ struct Drive: ParsableCommand {
         let room = DriverState()
         let client = try RoomClient(urls: [roomURL], loop: group.loops[0], options: connection.clientOptions) { room.handle($0) }
         client.start()
-        defer {
-            client.stop()
-            usleep(100_000)
-        }
+        defer { client.stopAndWait() }
         guard room.waitFor(timeout: 10, { $0.joined }) else {
             fail("could not join \(roomURL.redacted): \(room.snapshot.problem ?? "no answer")")
         }

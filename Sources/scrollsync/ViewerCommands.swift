@@ -113,8 +113,7 @@ func runViewer(model: ViewerModel, urls: [WebSocketURL], options: RoomClient.Opt
     box.app = app
     client.start()
     app.run()
-    client.stop()
-    usleep(100_000)  // let the close frame leave
+    client.stopAndWait()
     group.shutdown()
     if case .refused(let reason) = app.model.connection {
         logError("refused: \(reason)")
@@ -226,8 +225,7 @@ struct Follow: ParsableCommand {
         }
         client.start()
         waitForTermination(signals)
-        client.stop()
-        usleep(100_000)
+        client.stopAndWait()
         group.shutdown()
     }
 }
