@@ -77,7 +77,7 @@ let package = Package(
             ]
         ),
         .target(name: "Documents", dependencies: ["ScrollModel", "TextSafety"]),
-        .target(name: "TerminalUI", dependencies: ["Documents", "ScrollModel", "CLinux", "TextSafety"]),
+        .target(name: "TerminalUI", dependencies: ["Documents", "ScrollModel", "CLinux", "TextSafety", "Transport"]),
         .target(
             name: "SyncClient",
             dependencies: [

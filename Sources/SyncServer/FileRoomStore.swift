@@ -370,16 +370,7 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return "cannot create \(file).tmp: \(String(cString: strerror(errno)))" }
-        var offset = 0
-        var error: Int32 = 0
-        bytes.withUnsafeBytes { buffer in
-            while offset < buffer.count {
-                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 && errno == EINTR { continue }
-                guard written > 0 else { error = written < 0 ? errno : ENOSPC; return }
-                offset += written
-            }
-        }
+        var error = writeAll(fd, bytes) ?? 0
         if error == 0 && fsync(fd) != 0 { error = errno }
         Glibc.close(fd)
         if error == 0 && rename(temporary, path) != 0 { error = errno }

@@ -62,15 +62,7 @@ public final class LogOutput: Sendable {
                 queue.writing = line != nil
                 return line
             }) {
-                line.withUnsafeBytes { bytes in
-                    var offset = 0
-                    while offset < bytes.count {
-                        let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                        if written < 0 && errno == EINTR { continue }
-                        if written <= 0 { break }
-                        offset += written
-                    }
-                }
+                writeAll(fd, line)
             }
             queue.withLock { $0.writing = false }
         }
@@ -78,11 +70,7 @@ public final class LogOutput: Sendable {
 
 }
 
-private func monotonicSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-}
+private func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9 }
 
 /// swift-log handler: `2026-11-22T18:30:00.123Z info listening url=ws://127.0.0.1:8080`,
 /// or the same as one JSON object per line.

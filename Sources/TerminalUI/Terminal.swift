@@ -1,4 +1,5 @@
 import CLinux
+import Transport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -59,14 +60,7 @@ public enum Terminal {
 
     static func write(_ text: String) {
         var text = text
-        text.withUTF8 { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = Glibc.write(STDOUT_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
-                if n <= 0 { if errno == EINTR || errno == EAGAIN { continue } else { return } }
-                offset += n
-            }
-        }
+        text.withUTF8 { writeAll(STDOUT_FILENO, UnsafeRawBufferPointer($0)) }
     }
 
     private static func install(_ signal: Int32, handler: @convention(c) (Int32) -> Void) {

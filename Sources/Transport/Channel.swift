@@ -113,6 +113,7 @@ public final class Channel {
     /// Queues bytes to send; they leave at the end of this loop iteration.
     @discardableResult
     public func enqueue(_ bytes: SharedBytes) -> SendStatus {
+        loop.assertInEventLoop()
         switch state {
         case .open, .connecting: break
         default: return .dropped
@@ -138,6 +139,7 @@ public final class Channel {
     /// always ends with the newest. Returns true when an older message was replaced.
     @discardableResult
     public func enqueueLatest(_ bytes: SharedBytes) -> Bool {
+        loop.assertInEventLoop()
         guard state == .open else { return false }
         let replaced = latest != nil
         latest = bytes
@@ -163,6 +165,7 @@ public final class Channel {
     /// close_notify), read until the peer closes, then release the socket. Gives up
     /// after `lingerTicks`.
     public func close() {
+        loop.assertInEventLoop()
         if state == .connecting { closeNow(); return }
         guard state == .open else { return }
         state = .flushing
@@ -173,6 +176,7 @@ public final class Channel {
 
     /// Closes at once, dropping anything queued.
     public func abort() {
+        loop.assertInEventLoop()
         closeNow()
     }
 
@@ -336,6 +340,7 @@ public final class Channel {
     /// Stops (or resumes) reading from the socket on the owner's request, e.g. to play a
     /// slow reader in a load test. Independent of the backpressure pause.
     public func holdReading(_ hold: Bool) {
+        loop.assertInEventLoop()
         guard hold != flags[.readingHeld] else { return }
         flags[.readingHeld] = hold
         updateInterest()

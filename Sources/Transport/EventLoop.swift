@@ -91,6 +91,14 @@ public final class EventLoop: @unchecked Sendable {
         return pthread_equal(thread, pthread_self()) != 0
     }
 
+    /// Stops a debug build when called off this loop's thread while the loop runs: what a
+    /// loop owns (its channels, timers, watches) is touched only there. An embedded loop runs
+    /// on the thread that steps it; before `run()` the thread setting it up may.
+    @inline(__always)
+    public func assertInEventLoop(file: StaticString = #fileID, line: UInt = #line) {
+        assert(isEmbedded || thread == nil || inEventLoop, "called off the event loop's thread", file: file, line: line)
+    }
+
     /// Runs `task` on this loop's thread, soon (in this iteration when called from the
     /// loop itself). Safe from any thread.
     public func execute(_ task: @escaping @Sendable () -> Void) {
@@ -106,11 +114,13 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs `body` on every tick of this loop (about once a second). Call on the loop's
     /// thread, or before the loop starts.
     public func onTick(_ body: @escaping () -> Void) {
+        assertInEventLoop()
         tickHandlers.append(body)
     }
 
     /// Runs `task` on this loop after `nanoseconds`. Call on the loop's thread.
     public func schedule(after nanoseconds: UInt64, _ task: @escaping () -> Void) {
+        assertInEventLoop()
         let deadline = now &+ min(nanoseconds, UInt64.max / 2)
         // Binary search for the first timer due sooner (the array is soonest last), so that
         // thousands of timers (reconnects, slow readers) cost a memmove each, not a scan.
@@ -216,6 +226,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     func markDirty(_ channel: Channel) {
+        assertInEventLoop()
         guard !channel.isDirty else { return }
         channel.isDirty = true
         dirty.append(channel)
@@ -517,6 +528,7 @@ public final class FileWatch {
 
     /// Sets which readiness the handler hears about.
     public func update(readable: Bool? = nil, writable: Bool? = nil) {
+        loop.assertInEventLoop()
         let newReadable = readable ?? self.readable
         let newWritable = writable ?? self.writable
         guard newReadable != self.readable || newWritable != self.writable else { return }
@@ -526,5 +538,8 @@ public final class FileWatch {
     }
 
     /// Stops watching; call before the descriptor is closed.
-    public func cancel() { loop.cancel(self) }
+    public func cancel() {
+        loop.assertInEventLoop()
+        loop.cancel(self)
+    }
 }

@@ -57,7 +57,35 @@ public func elapsedNanoseconds(from start: UInt64, to now: UInt64) -> UInt64 {
     now > start ? now - start : 0
 }
 
-/// Monotonic time in nanoseconds.
+/// Writes all of `bytes` to `fd`: again after a signal (EINTR), and after waiting for room
+/// when a non-blocking descriptor is full (EAGAIN). Returns nil, or the errno that stopped it
+/// (ENOSPC for a write that took nothing). For files, pipes and terminals; sockets have channels.
+@discardableResult
+public func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
+    var offset = 0
+    while offset < bytes.count {
+        let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+        if written > 0 {
+            offset += written
+        } else if written < 0 && errno == EINTR {
+            continue
+        } else if written < 0 && errno == EAGAIN {
+            var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            _ = poll(&ready, 1, 1000)
+        } else {
+            return written < 0 ? errno : ENOSPC
+        }
+    }
+    return nil
+}
+
+/// Writes all of `bytes` to `fd` (`writeAll(_:_:)`).
+@discardableResult
+public func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int32? {
+    bytes.withUnsafeBytes { writeAll(fd, $0) }
+}
+
+/// Monotonic time in nanoseconds: the one clock every timer, rate and age here is read from.
 public func monotonicNanoseconds() -> UInt64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)

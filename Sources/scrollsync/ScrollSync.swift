@@ -1,4 +1,5 @@
 import ArgumentParser
+import Transport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,7 +33,7 @@ struct ScrollSync: ParsableCommand {
                 logError(String(lines[0]))
                 if lines.count > 1 {
                     let usage = Array((lines[1] + "\n").utf8)
-                    usage.withUnsafeBytes { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
+                    writeAll(STDERR_FILENO, usage)
                 }
             }
             Glibc.exit(code.rawValue)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import ScrollModel
 import SyncServer
+import Transport
 import TextSafety
 #if canImport(Glibc)
 import Glibc
@@ -215,5 +216,5 @@ func logError(_ message: String) {
 /// One line on standard output (or `fd`), written at once (no stdio buffering).
 func log(_ line: String, to fd: Int32 = STDOUT_FILENO) {
     let text = Array("scrollsync: \(SafeText.display(line))\n".utf8)  // a line may quote a server's reason
-    text.withUnsafeBytes { _ = write(fd, $0.baseAddress, $0.count) }
+    writeAll(fd, text)
 }

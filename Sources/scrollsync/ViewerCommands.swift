@@ -233,5 +233,5 @@ struct Follow: ParsableCommand {
 /// Writes one line to standard output at once.
 func writeLine(_ bytes: [UInt8]) {
     let line = bytes + [10]
-    line.withUnsafeBytes { _ = write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+    writeAll(STDOUT_FILENO, line)
 }

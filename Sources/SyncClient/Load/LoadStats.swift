@@ -1,4 +1,5 @@
 import Histogram
+import Transport
 
 /// Measurements of one event loop during a load phase. Owned by that loop; copied out
 /// with `snapshot()` on the loop and merged on the coordinating thread.
@@ -129,8 +130,4 @@ import Glibc
 #endif
 
 /// Monotonic microseconds: the `t` the load tool's presenters send.
-func monotonicMicroseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
-}
+func monotonicMicroseconds() -> Int64 { Int64(monotonicNanoseconds() / 1000) }
