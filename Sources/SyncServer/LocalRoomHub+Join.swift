@@ -39,7 +39,7 @@ extension LocalRoomHub {
                                 attached: !shared)
                 room.guarded.withLock { guarded in
                     if role == .follower { guarded.creator = member.address }
-                    if store != nil { guarded.seq = SeqReservation(written: 0) }  // its first seq waits for a written ceiling
+                    if store != nil { guarded.machine.seq = SeqReservation(written: 0) }  // its first seq waits for a written ceiling
                     guarded.emptySince = member.peer.channel.loop.now  // until a join succeeds
                 }
                 rooms[name] = room

@@ -51,11 +51,12 @@ extension LocalRoomHub {
             let role = guarded.core.members[sender.id]?.role
             switch message {
             case .scroll(let update):
-                let previous = guarded.proposed.flatMap { SessionID($0.by) } == sender.id ? guarded.proposed : guarded.core.state
+                let proposed = guarded.machine.proposed
+                let previous = proposed.flatMap { SessionID($0.by) } == sender.id ? proposed : guarded.core.state
                 switch guarded.core.proposeScroll(update, from: sender.id, after: .some(previous)) {
                 case .failure(let error): return .refused(error)
                 case .success(let state):
-                    guarded.proposed = state
+                    guarded.machine.proposed = state
                     engine.scroll(room: name, session: sender.id.description, suffix: stateSuffix(state), done: done)
                 }
             case .control(let take):
@@ -81,79 +82,76 @@ extension LocalRoomHub {
         }
     }
 
-    /// Applies a message on this node alone (no engine, or it is unavailable).
+    /// Applies a message on this node alone (no engine, or it is unavailable); returns the
+    /// refusal to answer it with.
     func receiveHere(_ message: ClientMessage, from member: RoomMember, room: Room) -> ProtocolError? {
-        room.guarded.withLock { guarded in
-            if case .scroll(let update) = message,
-               guarded.held != nil || (guarded.seq.mustWait(after: guarded.core.lastSeq) && store?.health.failing == false) {
-                // The store has not yet written a ceiling above the next seq: the scroll waits
-                // for it, so that seq never goes back after a crash. A newer one replaces it,
-                // also while its release is on its way (the release applies the newest).
-                if case .failure(let error) = guarded.core.proposeScroll(update, from: member.id) { return error }
-                let waiting = guarded.held != nil
-                guarded.held = (message, Unchecked(member))
-                if !waiting { save(&guarded) }
-                return nil
-            }
-            return apply(message, from: member, in: &guarded, room: room)
-        }
+        let effects = step(.message(message, from: member.id, sender: Unchecked(member)), in: room, loop: member.peer.channel.loop)
+        return finish(effects, room: room, answering: member)
     }
 
-    func apply(_ message: ClientMessage, from member: RoomMember, in guarded: inout Room.Guarded, room: Room) -> ProtocolError? {
-        var documentGrowth = 0
-        if case .document(_, _, let text) = message {
-            documentGrowth = DocumentBudget.growth(replacing: guarded.core.document, with: text)
-            if let refusal = documents.reserve(documentGrowth) { return refusal }
+    /// Runs `event` through the room's machine under the room's lock, and carries out there
+    /// what must keep the machine's order: members hear broadcasts in the order the room made
+    /// them, and the store is handed the newest record (both only queue). The rest is
+    /// returned, for `finish` after the lock. `loop` is the caller's (presence is timed there).
+    func step(_ event: Room.Machine.Event, in room: Room, loop: EventLoop) -> [Room.Machine.Effect] {
+        room.guarded.withLock { guarded in step(event, in: &guarded, room: room, loop: loop) }
+    }
+
+    func step(_ event: Room.Machine.Event, in guarded: inout Room.Guarded, room: Room, loop: EventLoop) -> [Room.Machine.Effect] {
+        let effects = guarded.machine.step(event, .init(documents: documents, storeFailing: store?.health.failing == true))
+        var broadcasts = [Broadcast]()
+        var later = [Room.Machine.Effect]()
+        for effect in effects {
+            switch effect {
+            case .broadcast(let broadcast): broadcasts.append(broadcast)
+            case .save: save(&guarded)
+            case .evictFollowers: evictFollowers(in: &guarded, room: room)
+            case .refuse, .releaseHeld, .refusedShared, .resync: later.append(effect)
+            }
         }
-        switch guarded.core.receive(message, from: member.id) {
-        case .failure(let error):
-            documents.release(documentGrowth)
-            return error
-        case .success(let broadcasts):
-            if broadcasts.contains(where: \.isStoredChange) { save(&guarded) }
-            publish(broadcasts, in: &guarded, room: room, loop: member.peer.channel.loop)
-            return nil
+        publish(broadcasts, in: &guarded, room: room, loop: loop)
+        return later
+    }
+
+    /// Carries out what a step left for after the room's lock: refusals to members, a held
+    /// scroll's release on its sender's loop, what the engine brought and could not be taken.
+    /// Returns the refusal meant for `member` (whose caller answers it).
+    @discardableResult
+    func finish(_ effects: [Room.Machine.Effect], room: Room, answering member: RoomMember? = nil) -> ProtocolError? {
+        var answer: ProtocolError?
+        for effect in effects {
+            switch effect {
+            case .refuse(let error, let sender) where sender.value === member:
+                answer = error
+            case .refuse(let error, let sender):
+                sender.value.peer.channel.loop.execute { sender.value.peer.send(text: ServerMessage.error(error)) }
+            case .releaseHeld(let sender):
+                // Applied on the sender's loop, where its member lives (the newest held scroll then).
+                let loop = sender.value.peer.channel.loop
+                loop.execute { [self] in finish(step(.releaseHeld, in: room, loop: loop), room: room) }
+            case .refusedShared(let refusal):
+                engine?.refused(refusal, room: room.name)
+            case .resync:
+                resyncRoom(room, now: loops.first?.now ?? 0)
+            case .broadcast, .save, .evictFollowers:
+                break  // carried out under the lock
+            }
         }
+        return answer
     }
 
     /// The store wrote `ceiling` for room `name`: seq up to it may be used; a held scroll goes.
     func seqWritten(room name: String, ceiling: Int) {
-        guard let room = rooms.withLock({ $0[name] }) else { return }
-        releaseHeldScroll(room) { guarded in
-            guarded.seq.wrote(ceiling, lastSeq: guarded.core.lastSeq)
-        }
-    }
-
-    /// Applies the room's held scroll when `ready` says so: on its sender's loop, where its
-    /// member lives, taking the newest held scroll when it runs.
-    func releaseHeldScroll(_ room: Room, when ready: (inout Room.Guarded) -> Bool) {
-        let loop = room.guarded.withLock { guarded -> EventLoop? in
-            guard ready(&guarded), !guarded.releasing, let held = guarded.held else { return nil }
-            guarded.releasing = true
-            return held.member.value.peer.channel.loop
-        }
-        loop?.execute { [self] in
-            let outcome = room.guarded.withLock { guarded -> (RoomMember, ProtocolError?)? in
-                guarded.releasing = false
-                guard let (message, member) = guarded.held else { return nil }
-                guarded.held = nil
-                // Still in the room? (Asked of the room, under its lock: the member may live on another loop.)
-                guard guarded.core.members[member.value.id] != nil else { return nil }
-                return (member.value, apply(message, from: member.value, in: &guarded, room: room))
-            }
-            if case let (member, error?)? = outcome {
-                let target = Unchecked(member)
-                member.peer.channel.loop.execute { target.value.peer.send(text: ServerMessage.error(error)) }
-            }
-        }
+        guard let room = rooms.withLock({ $0[name] }), let loop = loops.first else { return }
+        finish(step(.ceilingWritten(ceiling), in: room, loop: loop), room: room)
     }
 
     /// While the store cannot write (disk full), a room does not wait for it: held scrolls go
     /// out, and `seq` is kept only in memory until the store writes again (the failure is
     /// logged and shown in /healthz; a crash in that time may repeat `seq` numbers).
     func releaseHeldScrollsWhileStoreFails() {
-        guard let store, store.health.failing else { return }
+        guard let store, store.health.failing, let loop = loops.first else { return }
         let all = rooms.withLock { Array($0.values) }
-        for room in all { releaseHeldScroll(room) { _ in true } }
+        for room in all { finish(step(.storeFailing, in: room, loop: loop), room: room) }
     }
 }

@@ -4,8 +4,16 @@ import Synchronization
 
 extension LocalRoomHub {
     final class Room: @unchecked Sendable {
+        /// What the hub names a member by in its rooms' machines.
+        typealias Machine = RoomMachine<Unchecked<RoomMember>>
+
         struct Guarded {
-            var core: RoomCore
+            /// The room's rules and state (`step` runs it).
+            var machine: Machine
+            var core: RoomCore {
+                get { machine.core }
+                _modify { yield &machine.core }
+            }
             var locals: [LocalRoom?]
             var emptySince: UInt64?
             var compressingMembers = 0
@@ -15,23 +23,14 @@ extension LocalRoomHub {
             var removed = false
             /// The address that created it, while no presenter has joined it (unclaimed).
             var creator: String?
-            /// `seq` the store has written before it is used; with a store, a scroll that waits
-            /// for it (a newer scroll replaces it).
-            var seq = SeqReservation.unbounded
-            var held: (message: ClientMessage, member: Unchecked<RoomMember>)?
-            /// The held scroll's release is scheduled on its sender's loop (it takes the newest then).
-            var releasing = false
             /// When presence goes out.
             var presenceThrottle: PresenceThrottle
-            /// Shared rooms: fetched from the engine (joins wait until then), the last change
-            /// version applied, other nodes' counts, this node's counts not yet announced,
-            /// and the last state proposed here (the base for the next one's direction).
+            /// Shared rooms: fetched from the engine (joins wait until then), other nodes'
+            /// counts, and this node's counts not yet announced.
             var attached = true
             var waiting: [@Sendable () -> Void] = []
-            var version = 0
             var remote: [String: (presence: Presence, at: UInt64)] = [:]
             var announce = false
-            var proposed: ScrollState?
 
             /// Counts over every node.
             var presence: Presence {
@@ -51,7 +50,7 @@ extension LocalRoomHub {
 
         init(core: RoomCore, loops: Int, presenceIntervalMilliseconds: Int, attached: Bool = true) {
             name = core.name
-            guarded = Mutex(Guarded(core: core, locals: Array(repeating: nil, count: loops),
+            guarded = Mutex(Guarded(machine: Machine(core: core), locals: Array(repeating: nil, count: loops),
                                     presenceThrottle: PresenceThrottle(intervalMilliseconds: presenceIntervalMilliseconds), attached: attached))
         }
     }

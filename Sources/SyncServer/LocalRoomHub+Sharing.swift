@@ -27,7 +27,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
             creationLimits.settled(address: creator)
         }
         // The engine's count, even if lower: a Redis that restarted empty counts from 0 again.
-        guarded.version = snapshot.version
+        guarded.machine.version = snapshot.version
         var broadcasts = [Broadcast]()
         if let key = snapshot.keyDigest { guarded.core.adopt(presenterKey: key) }
         if let record = snapshot.followKey, record != guarded.core.followKey {
@@ -60,54 +60,17 @@ extension LocalRoomHub: SharedRoomsDelegate {
 
     public func shared(room name: String, version: Int, change: SharedChange) {
         guard let room = rooms.withLock({ $0[name] }), let loop = loops.first else { return }
-        var overBudget: String?
-        let resync = room.guarded.withLock { guarded -> Bool in
-            guard guarded.attached, version > guarded.version else { return false }
-            // Versions come one by one: a gap means changes were missed, or the version cannot
-            // be right (anyone who can publish on the channel can write one); so can a seq far
-            // above the room's. Either way the room is fetched again from its hash instead.
-            guard version == guarded.version + 1 else { return true }
-            if case .state(let state) = change, state.seq > guarded.core.lastSeq + Self.seqBlock { return true }
-            guarded.version = version
-            // Members hear the change as any other: encoded once here, by `publish`.
-            let broadcast: Broadcast
-            switch change {
-            case .state(let state):
-                guard guarded.core.adopt(state: state) else { return false }
-                if guarded.proposed?.by != state.by { guarded.proposed = nil }
-                broadcast = .state(state)
-            case .driver(let driver, let driverName):
-                guard driver != guarded.core.driver else { return false }
-                guarded.core.adopt(driver: driver, name: driverName)
-                broadcast = .driver(driver, name: driverName)
-            case .document(let document):
-                // Held to this node's budget for documents, as a client's document is.
-                if let refusal = documents.reserve(DocumentBudget.growth(replacing: guarded.core.document, with: document.text)) {
-                    overBudget = refusal.message
-                    return false
-                }
-                guarded.core.adopt(document: document)
-                broadcast = .document(document)
-            case .access(let record):
-                guard record != guarded.core.followKey else { return false }
-                guarded.core.adopt(followKey: record)
-                if record != nil { evictFollowers(in: &guarded, room: room) }
-                return false
-            }
-            publish([broadcast], in: &guarded, room: room, loop: loop)
-            return false
+        // Members hear the change as any other: encoded once here, by `publish`.
+        let effects = room.guarded.withLock { guarded -> [Room.Machine.Effect] in
+            guard guarded.attached else { return [] }
+            return step(.shared(version: version, change), in: &guarded, room: room, loop: loop)
         }
-        if let overBudget { engine?.refused(SharedInput.Refusal(reason: .invalid, detail: "a document: \(overBudget)"), room: name) }
-        if resync {
-            engine?.refused(SharedInput.Refusal(reason: .implausible, detail: "version \(version) or its seq cannot follow the room's; fetching the room again"),
-                            room: name)
-            resyncRoom(room, now: loop.now)
-        }
+        finish(effects, room: room)
     }
 
     /// Fetches a room's hash again and takes what it holds (validated like every input); at
     /// most once a second per room, the rest at the next tick.
-    private func resyncRoom(_ room: Room, now: UInt64) {
+    func resyncRoom(_ room: Room, now: UInt64) {
         guard let engine else { return }
         let start = room.guarded.withLock { guarded -> Bool in
             guard !guarded.resyncing else { return false }

@@ -109,7 +109,7 @@ public final class LocalRoomHub: RoomHub {
                 documents.restore(stored.document?.text.utf8.count ?? 0)
                 room.guarded.withLock { guarded in
                     guarded.emptySince = now
-                    guarded.seq = SeqReservation(written: base)
+                    guarded.machine.seq = SeqReservation(written: base)
                     save(&guarded)  // asks for a block above the restored seq
                 }
                 rooms[stored.name] = room
@@ -294,7 +294,7 @@ public final class LocalRoomHub: RoomHub {
     func save(_ guarded: inout Room.Guarded) {
         guard let store else { return }
         let core = guarded.core
-        let ceiling = guarded.seq.ceiling(for: core.lastSeq)
+        let ceiling = guarded.machine.seq.ceiling(for: core.lastSeq)
         store.save(StoredRoom(name: core.name, state: core.state, document: core.document, keyDigest: core.presenterKeyText,
                               locked: core.isLocked, seqCeiling: ceiling, followKey: core.followKey))
     }
@@ -322,16 +322,6 @@ public final class LocalRoomHub: RoomHub {
             if let creator { creationLimits.settled(address: creator) }
             store?.remove(name)
             logger.info("room expired", metadata: ["room": "\(name)", "idleSeconds": "\(idleSeconds)"])
-        }
-    }
-}
-
-extension Broadcast {
-    /// Changes the store keeps: states and documents.
-    var isStoredChange: Bool {
-        switch self {
-        case .state, .document: true
-        case .presence, .driver: false
         }
     }
 }

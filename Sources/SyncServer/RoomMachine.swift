@@ -1,0 +1,168 @@
+import ScrollModel
+
+/// One room's rules and state as a sans-I/O state machine: each event (a member's message,
+/// a change another node published, the store's progress) gives the room's next state and the
+/// effects the hub carries out: tell the members, keep the room, answer a member, fetch the
+/// room again. A member's change and another node's go through the same rules (`RoomCore`)
+/// and the same document budget. `Sender` is whatever the hub names a member by (tests use
+/// plain values).
+struct RoomMachine<Sender> {
+    var core: RoomCore
+    /// `seq` the store has written before the room uses it.
+    var seq: SeqReservation
+    /// A scroll waiting for the store to write a ceiling above its `seq` (a newer one
+    /// replaces it), and whether its release is on its way to its sender's loop.
+    private(set) var held: (message: ClientMessage, from: SessionID, sender: Sender)?
+    private(set) var releasing = false
+    /// The version of the last change taken from the engine.
+    var version = 0
+    /// The last state this node proposed to the engine (the base for the next one's direction).
+    var proposed: ScrollState?
+
+    init(core: RoomCore, seq: SeqReservation = .unbounded) {
+        self.core = core
+        self.seq = seq
+    }
+
+    enum Event {
+        /// A member's message, applied on this node.
+        case message(ClientMessage, from: SessionID, sender: Sender)
+        /// A change the engine ordered (from any node, this one included), `version` one above
+        /// the last.
+        case shared(version: Int, SharedChange)
+        /// The store wrote a `seq` ceiling.
+        case ceilingWritten(Int)
+        /// The held scroll's release reached its sender's loop: it goes now (the newest one).
+        case releaseHeld
+        /// The store cannot write (disk full): a held scroll does not wait for it.
+        case storeFailing
+    }
+
+    /// What an event takes from outside the room.
+    struct Context {
+        /// Bytes of documents all rooms hold, against their limit.
+        let documents: DocumentBudget
+        /// Whether the store is failing (a scroll does not wait for it then).
+        var storeFailing = false
+    }
+
+    enum Effect {
+        /// Every member hears it (encoded once, in order).
+        case broadcast(Broadcast)
+        /// The room's record changed: keep it (with a `seq` ceiling).
+        case save
+        /// Tell `sender` its message was refused.
+        case refuse(ProtocolError, to: Sender)
+        /// A held scroll may go: run `.releaseHeld` on `sender`'s loop.
+        case releaseHeld(on: Sender)
+        /// What the engine brought cannot be taken (said in the log and /metrics).
+        case refusedShared(SharedInput.Refusal)
+        /// A change that cannot follow the room's: fetch the room again from the engine.
+        case resync
+        /// The room became private: its followers must go (they follow again with the key).
+        case evictFollowers
+    }
+
+    mutating func step(_ event: Event, _ context: Context) -> [Effect] {
+        switch event {
+        case .message(let message, let id, let sender):
+            return receive(message, from: id, sender: sender, context)
+        case .shared(let version, let change):
+            return take(change, version: version, context)
+        case .ceilingWritten(let ceiling):
+            return seq.wrote(ceiling, lastSeq: core.lastSeq) ? release() : []
+        case .storeFailing:
+            return release()
+        case .releaseHeld:
+            releasing = false
+            guard let (message, id, sender) = held else { return [] }
+            held = nil
+            // Still in the room? A member who left takes its scroll with it.
+            guard core.members[id] != nil else { return [] }
+            return apply(message, from: id, sender: sender, context)
+        }
+    }
+
+    /// A member's message: applied now, or (a scroll the store has no ceiling for yet) held.
+    private mutating func receive(_ message: ClientMessage, from id: SessionID, sender: Sender, _ context: Context) -> [Effect] {
+        guard case .scroll(let update) = message, held != nil || (seq.mustWait(after: core.lastSeq) && !context.storeFailing) else {
+            return apply(message, from: id, sender: sender, context)
+        }
+        // So that `seq` never goes back after a crash, the scroll waits for the store to
+        // write a ceiling above it. A newer one replaces it, also while its release is on its
+        // way (the release applies the newest).
+        if case .failure(let error) = core.proposeScroll(update, from: id) { return [.refuse(error, to: sender)] }
+        let waiting = held != nil
+        held = (message, id, sender)
+        return waiting ? [] : [.save]
+    }
+
+    private mutating func apply(_ message: ClientMessage, from id: SessionID, sender: Sender, _ context: Context) -> [Effect] {
+        var growth = 0
+        if case .document(_, _, let text) = message {
+            growth = DocumentBudget.growth(replacing: core.document, with: text)
+            if let refusal = context.documents.reserve(growth) { return [.refuse(refusal, to: sender)] }
+        }
+        switch core.receive(message, from: id) {
+        case .failure(let error):
+            context.documents.release(growth)
+            return [.refuse(error, to: sender)]
+        case .success(let broadcasts):
+            let effects = broadcasts.map(Effect.broadcast)
+            return broadcasts.contains(where: \.isStoredChange) ? [.save] + effects : effects
+        }
+    }
+
+    /// The held scroll may go: its release is sent to its sender's loop, once.
+    private mutating func release() -> [Effect] {
+        guard let held, !releasing else { return [] }
+        releasing = true
+        return [.releaseHeld(on: held.sender)]
+    }
+
+    /// A change the engine ordered. Versions come one by one: a gap means changes were missed,
+    /// or the version cannot be right (anyone who can publish on the channel can write one);
+    /// so can a `seq` far above the room's. Either way the room is fetched again instead.
+    private mutating func take(_ change: SharedChange, version: Int, _ context: Context) -> [Effect] {
+        guard version > self.version else { return [] }
+        let cannotFollow = SharedInput.Refusal(reason: .implausible,
+                                               detail: "version \(version) or its seq cannot follow the room's; fetching the room again")
+        guard version == self.version + 1 else { return [.refusedShared(cannotFollow), .resync] }
+        if case .state(let state) = change, state.seq > core.lastSeq + SeqReservation.block { return [.refusedShared(cannotFollow), .resync] }
+        self.version = version
+        switch change {
+        case .state(let state):
+            guard core.adopt(state: state) else { return [] }
+            if proposed?.by != state.by { proposed = nil }
+            return [.broadcast(.state(state))]
+        case .driver(let driver, let name):
+            guard driver != core.driver else { return [] }
+            core.adopt(driver: driver, name: name)
+            return [.broadcast(.driver(driver, name: name))]
+        case .document(let document):
+            // Held to this node's budget for documents, as a member's document is.
+            if let refusal = context.documents.reserve(DocumentBudget.growth(replacing: core.document, with: document.text)) {
+                return [.refusedShared(SharedInput.Refusal(reason: .invalid, detail: "a document: \(refusal.message)"))]
+            }
+            core.adopt(document: document)
+            return [.broadcast(.document(document))]
+        case .access(let record):
+            guard record != core.followKey else { return [] }
+            core.adopt(followKey: record)
+            return record != nil ? [.evictFollowers] : []
+        }
+    }
+}
+
+extension Broadcast {
+    /// Changes the store keeps: states and documents.
+    var isStoredChange: Bool {
+        switch self {
+        case .state, .document: true
+        case .presence, .driver: false
+        }
+    }
+}
+
+extension RoomMachine.Effect: Sendable where Sender: Sendable {}
+extension RoomMachine.Event: Sendable where Sender: Sendable {}

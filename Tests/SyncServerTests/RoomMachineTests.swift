@@ -1,0 +1,116 @@
+import ScrollModel
+@testable import SyncServer
+import Testing
+
+/// The room as a state machine (issue 28.1): events in, state and effects out, with no loop,
+/// socket, store or engine. Members are named by plain strings here.
+@Suite("Room machine")
+struct RoomMachineTests {
+    typealias Machine = RoomMachine<String>
+    static let ann = SessionID(0xA)
+    static let bob = SessionID(0xB)
+
+    /// A room where Ann presents (and drives) and Bob follows.
+    static func room(seq: SeqReservation = .unbounded) -> Machine {
+        var core = RoomCore(name: "r")
+        _ = core.join(ann, role: .presenter, name: "Ann", key: nil)
+        _ = core.join(bob, role: .follower, name: nil, key: nil)
+        var machine = Machine(core: core, seq: seq)
+        machine.version = 0
+        return machine
+    }
+
+    static func scroll(_ offset: Double) -> ClientMessage { .scroll(ScrollUpdate(offset: offset, viewport: 10, content: 100)) }
+
+    static func states(_ effects: [Machine.Effect]) -> [ScrollState] {
+        effects.compactMap { if case .broadcast(.state(let state)) = $0 { state } else { nil } }
+    }
+
+    static func saves(_ effects: [Machine.Effect]) -> Int { effects.filter { if case .save = $0 { true } else { false } }.count }
+
+    let context = Machine.Context(documents: DocumentBudget(limit: 100))
+
+    @Test func aScrollIsBroadcastAndKept() {
+        var room = Self.room()
+        let effects = room.step(.message(Self.scroll(30), from: Self.ann, sender: "ann"), context)
+        #expect(Self.states(effects).map(\.offset) == [30])
+        #expect(Self.states(effects).first?.seq == 1)
+        #expect(Self.saves(effects) == 1)
+        let refused = room.step(.message(Self.scroll(40), from: Self.bob, sender: "bob"), context)
+        guard case .refuse(let error, let to)? = refused.first else { Issue.record("\(refused)"); return }
+        #expect(to == "bob" && error.code == .notDriver, "a follower may not scroll")
+        #expect(room.core.state?.offset == 30)
+    }
+
+    @Test func aScrollWaitsForTheStoreAndTheNewestGoes() {
+        var room = Self.room(seq: SeqReservation(written: 0))
+        #expect(Self.saves(room.step(.message(Self.scroll(10), from: Self.ann, sender: "ann"), context)) == 1, "held: the store is asked for a ceiling")
+        #expect(room.step(.message(Self.scroll(20), from: Self.ann, sender: "ann"), context).isEmpty, "a newer scroll replaces the held one")
+        #expect(room.core.state == nil, "nothing went out before the ceiling")
+        let written = room.step(.ceilingWritten(4096), context)
+        guard case .releaseHeld(let on)? = written.first, written.count == 1 else { Issue.record("\(written)"); return }
+        #expect(on == "ann")
+        #expect(room.step(.ceilingWritten(4096), context).isEmpty, "one release on its way at a time")
+        #expect(room.step(.message(Self.scroll(25), from: Self.ann, sender: "ann"), context).isEmpty, "held while the release travels")
+        let released = room.step(.releaseHeld, context)
+        #expect(Self.states(released).map(\.offset) == [25], "the newest held scroll goes")
+        #expect(Self.states(room.step(.message(Self.scroll(26), from: Self.ann, sender: "ann"), context)).map(\.seq) == [2], "then scrolls go at once")
+    }
+
+    @Test func aHeldScrollGoesWithItsSenderOrWhenTheStoreFails() {
+        var room = Self.room(seq: SeqReservation(written: 0))
+        _ = room.step(.message(Self.scroll(10), from: Self.ann, sender: "ann"), context)
+        guard case .releaseHeld? = room.step(.storeFailing, context).first else { Issue.record("a failing store releases it"); return }
+        _ = room.core.leave(Self.ann)
+        #expect(room.step(.releaseHeld, context).isEmpty, "a member who left takes its held scroll with it")
+        #expect(room.core.state == nil)
+    }
+
+    @Test func changesFromOtherNodesComeInOrderOrTheRoomIsFetchedAgain() {
+        var room = Self.room()
+        let state = ScrollState(seq: 7, offset: 50, viewport: 10, content: 100, progress: 50.0 / 90, direction: .down, anchor: nil,
+                                atTop: false, atBottom: false, by: Self.ann.description, t: nil, doc: nil)
+        #expect(Self.states(room.step(.shared(version: 1, .state(state)), context)).map(\.seq) == [7])
+        #expect(room.step(.shared(version: 1, .state(state)), context).isEmpty, "a version already taken")
+        let gap = room.step(.shared(version: 3, .driver(nil, name: nil)), context)
+        #expect(gap.contains { if case .resync = $0 { true } else { false } }, "a gap: fetched again")
+        #expect(gap.contains { if case .refusedShared(let refusal) = $0 { refusal.reason == .implausible } else { false } })
+        #expect(room.version == 1 && room.core.driver == Self.ann, "nothing of it taken")
+        var far = state
+        far.seq = 7 + SeqReservation.block + 1
+        #expect(room.step(.shared(version: 2, .state(far)), context).contains { if case .resync = $0 { true } else { false } },
+                "a seq far above the room's is not taken")
+        let released = room.step(.shared(version: 2, .driver(nil, name: nil)), context)
+        #expect(released.contains { if case .broadcast(.driver(nil, _)) = $0 { true } else { false } })
+        #expect(room.version == 2)
+    }
+
+    @Test func documentsFromMembersAndNodesAreHeldToOneBudget() {
+        var room = Self.room()
+        let tooLarge = ClientMessage.document(name: "d", format: .text, text: String(repeating: "x", count: 101))
+        guard case .refuse(let error, "ann")? = room.step(.message(tooLarge, from: Self.ann, sender: "ann"), context).first else {
+            Issue.record("over the budget"); return
+        }
+        #expect(error.code == .tooLarge)
+        #expect(context.documents.bytesHeld == 0)
+        let fits = ClientMessage.document(name: "d", format: .text, text: String(repeating: "x", count: 60))
+        #expect(Self.saves(room.step(.message(fits, from: Self.ann, sender: "ann"), context)) == 1)
+        #expect(context.documents.bytesHeld == 60)
+        let remote = SharedDocument(name: "e", format: .text, text: String(repeating: "y", count: 160), by: Self.ann.description)
+        let refused = room.step(.shared(version: 1, .document(remote)), context)
+        #expect(refused.contains { if case .refusedShared = $0 { true } else { false } } && room.core.document?.name == "d",
+                "another node's document is held to this node's budget too (grows 100 past 60 of 100)")
+        let smaller = SharedDocument(name: "f", format: .text, text: "small", by: Self.ann.description)
+        #expect(room.step(.shared(version: 2, .document(smaller)), context).contains { if case .broadcast(.document) = $0 { true } else { false } })
+        #expect(context.documents.bytesHeld == 5)
+    }
+
+    @Test func aRoomMadePrivateElsewhereEvictsItsFollowers() {
+        var room = Self.room()
+        #expect(room.step(.shared(version: 1, .access(followKey: "record")), context).contains { if case .evictFollowers = $0 { true } else { false } })
+        #expect(room.core.isPrivate)
+        #expect(room.step(.shared(version: 2, .access(followKey: "record")), context).isEmpty, "the same record again changes nothing")
+        #expect(room.step(.shared(version: 3, .access(followKey: nil)), context).isEmpty, "public again: nobody to evict")
+        #expect(!room.core.isPrivate)
+    }
+}
