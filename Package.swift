@@ -78,17 +78,19 @@ let package = Package(
         ),
         .target(name: "Documents", dependencies: ["ScrollModel", "TextSafety"]),
         .target(name: "TerminalUI", dependencies: ["Documents", "ScrollModel", "CLinux", "TextSafety", "Transport"]),
+        .target(name: "SyncClient", dependencies: ["Bytes", "WebSocketCore", "Transport", "ScrollModel"]),
+        // `scrollsync load`: thousands of clients and their statistics (HdrHistogram).
         .target(
-            name: "SyncClient",
+            name: "LoadTesting",
             dependencies: [
-                "Bytes", "WebSocketCore", "Transport", "ScrollModel",
+                "SyncClient", "WebSocketCore", "Transport", "ScrollModel",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
         .executableTarget(
             name: "scrollsync",
             dependencies: [
-                "SyncServer", "SyncClient", "TerminalUI", "ScrollModel", "Transport", "TextSafety",
+                "SyncServer", "SyncClient", "LoadTesting", "TerminalUI", "ScrollModel", "Transport", "TextSafety",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -102,7 +104,7 @@ let package = Package(
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Bytes"]),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient"]),
         .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "ScrollModel", "WebSocketCore"]),
-        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "WebSocketCore", "Transport", "ScrollModel"]),
+        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "LoadTesting", "WebSocketCore", "Transport", "ScrollModel"]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "ScrollModel", "TextSafety"]),
         .testTarget(
             name: "SyncServerTests",

@@ -1,4 +1,5 @@
 import ArgumentParser
+import LoadTesting
 import SyncClient
 import Transport
 #if canImport(Glibc)

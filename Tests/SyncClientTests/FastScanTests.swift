@@ -1,5 +1,5 @@
 import Testing
-@testable import SyncClient
+@testable import LoadTesting
 
 /// The load tool reads `seq` and `t` from every delivery without a JSON parser.
 @Suite("FastScan")

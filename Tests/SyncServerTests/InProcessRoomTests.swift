@@ -62,6 +62,20 @@ final class InProcessClient {
         codec.drainOutbound { connection.write($0.array) }
     }
 
+    /// Sends several messages in one write: the server reads them at one loop time.
+    func send(all jsons: [String]) {
+        for json in jsons { _ = codec.send(text: json) }
+        var bytes = [UInt8]()
+        codec.drainOutbound { bytes += $0.array }
+        connection.write(bytes)
+    }
+
+    /// Steps the loop until the refusal's answer (head and body) contains `text`.
+    @discardableResult
+    func waitForAnswer(containing text: String) -> Bool {
+        loop.advance(until: { pump(); return answer.contains(text) })
+    }
+
     /// Steps the loop until a message satisfies `condition`.
     @discardableResult
     func wait(for condition: (String) -> Bool) -> Bool {

@@ -228,64 +228,6 @@ struct LimitTests {
         two.removeAll()  // /metrics is a connection from this address too
         #expect(eventually { ((try? metricValue("scrollsync_handshake_failures_total{status=\"429\"}", port: perAddress.port)) ?? 0) >= 1 })
     }
-
-    @Test func roomsAndMembersPerRoom() throws {
-        let server = try ServerProcess(["--max-rooms", "2", "--max-members", "2"])
-        let a = try (0..<2).map { _ in try RoomConnection(port: server.port, path: "/rooms/a") }
-        #expect(a.allSatisfy { $0.status.contains(" 101 ") })
-        let full = try RoomConnection(port: server.port, path: "/rooms/a")
-        #expect(full.status.hasPrefix("HTTP/1.1 503 ") && full.answer.contains("room a is full (2 members)"), "\(full.answer)")
-        let b = try RoomConnection(port: server.port, path: "/rooms/b")
-        #expect(b.status.contains(" 101 "))
-        let c = try RoomConnection(port: server.port, path: "/rooms/c")
-        #expect(c.status.hasPrefix("HTTP/1.1 503 ") && c.answer.contains("room limit (2)"), "\(c.answer)")
-    }
-
-    @Test func originsNotAllowedAreRefused() throws {
-        let server = try ServerProcess(["--origin", "https://slides.example.org"])
-        let stranger = try RoomConnection(port: server.port, path: "/rooms/o", headers: ["Origin: https://evil.example"])
-        #expect(stranger.status.hasPrefix("HTTP/1.1 403 ") && stranger.answer.contains("origin https://evil.example is not allowed"), "\(stranger.answer)")
-        let allowed = try RoomConnection(port: server.port, path: "/rooms/o", headers: ["Origin: https://slides.example.org"])
-        #expect(allowed.status.contains(" 101 "))
-        let terminal = try RoomConnection(port: server.port, path: "/rooms/o")
-        #expect(terminal.status.contains(" 101 "), "clients without Origin (terminals) are not browsers")
-    }
-
-    /// Scrolls over the rate conflate: the newest waits and reaches the room as soon as the
-    /// bucket allows (issue 17.13: the last scroll of a burst was lost); `rate_limited` is
-    /// sent once, not per scroll; the states seen stay in order.
-    @Test func scrollsOverTheRateConflateAndTheNewestReachesTheRoom() throws {
-        let server = try ServerProcess(["--scroll-rate", "2"], environment: ["SCROLLSYNC_LIMITS_SCROLL_BURST": "5"])
-        let presenter = try RoomConnection(port: server.port, path: "/rooms/rate?role=presenter")
-        #expect(presenter.wait { $0.contains("\"type\":\"welcome\"") })
-        let follower = try RoomConnection(port: server.port, path: "/rooms/rate")
-        #expect(follower.wait { $0.contains("\"type\":\"welcome\"") })
-        // All 8 in one write: the server takes them at one loop time, so no token comes back
-        // between them however slow this machine is.
-        presenter.client.send((1...8).flatMap { maskedFrame(0x1, Array(#"{"type":"scroll","offset":\#($0)}"#.utf8)) })
-        func refusals() -> Int { presenter.received.filter { $0.contains("\"code\":\"rate_limited\"") }.count }
-        #expect(presenter.wait { _ in refusals() >= 1 }, "\(presenter.received)")
-        #expect(follower.wait { $0.contains("\"offset\":5,") }, "the burst of 5 went through")
-        #expect(follower.wait { $0.contains("\"offset\":8,") }, "the newest scroll reaches the room when a token comes back")
-        let offsets = follower.received.filter { $0.contains("\"type\":\"state\"") }.compactMap { $0.firstMatch(of: /"offset":(\d+)/).map { Int($0.1)! } }
-        #expect(offsets == offsets.sorted() && offsets.last == 8 && !offsets.contains(6) && !offsets.contains(7),
-                "in order, ending on the newest; 6 and 7 were replaced by 8: \(offsets)")
-        #expect(refusals() == 1, "one notice for the burst, not one per scroll")
-        #expect(try metricValue("scrollsync_rate_limited_total", port: server.port) == 3)
-        // The connection stays: the next scroll goes through.
-        presenter.send(#"{"type":"scroll","offset":42}"#)
-        #expect(follower.wait { $0.contains("\"offset\":42,") }, "\(follower.received.suffix(3))")
-    }
-
-    @Test func messagesOverTheRoomMessageLimitClose1009() throws {
-        let server = try ServerProcess(environment: ["SCROLLSYNC_LIMITS_ROOM_MESSAGE_BYTES": "2048", "SCROLLSYNC_LIMITS_DOCUMENT_BYTES": "1024"])
-        let presenter = try RoomConnection(port: server.port, path: "/rooms/big?role=presenter")
-        #expect(presenter.wait { $0.contains("\"type\":\"welcome\"") })
-        presenter.send(#"{"type":"document","name":"a.txt","text":"\#(String(repeating: "x", count: 1500))"}"#)
-        #expect(presenter.wait { $0.contains("\"code\":\"too_large\"") }, "a document over limits.documentBytes: \(presenter.received)")
-        presenter.send(#"{"type":"document","name":"a.txt","text":"\#(String(repeating: "x", count: 3000))"}"#)
-        #expect(presenter.wait { $0 == "close 1009" }, "a message over limits.roomMessageBytes: \(presenter.received.suffix(2))")
-    }
 }
 
 /// A sample's value in the server's /metrics (the line `name value`, labels included in `name`).

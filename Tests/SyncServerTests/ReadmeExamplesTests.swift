@@ -56,8 +56,19 @@ struct ReadmeExamplesTests {
     }
 
     @Test func theExamplesRunInOrder() throws {
+        /// Processes of the binary running now (the script must leave none of its own behind).
+        func running() throws -> Set<String> {
+            Set(try run("pgrep", ["-f", ServerProcess.binary.path]).output.split(separator: "\n").map(String.init))
+        }
+        let before = try running()
         let result = try run(Self.script.path, [], environment: ["EXAMPLES_BIN": ServerProcess.binary.path], timeout: 600)
         #expect(result.status == 0, "\(result.output.suffix(2000))")
         #expect(result.output.contains("readme-examples: all examples ran"))
+        let left = try running().subtracting(before)
+        // Other tests run binaries meanwhile: a process of the script's is one still running now.
+        let script = try left.filter { pid in
+            try run("ps", ["-o", "args=", "-p", pid]).output.contains("/rooms/demo --json")
+        }
+        #expect(script.isEmpty, "the script left processes running: \(script)")
     }
 }

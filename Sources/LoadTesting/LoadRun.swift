@@ -1,4 +1,6 @@
+import Dispatch
 import ScrollModel
+import SyncClient
 import Synchronization
 import Transport
 import WebSocketCore
@@ -101,6 +103,8 @@ public final class LoadRun: @unchecked Sendable {
         // the loop for 0.4 s before it sends a single upgrade request. Each group of 64 is
         // one task and one timer per loop, not one per connection.
         let group = config.rampUp > 0 && total > 1 ? 1 : 64
+        let settled = Tally(target: total)
+        for probe in probes { probe.loop.execute { probe.settled = settled } }  // before any of its connections
         var pending = probes.map { _ in [@Sendable () -> Void]() }
         func dispatch(delay: Double) {
             for (probe, opens) in zip(probes, pending) where !opens.isEmpty {
@@ -133,17 +137,17 @@ public final class LoadRun: @unchecked Sendable {
             }
         }
         dispatch(delay: Double(max(0, index - 1) / group) * 50e-6)  // the last, partial group
+        // Woken when the last connection opens or fails, and once a second to say how far it got.
         while true {
-            usleep(200_000)
+            let all = settled.wait(timeout: 1)
             let stats = collect()
-            let settled = stats.connectionsOpened + stats.failures.values.reduce(0, +)
             let elapsed = Double(monotonicMicroseconds() - start) / 1e6
-            if Int(elapsed * 5) % 5 == 0 {
+            if !all {
                 progress(LoadProgress(elapsed: elapsed, connected: stats.connectionsOpened, total: total, updatesPerSecond: 0,
                                       deliveriesPerSecond: 0, ageP99Microseconds: 0, stalenessP99Microseconds: 0,
                                       errors: stats.failures.values.reduce(0, +)))
             }
-            if settled >= total || elapsed > max(timeout, config.rampUp + 30) {
+            if all || elapsed > max(timeout, config.rampUp + 30) {
                 let settledAt = probes.map { probe in onLoop(probe) { probe.lastSettledAt } }.max() ?? 0
                 connectSeconds = settledAt > start ? Double(settledAt - start) / 1e6 : elapsed
                 connectStats = stats
@@ -199,10 +203,17 @@ public final class LoadRun: @unchecked Sendable {
                           updatesAccepted: accepted.reduce(0, +))
     }
 
-    /// Closes every connection.
+    /// Closes every connection, and returns once they are closed (at most 3 s).
     public func finish() {
-        for probe in probes { probe.loop.execute { probe.closeAll() } }
-        usleep(300_000)
+        let open = probes.map { probe in onLoop(probe) { probe.openCount } }.reduce(0, +)
+        let closed = Tally(target: open)
+        for probe in probes {
+            probe.loop.execute {
+                probe.closed = closed
+                probe.closeAll()
+            }
+        }
+        _ = closed.wait(timeout: 3)
     }
 
     // MARK: Collecting
@@ -214,11 +225,13 @@ public final class LoadRun: @unchecked Sendable {
     /// Runs `body` on the probe's loop and waits for its answer.
     private func onLoop<T: Sendable>(_ probe: LoopProbes, _ body: @escaping @Sendable () -> T) -> T {
         let answer = Mutex<T?>(nil)
-        probe.loop.execute { answer.withLock { $0 = body() } }
-        while true {
-            if let value = answer.withLock({ $0 }) { return value }
-            usleep(500)
+        let done = DispatchSemaphore(value: 0)
+        probe.loop.execute {
+            answer.withLock { $0 = body() }
+            done.signal()
         }
+        done.wait()
+        return answer.withLock { $0! }
     }
 
     static func cpuSeconds() -> Double {
@@ -281,6 +294,12 @@ final class LoopProbes: @unchecked Sendable {
     @exclusivity(unchecked) var stats = LoadStats()
     /// When the last connection on this loop opened or failed (monotonic µs).
     var lastSettledAt: Int64 = 0
+    /// Counts connections as they open or fail (`connect` waits for all), and open ones as
+    /// they close (`finish` waits for all).
+    var settled: Tally?
+    var closed: Tally?
+    /// Connections open on this loop.
+    var openCount: Int { followers.count(where: { $0.client?.isOpen == true }) + presenters.count(where: { $0.client?.isOpen == true }) }
     private var followers: [Follower] = []
     private var presenters: [Presenter] = []
     private var sending = false
@@ -332,6 +351,7 @@ final class LoopProbes: @unchecked Sendable {
             case .open:
                 opened = true
                 lastSettledAt = monotonicMicroseconds()
+                settled?.add()
                 stats.connectionsOpened += 1
                 _ = stats.handshake.record(UInt64(max(0, monotonicMicroseconds() - started)))
                 if let follower {
@@ -345,11 +365,13 @@ final class LoopProbes: @unchecked Sendable {
             case .closed(let code, _, let error):
                 if !opened {
                     lastSettledAt = monotonicMicroseconds()
+                    settled?.add()
                     stats.failures[error ?? "closed \(code.rawValue)", default: 0] += 1
                 } else if follower?.open == true {
                     follower?.open = false
                     room.followersOpen.subtract(1, ordering: .relaxed)
                 }
+                if opened { closed?.add() }
                 _ = client
             }
         }
@@ -531,5 +553,28 @@ final class LoopProbes: @unchecked Sendable {
             }
             loop.schedule(after: 1_000_000_000) { [self] in holdSlowReaders(for: seconds) }
         }
+    }
+}
+
+/// Counts events from the loops up to `target`, and wakes the thread that waits for them all.
+final class Tally: Sendable {
+    private let count = Atomic<Int>(0)
+    private let target: Int
+    private let reached = DispatchSemaphore(value: 0)
+
+    init(target: Int) {
+        self.target = target
+        if target <= 0 { reached.signal() }
+    }
+
+    func add() {
+        if count.add(1, ordering: .relaxed).newValue == target { reached.signal() }
+    }
+
+    /// Whether all came within `timeout` seconds (once true, true again).
+    func wait(timeout: Double) -> Bool {
+        guard reached.wait(timeout: .now() + timeout) == .success else { return false }
+        reached.signal()
+        return true
     }
 }
