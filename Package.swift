@@ -35,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -67,6 +68,7 @@ let package = Package(
             dependencies: [
                 "Bytes", "Deflate", "Documents", "WebSocketCore", "Transport", "ScrollModel", "COpenSSL", "CLinux", "RedisClient", "TextSafety",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
             resources: [
@@ -108,7 +110,10 @@ let package = Package(
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "ScrollModel", "TextSafety"]),
         .testTarget(
             name: "SyncServerTests",
-            dependencies: ["SyncServer", "SyncClient", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI", "scrollsync", "follow-example"],
+            dependencies: [
+                "SyncServer", "SyncClient", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
+                "scrollsync", "follow-example", .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ],
             exclude: ["Peers"]
         ),
     ]

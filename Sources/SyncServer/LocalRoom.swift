@@ -248,7 +248,7 @@ public final class LatencyHistogram: Sendable {
     /// Observations so far.
     public var count: Int { counts.reduce(0) { $0 + $1.value } }
 
-    func write(into text: inout PrometheusText, name: String, help: String) {
+    func write(into text: inout MetricsSnapshot, name: String, help: String) {
         var cumulative = 0
         var buckets = [(bound: Double, count: Int)]()
         for (index, bound) in Self.bounds.enumerated() {

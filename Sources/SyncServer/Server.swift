@@ -1,4 +1,5 @@
 import CLinux
+import CoreMetrics
 import Logging
 import RedisClient
 import ScrollModel
@@ -16,6 +17,8 @@ public final class Server: Sendable {
     /// The rooms this server holds.
     public let hub: LocalRoomHub
     public let counters = ServerCounters()
+    /// The metrics `/metrics` shows, read when asked.
+    let metrics: ServerMetrics
     private let group: EventLoopGroup
 
     public let logger: Logger
@@ -79,16 +82,22 @@ public final class Server: Sendable {
         rooms.tokenRequired = configuration.authRequired
         var endpoints: [any WebSocketEndpoint] = [rooms]
         if configuration.echoEnabled { endpoints.append(EchoEndpoint(limits: configuration.echoLimits)) }
+        let metrics = ServerMetrics(counters: counters, hub: hub, loops: group.loops, engine: engine, messageBudget: messageBudget, store: store)
+        self.metrics = metrics
         let httpEndpoints: [any HTTPEndpoint] = [
             HealthEndpoint(engine: engine, store: store),
-            MetricsEndpoint(counters: counters, hub: hub, loops: group.loops, engine: engine, messageBudget: messageBudget, store: store,
-                            adminToken: configuration.adminToken),
+            MetricsEndpoint(metrics: metrics, adminToken: configuration.adminToken),
             RoomsEndpoint(hub: hub, adminToken: configuration.adminToken),
             ViewerEndpoint(hub: hub, rooms: rooms),
         ]
         let router = Router(configuration: configuration, endpoints: endpoints, httpEndpoints: httpEndpoints, loops: group.loops.count,
                             counters: counters, messageBudget: messageBudget, logger: logger)
         group.loops[0].onTick { Self.returnFreedMemory(messageBudget) }
+        // An application that bootstrapped swift-metrics gets the metrics in its backend.
+        if MetricsBridge.backendBootstrapped {
+            let bridge = MetricsBridge(metrics: metrics, factory: MetricsSystem.factory)
+            group.loops[0].onTick { bridge.report() }
+        }
         let makePeer: @Sendable (Channel) -> any ChannelHandler = { channel in WebSocketPeer(channel: channel, router: router) }
         self.makePeer = makePeer
         if embedded != nil {
@@ -129,6 +138,12 @@ public final class Server: Sendable {
     /// An in-process connection from `address` to a server on an embedded loop.
     public func connectEmbedded(from address: String = "127.0.0.1") -> EmbeddedConnection {
         group.loops[0].connectEmbedded(peerAddress: address, makeHandler: makePeer)
+    }
+
+    /// A bridge of the server's metrics to `factory` (the server makes one to the bootstrapped
+    /// `MetricsSystem` itself): each `report()` passes every counter and gauge of `/metrics` on.
+    func metricsBridge(to factory: MetricsFactory) -> MetricsBridge {
+        MetricsBridge(metrics: metrics, factory: factory)
     }
 
     /// Stops the loops and drops every connection.

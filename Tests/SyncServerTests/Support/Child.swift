@@ -1,5 +1,6 @@
 import CLinux
 import Foundation
+import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -54,6 +55,19 @@ final class Child: @unchecked Sendable {
         }
         self.pid = pid
         if output == .capture { startReader(fds[0]) } else { readerDone = true }
+        Self.countSpawn(executable, arguments, environment: env)
+    }
+
+    /// With `TESTS_SPAWN_LOG=FILE`, each start of this package's binaries is a line of FILE
+    /// (the test that started it, the program, its command): how many tests need a process.
+    private static func countSpawn(_ executable: String, _ arguments: [String], environment: [String: String]) {
+        guard let log = environment["TESTS_SPAWN_LOG"], executable.hasSuffix("/scrollsync") || executable.hasSuffix("/follow-example") else { return }
+        let test = Test.current?.name ?? "?"
+        let line = "\(test)\t\(executable.split(separator: "/").last ?? "")\t\(arguments.first ?? "")\n"
+        let fd = open(log, O_WRONLY | O_APPEND | O_CREAT, 0o644)
+        guard fd >= 0 else { return }
+        _ = line.withCString { write(fd, $0, strlen($0)) }
+        close(fd)
     }
 
     deinit { stop() }
