@@ -298,20 +298,12 @@ public final class EventLoop: @unchecked Sendable {
         thread = pthread_self()
         now &+= nanoseconds
         repeat {
-            runTasks()
-            while let timer = timers.last, timer.deadline <= now {
-                timers.removeLast()
-                timer.task()
-            }
+            // The in-process connections' reads stand for epoll's events; the rest of the turn
+            // is the running loop's own.
             for connection in embeddedConnections where connection.closed { embeddedByChannel[connection.channel.id] = nil }
             embeddedConnections.removeAll { $0.closed }
             for connection in embeddedConnections { connection.deliver() }
-            flushDirty()
-            if now >= nextTick {
-                nextTick = now + Self.tickNanoseconds
-                tick()
-                flushDirty()
-            }
+            finishTurn()
         } while !localTasks.isEmpty || timers.last.map({ $0.deadline <= now }) == true
     }
 
@@ -352,18 +344,7 @@ public final class EventLoop: @unchecked Sendable {
             if count > 0 {
                 for i in 0..<Int(count) { dispatch(events[i]) }
             }
-            runTasks()
-            while let timer = timers.last, timer.deadline <= now {
-                timers.removeLast()
-                timer.task()
-            }
-            flushDirty()
-            if now >= nextTick {
-                lagNanoseconds.store(now - nextTick, ordering: .relaxed)
-                nextTick = now + Self.tickNanoseconds
-                tick()
-                flushDirty()
-            }
+            finishTurn()
         }
         for channel in slots.compactMap({ $0 }) { channel.abort() }
     }
@@ -410,6 +391,23 @@ public final class EventLoop: @unchecked Sendable {
         }
         if flags & EPOLLOUT.rawValue != 0 { channel.writable() }
         if flags & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0, channel.isRegistered { channel.readable() }
+    }
+
+    /// The loop's turn after its I/O (`run` and `advance` alike): tasks, due timers, the
+    /// writes they queued, and the tick when it is due.
+    private func finishTurn() {
+        runTasks()
+        while let timer = timers.last, timer.deadline <= now {
+            timers.removeLast()
+            timer.task()
+        }
+        flushDirty()
+        if now >= nextTick {
+            lagNanoseconds.store(now - nextTick, ordering: .relaxed)
+            nextTick = now + Self.tickNanoseconds
+            tick()
+            flushDirty()
+        }
     }
 
     private func runTasks() {
