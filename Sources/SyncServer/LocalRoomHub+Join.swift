@@ -98,71 +98,72 @@ extension LocalRoomHub {
                       retryWhenAttached makeRetry: () -> @Sendable () -> Void) -> JoinOutcome {
         let loop = member.peer.channel.loop
         let shared = engine?.isAvailable == true
-        return room.guarded.withLock { guarded in
-            guard !guarded.removed else { return .removed }
+        let (outcome, later) = room.guarded.withLock { guarded -> (JoinOutcome, [Room.Machine.Effect]) in
+            guard !guarded.removed else { return (.removed, []) }
             guard guarded.attached else {
                 guarded.waiting.append(makeRetry())
-                return .waiting
+                return (.waiting, [])
             }
-            let hadKey = guarded.core.hasPresenterKey
-            let current = guarded.core.presenterKeyText
-            // A presenter's key becomes its record, hashed against the room's current record
-            // (not asked of a presenter a signed token admitted).
-            let authorized = member.authorized
-            var given = key
-            if role == .presenter, !authorized, let key, !key.isEmpty, !guarded.core.isLocked {
-                guard let proof, proof.against == current else { return .hash(against: current) }
-                given = proof.record
-            }
-            // A follower's follow key, checked against the room's record (cheap: no PBKDF2).
-            let followCheck: ((String) -> Bool)? = role == .follower ? member.followKey.map { key in { FollowKey.matches(key, record: $0) } } : nil
-            switch guarded.core.join(member.id, role: role, name: member.name, key: given, keyRequired: options.requirePresenterKey,
-                                     claimsControl: !shared, followKey: followCheck, authorized: authorized) {
-            case .failure(let error):
-                if error.code == .unauthorized, role == .presenter, hadKey, !guarded.core.isLocked {
-                    keyFailed(room: name, address: member.address, ticket: proof?.ticket, now: loop.now)
-                } else if error.code == .unauthorized, role == .follower, member.followKey != nil {
-                    keyFailed(room: name, address: member.address, ticket: nil, now: loop.now)
-                }
-                if error.code == .unauthorized, role == .follower { refusals.count(.followKey) }
-                proof?.ticket.settle(failed: false, now: loop.now)
-                return .done(.failure(error))
-            case .success(let (answer, broadcasts)):
-                proof?.ticket.settle(failed: false, now: loop.now)
-                var welcome = answer
-                if role == .presenter, let creator = guarded.creator {
-                    guarded.creator = nil  // claimed: no longer counted against the follower's address
-                    creationLimits.settled(address: creator)
-                }
-                if let current, PresenterKey.isLegacy(current), let key, role == .presenter {
-                    upgradeLegacyKey(key, from: current, room: room, loop: loop)
-                }
-                if !hadKey && guarded.core.hasPresenterKey {
-                    save(&guarded)
-                    if shared, let engine, let digest = guarded.core.presenterKeyText {
-                        engine.bindKey(room: name, digest: digest) { kept in
-                            room.guarded.withLock { $0.core.adopt(presenterKey: kept) }
-                        }
-                    }
-                }
-                if role == .presenter, let followKey = member.followKey {
-                    setFollowKey(followKey, in: &guarded, room: room, shared: shared)
-                }
-                if shared, role == .presenter, guarded.core.driver == nil, let engine {
-                    engine.control(room: name, .claim(session: member.id.description, name: member.name)) { _ in }
-                }
-                let local = guarded.locals[loop.index] ?? LocalRoom(loop: loop, conflation: options.conflation, counters: counters)
-                guarded.locals[loop.index] = local
-                local.add(member)
-                member.roomHandle = room
-                member.lastSeq = SeqMark(welcome.state?.seq ?? 0)
-                member.lastDocument = guarded.documentVersion  // the welcome carries the current document
-                if member.windowBits != nil { guarded.compressingMembers += 1 }
-                guarded.emptySince = nil
-                welcome.presence = guarded.presence
-                publish(broadcasts, in: &guarded, room: room, loop: loop)
-                return .done(.success(welcome))
-            }
+            return join(Unchecked(member), in: &guarded, room: room, name: name, role: role, key: key, proof: proof, shared: shared)
         }
+        finish(later, room: room)
+        return outcome
+    }
+
+    /// The join under the room's lock: the outcome, and the room's effects left for after it.
+    private func join(_ joining: Unchecked<RoomMember>, in guarded: inout Room.Guarded, room: Room, name: String, role: Role, key: String?,
+                      proof: KeyProof?, shared: Bool) -> (JoinOutcome, [Room.Machine.Effect]) {
+        let member = joining.value
+        let loop = member.peer.channel.loop
+        let current = guarded.core.presenterKeyText
+        // A presenter's key becomes its record, hashed against the room's current record
+        // (not asked of a presenter a signed token admitted).
+        let authorized = member.authorized
+        var given = key
+        if role == .presenter, !authorized, let key, !key.isEmpty, !guarded.core.isLocked {
+            guard let proof, proof.against == current else { return (.hash(against: current), []) }
+            given = proof.record
+        }
+        // A follower's follow key, checked against the room's record (cheap: no PBKDF2).
+        var followCheck: (@Sendable (String) -> Bool)?
+        if role == .follower, let followKey = member.followKey {
+            followCheck = { record in FollowKey.matches(followKey, record: record) }
+        }
+        let request = Room.Machine.JoinRequest(id: member.id, role: role, name: member.name, key: given, followKey: followCheck,
+                                               authorized: authorized, keyRequired: options.requirePresenterKey)
+        let effects = guarded.machine.step(.join(request), machineContext)
+        // The key check is settled: a failure just counted (`keyFailed`) stays one.
+        defer { proof?.ticket.settle(failed: false, now: loop.now) }
+        guard case .welcome(var welcome)? = effects.first else {
+            guard case .joinRefused(let error, let wrongKey)? = effects.first else { return (.done(.failure(ProtocolError(.badMessage, "not joined"))), []) }
+            if wrongKey {
+                // A presenter's ticket counts it; a follower's wrong follow key counts against its address.
+                keyFailed(room: name, address: member.address, ticket: role == .presenter ? proof?.ticket : nil, now: loop.now)
+            }
+            if error.code == .unauthorized, role == .follower { refusals.count(.followKey) }
+            return (.done(.failure(error)), [])
+        }
+        if role == .presenter, let creator = guarded.creator {
+            guarded.creator = nil  // claimed: no longer counted against the follower's address
+            creationLimits.settled(address: creator)
+        }
+        if let current, PresenterKey.isLegacy(current), let key, role == .presenter {
+            upgradeLegacyKey(key, from: current, room: room, loop: loop)
+        }
+        if role == .presenter, let followKey = member.followKey {
+            setFollowKey(followKey, in: &guarded, room: room, shared: shared)
+        }
+        let local = guarded.locals[loop.index] ?? LocalRoom(loop: loop, conflation: options.conflation, counters: counters)
+        guarded.locals[loop.index] = local
+        local.add(member)
+        member.roomHandle = room
+        member.lastSeq = SeqMark(welcome.state?.seq ?? 0)
+        member.lastDocument = guarded.documentVersion  // the welcome carries the current document
+        if member.windowBits != nil { guarded.compressingMembers += 1 }
+        guarded.emptySince = nil
+        welcome.presence = guarded.presence
+        // The room's own effects (its broadcasts, the record to keep) once the member is in.
+        let later = carryOut(Array(effects.dropFirst()), in: &guarded, room: room, loop: loop)
+        return (.done(.success(welcome)), later)
     }
 }

@@ -98,7 +98,16 @@ extension LocalRoomHub {
     }
 
     func step(_ event: Room.Machine.Event, in guarded: inout Room.Guarded, room: Room, loop: EventLoop) -> [Room.Machine.Effect] {
-        let effects = guarded.machine.step(event, .init(documents: documents, storeFailing: store?.health.failing == true))
+        carryOut(guarded.machine.step(event, machineContext), in: &guarded, room: room, loop: loop)
+    }
+
+    /// What a room's step needs from the node.
+    var machineContext: Room.Machine.Context {
+        .init(documents: documents, storeFailing: store?.health.failing == true, shared: engine?.isAvailable == true)
+    }
+
+    /// The part of a step's effects carried out under the room's lock (see `step`); returns the rest.
+    func carryOut(_ effects: [Room.Machine.Effect], in guarded: inout Room.Guarded, room: Room, loop: EventLoop) -> [Room.Machine.Effect] {
         var broadcasts = [Broadcast]()
         var later = [Room.Machine.Effect]()
         for effect in effects {
@@ -106,7 +115,7 @@ extension LocalRoomHub {
             case .broadcast(let broadcast): broadcasts.append(broadcast)
             case .save: save(&guarded)
             case .evictFollowers: evictFollowers(in: &guarded, room: room)
-            case .refuse, .releaseHeld, .refusedShared, .resync: later.append(effect)
+            default: later.append(effect)
             }
         }
         publish(broadcasts, in: &guarded, room: room, loop: loop)
@@ -131,10 +140,20 @@ extension LocalRoomHub {
                 loop.execute { [self] in finish(step(.releaseHeld, in: room, loop: loop), room: room) }
             case .refusedShared(let refusal):
                 engine?.refused(refusal, room: room.name)
+            case .bindKey(let digest):
+                // The engine keeps the first record any node bound; every node takes that one.
+                engine?.bindKey(room: room.name, digest: digest) { kept in
+                    room.guarded.withLock { $0.core.adopt(presenterKey: kept) }
+                }
+            case .claimControl(let id):
+                let name = room.guarded.withLock { $0.core.names[id] }
+                engine?.control(room: room.name, .claim(session: id.description, name: name)) { _ in }
+            case .releaseControl(let id):
+                engine?.control(room: room.name, .release(session: id.description)) { _ in }
             case .resync:
                 resyncRoom(room, now: loops.first?.now ?? 0)
-            case .broadcast, .save, .evictFollowers:
-                break  // carried out under the lock
+            case .broadcast, .save, .evictFollowers, .welcome, .joinRefused:
+                break  // carried out under the lock, or by the join that asked
             }
         }
         return answer

@@ -203,20 +203,14 @@ public final class LocalRoomHub: RoomHub {
         let name = room.name
         member.roomHandle = nil
         let loop = member.peer.channel.loop
-        let unclaimedAndEmpty = room.guarded.withLock { guarded in
+        let (unclaimedAndEmpty, later) = room.guarded.withLock { guarded in
             guarded.locals[loop.index]?.remove(member)
             if member.windowBits != nil { guarded.compressingMembers -= 1 }
-            let drove = guarded.core.driver == member.id
-            var broadcasts = guarded.core.leave(member.id)
+            let later = step(.leave(member.id), in: &guarded, room: room, loop: loop)
             if guarded.core.isEmpty { guarded.emptySince = loop.now }
-            if drove, let engine, engine.isAvailable {
-                // The release comes back from the engine as a driver change for every node.
-                broadcasts.removeAll { if case .driver = $0 { true } else { false } }
-                engine.control(room: name, .release(session: member.id.description)) { _ in }
-            }
-            publish(broadcasts, in: &guarded, room: room, loop: loop)
-            return guarded.creator != nil && guarded.core.isEmpty
+            return (guarded.creator != nil && guarded.core.isEmpty, later)
         }
+        finish(later, room: room)
         if unclaimedAndEmpty { removeIfEmptyAndUnclaimed(room) }
     }
 

@@ -24,7 +24,24 @@ struct RoomMachine<Sender> {
         self.seq = seq
     }
 
+    /// A session asking to join, its keys already checked where that is slow (a presenter
+    /// key arrives as the record it makes, hashed against the room's).
+    struct JoinRequest: Sendable {
+        var id: SessionID
+        var role: Role
+        var name: String?
+        var key: String?
+        /// Whether a follow key was given, and a check of it against the room's record.
+        var followKey: (@Sendable (String) -> Bool)?
+        /// An application's signed token admitted the session in its role: no key is asked.
+        var authorized = false
+        /// Presenters must give a key (`requirePresenterKey`).
+        var keyRequired = false
+    }
+
     enum Event {
+        case join(JoinRequest)
+        case leave(SessionID)
         /// A member's message, applied on this node.
         case message(ClientMessage, from: SessionID, sender: Sender)
         /// A change the engine ordered (from any node, this one included), `version` one above
@@ -44,9 +61,21 @@ struct RoomMachine<Sender> {
         let documents: DocumentBudget
         /// Whether the store is failing (a scroll does not wait for it then).
         var storeFailing = false
+        /// Whether the room is shared through the engine now (control changes go through it).
+        var shared = false
     }
 
     enum Effect {
+        /// The session joined: its welcome.
+        case welcome(RoomCore.Welcome)
+        /// The session may not join; `keyFailed`: it gave a wrong key (counted against its address).
+        case joinRefused(ProtocolError, keyFailed: Bool)
+        /// The room's presenter key record was set by this join: the engine keeps the first.
+        case bindKey(String)
+        /// A presenter joined a shared room nobody drives: ask the engine for control.
+        case claimControl(SessionID)
+        /// The driver left a shared room: the engine releases control for every node.
+        case releaseControl(SessionID)
         /// Every member hears it (encoded once, in order).
         case broadcast(Broadcast)
         /// The room's record changed: keep it (with a `seq` ceiling).
@@ -65,6 +94,15 @@ struct RoomMachine<Sender> {
 
     mutating func step(_ event: Event, _ context: Context) -> [Effect] {
         switch event {
+        case .join(let request):
+            return join(request, context)
+        case .leave(let id):
+            let drove = core.driver == id
+            var broadcasts = core.leave(id)
+            guard drove, context.shared else { return broadcasts.map(Effect.broadcast) }
+            // The release comes back from the engine as a driver change for every node.
+            broadcasts.removeAll { if case .driver = $0 { true } else { false } }
+            return broadcasts.map(Effect.broadcast) + [.releaseControl(id)]
         case .message(let message, let id, let sender):
             return receive(message, from: id, sender: sender, context)
         case .shared(let version, let change):
@@ -80,6 +118,27 @@ struct RoomMachine<Sender> {
             // Still in the room? A member who left takes its scroll with it.
             guard core.members[id] != nil else { return [] }
             return apply(message, from: id, sender: sender, context)
+        }
+    }
+
+    private mutating func join(_ request: JoinRequest, _ context: Context) -> [Effect] {
+        let hadKey = core.hasPresenterKey
+        let locked = core.isLocked
+        switch core.join(request.id, role: request.role, name: request.name, key: request.key, keyRequired: request.keyRequired,
+                         claimsControl: !context.shared, followKey: request.followKey, authorized: request.authorized) {
+        case .failure(let error):
+            // A wrong key where there is one to match (not a locked room's, not a missing one).
+            let wrongKey = error.code == .unauthorized
+                && (request.role == .presenter ? hadKey && !locked : request.followKey != nil)
+            return [.joinRefused(error, keyFailed: wrongKey)]
+        case .success(let (welcome, broadcasts)):
+            var effects: [Effect] = [.welcome(welcome)]
+            if !hadKey, core.hasPresenterKey {
+                effects.append(.save)
+                if context.shared, let digest = core.presenterKeyText { effects.append(.bindKey(digest)) }
+            }
+            if context.shared, request.role == .presenter, core.driver == nil { effects.append(.claimControl(request.id)) }
+            return effects + broadcasts.map(Effect.broadcast)
         }
     }
 

@@ -114,3 +114,61 @@ struct RoomMachineTests {
         #expect(!room.core.isPrivate)
     }
 }
+
+extension RoomMachineTests {
+    static func effectNames(_ effects: [Machine.Effect]) -> [String] {
+        effects.map { effect in
+            switch effect {
+            case .welcome: "welcome"
+            case .joinRefused(_, let keyFailed): keyFailed ? "refused(key)" : "refused"
+            case .bindKey: "bindKey"
+            case .claimControl: "claimControl"
+            case .releaseControl: "releaseControl"
+            case .broadcast(.driver): "driver"
+            case .broadcast(.presence): "presence"
+            case .broadcast: "broadcast"
+            case .save: "save"
+            default: "other"
+            }
+        }
+    }
+
+    @Test func joinsBindTheFirstKeyAndCountWrongOnes() {
+        var room = Machine(core: RoomCore(name: "r"))
+        let first = room.step(.join(.init(id: Self.ann, role: .presenter, name: "Ann", key: "record-1")), context)
+        #expect(Self.effectNames(first) == ["welcome", "save", "driver", "presence"], "the key is kept; Ann drives")
+        let wrong = room.step(.join(.init(id: Self.bob, role: .presenter, name: "Bob", key: "record-2")), context)
+        #expect(Self.effectNames(wrong) == ["refused(key)"], "a wrong key where there is one counts")
+        let missing = room.step(.join(.init(id: Self.bob, role: .presenter, name: "Bob", key: nil)), context)
+        #expect(Self.effectNames(missing) == ["refused(key)"])
+        let follower = room.step(.join(.init(id: Self.bob, role: .follower, name: nil, key: nil)), context)
+        #expect(Self.effectNames(follower) == ["welcome", "presence"])
+
+        var shared = Machine(core: RoomCore(name: "s"))
+        let context = Machine.Context(documents: DocumentBudget(limit: 0), shared: true)
+        let claimed = shared.step(.join(.init(id: Self.ann, role: .presenter, name: "Ann", key: "record")), context)
+        #expect(Self.effectNames(claimed) == ["welcome", "save", "bindKey", "claimControl", "presence"],
+                "a shared room's key and control go through the engine")
+    }
+
+    @Test func aPrivateRoomRefusesAWrongFollowKeyAndCountsIt() {
+        var room = Self.room()
+        room.core.adopt(followKey: "record")
+        let wrong = room.step(.join(.init(id: SessionID(0xC), role: .follower, name: nil, key: nil, followKey: { $0 == "other" })), context)
+        #expect(Self.effectNames(wrong) == ["refused(key)"])
+        let none = room.step(.join(.init(id: SessionID(0xC), role: .follower, name: nil, key: nil)), context)
+        #expect(Self.effectNames(none) == ["refused"], "no key given: refused, not counted as a guess")
+        let right = room.step(.join(.init(id: SessionID(0xC), role: .follower, name: nil, key: nil, followKey: { $0 == "record" })), context)
+        #expect(Self.effectNames(right).first == "welcome")
+    }
+
+    @Test func theDriverLeavingReleasesControlHereOrThroughTheEngine() {
+        var alone = Self.room()
+        #expect(Self.effectNames(alone.step(.leave(Self.ann), context)).contains("driver"), "alone: the room says nobody drives")
+        var shared = Self.room()
+        let sharedContext = Machine.Context(documents: DocumentBudget(limit: 0), shared: true)
+        let left = Self.effectNames(shared.step(.leave(Self.ann), sharedContext))
+        #expect(left.contains("releaseControl") && !left.contains("driver"), "shared: the engine's release reaches every node: \(left)")
+        #expect(Self.effectNames(shared.step(.leave(Self.bob), sharedContext)) == ["presence"], "a follower leaving changes the counts only")
+    }
+}
