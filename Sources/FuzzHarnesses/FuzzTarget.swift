@@ -39,6 +39,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case websocketURL = "websocket-url"
     /// What a node reads from Redis: channel messages, a room's hash and node table.
     case redisInput = "redis-input"
+    /// A recording file (Protocol/RECORDING.md): read or refused with a line; what reads
+    /// writes back to a recording that reads the same.
+    case recording
 
     /// Runs the target on `data`; throws a finding when an invariant breaks.
     public func check(_ data: [UInt8]) throws(FuzzFinding) {
@@ -58,6 +61,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .resp: try Self.resp(data)
         case .websocketURL: try Self.websocketURL(data)
         case .redisInput: try Self.redisInput(data)
+        case .recording: try Self.recording(data)
         }
     }
 

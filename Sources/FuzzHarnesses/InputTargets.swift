@@ -98,4 +98,29 @@ extension FuzzTarget {
         let set = url.with(target: "/" + text)
         try expect(printable(set.target) && set.with(target: set.target) == set, "with(target:) gave \(set.target.debugDescription)")
     }
+
+    /// Any bytes read as a recording or are refused naming a line within the file; what
+    /// reads writes back to lines that read as the same recording.
+    static func recording(_ data: [UInt8]) throws(FuzzFinding) {
+        let recording: Recording
+        do {
+            recording = try Recording.read(data)
+        } catch {
+            let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).count
+            try expect(error.line >= 1 && error.line <= max(1, lines) + 1, "a problem on line \(error.line) of \(lines)")
+            return
+        }
+        let written = ([Recording.headerLine(recording.header)] + recording.events.map(Recording.eventLine)).joined(separator: [10])
+        do {
+            let again = try Recording.read(Array(written))
+            try expect(again.header == recording.header, "the header reads back differently")
+            try expect(again.events.count == recording.events.count, "\(again.events.count) events read back, not \(recording.events.count)")
+            for (a, b) in zip(again.events, recording.events) {
+                try expect(a.message == b.message, "an event reads back differently: \(a.message) ≠ \(b.message)")
+                try expect(abs(a.seconds - b.seconds) <= 0.0005, "a time reads back as \(a.seconds), not \(b.seconds)")
+            }
+        } catch {
+            throw FuzzFinding("what was read does not read back: \(error)")
+        }
+    }
 }

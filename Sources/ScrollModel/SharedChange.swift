@@ -70,7 +70,7 @@ public enum SharedChange: Sendable, Equatable {
         return state
     }
 
-    private static func driver(_ json: JSON) throws(ProtocolError) -> SharedChange {
+    public static func driver(_ json: JSON) throws(ProtocolError) -> SharedChange {
         var driver: SessionID?
         if let value = json["driver"], !value.isNull {
             guard let text = value.string, let id = SessionID(text) else {
@@ -88,7 +88,7 @@ public enum SharedChange: Sendable, Equatable {
         return .driver(driver, name: driver == nil ? nil : name)
     }
 
-    private static func document(_ json: JSON, limits: ClientMessage.Limits) throws(ProtocolError) -> SharedDocument {
+    public static func document(_ json: JSON, limits: ClientMessage.Limits = .init()) throws(ProtocolError) -> SharedDocument {
         guard let text = json["text"]?.string else { throw ProtocolError(.badMessage, "document \"text\" must be a string") }
         guard text.utf8.count <= limits.maxDocumentBytes else {
             throw ProtocolError(.tooLarge, "document of \(text.utf8.count) bytes exceeds \(limits.maxDocumentBytes)")

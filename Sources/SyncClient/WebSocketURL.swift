@@ -135,6 +135,16 @@ public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
 
     /// The URL as it may be shown or logged: the value of every secret query parameter (a
     /// presenter `key`, a `followKey`, a `token`) replaced by `***`.
+    /// The URL without its keys, follow keys and tokens (for a recording's header).
+    public var withoutSecrets: String {
+        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return description }
+        let kept = parts[1].split(separator: "&", omittingEmptySubsequences: false).filter { pair in
+            !["key", "followKey", "token"].contains(pair.split(separator: "=", maxSplits: 1).first.map(String.init) ?? "")
+        }
+        return "\(secure ? "wss" : "ws")://\(hostHeader)\(parts[0])" + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&"))
+    }
+
     public var redacted: String {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2 else { return description }

@@ -86,6 +86,8 @@ enum KeyDecoder {
                 switch code {
                 case UInt8(ascii: "A"): key = .up
                 case UInt8(ascii: "B"): key = .down
+                case UInt8(ascii: "C"): key = .right
+                case UInt8(ascii: "D"): key = .left
                 case UInt8(ascii: "H"): key = .home
                 case UInt8(ascii: "F"): key = .end
                 case UInt8(ascii: "1")...UInt8(ascii: "8"):

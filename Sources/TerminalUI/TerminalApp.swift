@@ -10,14 +10,18 @@ public final class TerminalApp: @unchecked Sendable {
     /// The model; read it after `run()` returns for how the session ended.
     public private(set) var model: ViewerModel
     private let send: @Sendable (ClientMessage) -> Void
+    /// Keys another part of the program takes before the viewer (a player's controls).
+    private let takeKey: ((Key) -> Bool)?
     private let inbox = Mutex<[ViewerMessage]>([])
     private let wake: (read: Int32, write: Int32)
     private var renderer = Renderer()
     private var quit = false
 
     /// - Parameter send: delivers a message to the room (called on the UI thread).
-    public init(model: ViewerModel, send: @escaping @Sendable (ClientMessage) -> Void) {
+    /// - Parameter takeKey: sees each key first; a key it returns true for goes no further.
+    public init(model: ViewerModel, takeKey: ((Key) -> Bool)? = nil, send: @escaping @Sendable (ClientMessage) -> Void) {
         self.model = model
+        self.takeKey = takeKey
         self.send = send
         var fds: [Int32] = [0, 0]
         pipe(&fds)
@@ -63,7 +67,7 @@ public final class TerminalApp: @unchecked Sendable {
             if fds[0].revents & Int16(POLLIN) != 0 {
                 let count = read(STDIN_FILENO, &input, input.count)
                 if count > 0 {
-                    for key in KeyDecoder.decode(Array(input[0..<count])) { dispatch(.key(key)) }
+                    for key in KeyDecoder.decode(Array(input[0..<count])) where takeKey?(key) != true { dispatch(.key(key)) }
                     dirty = true
                 } else if count == 0 {
                     quit = true  // standard input closed

@@ -89,6 +89,7 @@ func statusFields(_ model: ViewerModel) -> [(importance: Int, text: String)] {
     }
     if model.documentDiffers { fields.append((3, "⚠ DOCUMENT DIFFERS from the room's")) }
     switch model.connection {
+    case _ where model.playback != nil: fields.append((1, model.playback!))
     case .connecting: fields.append((1, "connecting…"))
     case .connected: fields.append((1, "● live"))
     case .waiting(let delay, let reason):

@@ -3,7 +3,7 @@ import ScrollModel
 /// A key press, decoded from the terminal's bytes.
 public enum Key: Sendable, Equatable {
     case character(Character)
-    case up, down, pageUp, pageDown, home, end
+    case up, down, pageUp, pageDown, home, end, left, right
     case interrupt  // Ctrl-C
 }
 
@@ -27,6 +27,9 @@ public enum ViewerMessage: Sendable {
     case clock(Int64)
     /// The link's measured round trip.
     case roundTrip(milliseconds: Int)
+    /// A recording's playback as the status line shows it (`▶ 1:23 / 10:00 ×2`), in place of
+    /// the connection.
+    case playback(String)
 }
 
 /// What `update` asks the program to do (Elm's `Cmd`).
@@ -67,6 +70,8 @@ public struct ViewerModel: Sendable {
     /// The follower renders its own copy (`--doc`).
     public let hasLocalDocument: Bool
     public internal(set) var notice: String?
+    /// Playing a recording: where it is (shown in place of the connection).
+    public internal(set) var playback: String?
     /// Presenters: the view moved and the room has not heard yet.
     var pendingUpdate = false
     var lastSentMs: Int64 = 0
@@ -131,6 +136,9 @@ public func update(_ model: inout ViewerModel, _ message: ViewerMessage) -> [Vie
         // A follower re-maps the presenter's place, not its own view (which rounding moved).
         if model.tracksRoom, let state = model.lastState { follow(state, &model) }
         model.pendingUpdate = model.role == .presenter && model.isDriving
+        return []
+    case .playback(let text):
+        model.playback = text
         return []
     case .connection(let status):
         model.connection = status

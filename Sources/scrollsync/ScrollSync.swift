@@ -13,7 +13,7 @@ struct ScrollSync: ParsableCommand {
         commandName: "scrollsync",
         abstract: "Live-synchronized scrolling over WebSocket.",
         version: scrollSyncVersion,
-        subcommands: [Serve.self, Config.self, Present.self, Follow.self, Drive.self, Load.self, Token.self]
+        subcommands: [Serve.self, Config.self, Present.self, Follow.self, Drive.self, Load.self, Record.self, Play.self, Replay.self, Token.self]
     )
 
     /// Runs the command; errors say `scrollsync: error: …` (a usage error with the command's

@@ -24,6 +24,7 @@ struct ReadmeExamplesTests {
         "SCROLLSYNC_AUTH_SECRET=$(cat /etc/scrollsync/secret) scrollsync token board --role follower --ttl 2h --name Guest":
             "reads the operator's secret file; the script mints the same token with a secret of its own",
         "scrollsync load ws://a:8080 ws://b:8080 --followers 1000": "two machines: the cluster tests",
+        "scrollsync play talk.rec": "needs a terminal: RecordReplayTests plays a recording under tmux",
         "scrollsync serve --host 0.0.0.0 --port 8080 --redis redis://10.0.0.5:6379/0": "another machine's Redis: the cluster tests",
         "swift build -c release && .build/release/scrollsync serve --port 9001 &": "the conformance run of .ci/run",
         "../shared/tools/autobahn/run ws://127.0.0.1:9001/echo": "the conformance run of .ci/run",

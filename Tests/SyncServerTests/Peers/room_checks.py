@@ -23,6 +23,8 @@ import websockets
 PROTOCOL = pathlib.Path(__file__).resolve().parents[3] / "Protocol"
 SCHEMAS = {}
 for path in (PROTOCOL / "schemas").glob("*.schema.json"):
+    if path.name.startswith("recording-"):
+        continue  # a file's lines, not messages (recording_check.py)
     schema = json.loads(path.read_text())
     if path.name != "document-share.schema.json" and schema["properties"]["type"]["const"] not in ("scroll", "control", "follow"):
         SCHEMAS[schema["properties"]["type"]["const"]] = schema

@@ -1,0 +1,323 @@
+import ArgumentParser
+import Dispatch
+import ScrollModel
+import Synchronization
+import SyncClient
+import TerminalUI
+import TextSafety
+import Transport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `scrollsync record`: joins a room as a follower and writes what the room sends, with its
+/// times, as a recording (Protocol/RECORDING.md).
+struct Record: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Record a room: what the presenter does, at its times, as JSON lines (Protocol/RECORDING.md).",
+        discussion: "Joins as a follower (the room counts the recorder as one) and writes until the room closes, --duration ends or Ctrl-C; the file is complete on any of them. Progress goes to standard error.")
+
+    @Argument(help: "The room, e.g. ws://127.0.0.1:8080/rooms/demo.")
+    var url: String
+
+    @Option(name: .shortAndLong, help: "The file to write (replaced if it exists).")
+    var output: String
+
+    @Option(help: "Stop after this many seconds.")
+    var duration: Double?
+
+    @OptionGroup var connection: ConnectionOptions
+
+    func validate() throws {
+        if let duration, !(duration > 0 && duration <= Recording.maxSeconds) {
+            throw ValidationError("--duration must be more than 0 and at most \(Int(Recording.maxSeconds)) seconds")
+        }
+    }
+
+    func run() throws {
+        let (roomURL, room) = try roomURL(url, query: connection.access)
+        let fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { fail("cannot write \(SafeText.display(output)): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        let recorder = Recorder(fd: fd, room: room, url: roomURL.withoutSecrets)
+        let signals = blockTerminationSignals()
+        let group = try EventLoopGroup(count: 1)
+        group.start()
+        let client = try RoomClient(urls: [roomURL], loop: group.loops[0], options: connection.clientOptions) { recorder.handle($0) }
+        client.start()
+        let deadline = duration.map { monotonicNanoseconds() + UInt64($0 * 1e9) }
+        var lastProgress = monotonicNanoseconds()
+        while !signalPending(signals), !recorder.ended {
+            if let deadline, monotonicNanoseconds() >= deadline { break }
+            usleep(50_000)
+            if monotonicNanoseconds() - lastProgress >= 1_000_000_000 {
+                lastProgress = monotonicNanoseconds()
+                log(recorder.progress, to: STDERR_FILENO)
+            }
+        }
+        client.stopAndWait()
+        group.shutdown()
+        log("recorded \(recorder.progress) to \(SafeText.display(output))", to: STDERR_FILENO)
+        if let problem = recorder.problem { fail(problem) }
+    }
+}
+
+/// Writes what a room sends as recording lines; runs on the client's loop.
+final class Recorder: @unchecked Sendable {
+    private let fd: Int32
+    private let room: String
+    private let url: String
+    private let state = Mutex(Progress())
+    private var started: UInt64?
+    /// Waiting for the room's document before the header is written (the welcome says one follows).
+    private var awaitingDocument = false
+
+    struct Progress {
+        var events = 0
+        var seconds = 0.0
+        var ended = false
+        var problem: String?
+    }
+
+    init(fd: Int32, room: String, url: String) {
+        self.fd = fd
+        self.room = room
+        self.url = url
+    }
+
+    var ended: Bool { state.withLock { $0.ended } }
+    var problem: String? { state.withLock { $0.problem } }
+    var progress: String { state.withLock { "\($0.events) events, \(Double(Int($0.seconds * 10)) / 10) s" } }
+
+    func handle(_ event: RoomClient.Event) {
+        switch event {
+        case .message(.welcome(let welcome)):
+            guard started == nil else { return }  // a reconnect continues the same recording
+            started = monotonicNanoseconds()
+            if welcome.doc != nil {
+                awaitingDocument = true
+                pendingState = welcome.state
+            } else {
+                writeHeader(document: nil)
+                if let state = welcome.state { write(.state(state)) }
+            }
+        case .message(.document(let document)) where awaitingDocument:
+            awaitingDocument = false
+            writeHeader(document: document)
+            if let state = pendingState { write(.state(state)) }
+            pendingState = nil
+        case .message(.document(let document)): write(.document(document))
+        case .message(.state(let state)):
+            if awaitingDocument { pendingState = state } else { write(.state(state)) }
+        case .message(.driver(let driver, let name)): write(.driver(driver.flatMap(SessionID.init), name: name))
+        case .message(.presence(let presence)): write(.presence(presence))
+        case .status(.refused(let reason)):
+            state.withLock { $0.problem = reason; $0.ended = true }
+        case .status(.waiting(_, let reason)) where started != nil:
+            log("disconnected (\(reason)); reconnecting", to: STDERR_FILENO)
+        default:
+            break
+        }
+    }
+
+    private var pendingState: ScrollState?
+
+    private func writeHeader(document: SharedDocument?) {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        var parts = tm()
+        var seconds = time.tv_sec
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let started = "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+        writeLine(Recording.headerLine(Recording.Header(room: room, started: started, url: url, document: document)))
+    }
+
+    private func write(_ message: Recording.Message) {
+        guard let started, !awaitingDocument else { return }
+        let seconds = Double(monotonicNanoseconds() - started) / 1e9
+        writeLine(Recording.eventLine(Recording.Event(seconds: seconds, message: message)))
+        state.withLock {
+            $0.events += 1
+            $0.seconds = seconds
+        }
+    }
+
+    private func writeLine(_ line: [UInt8]) {
+        if let error = writeAll(fd, line + [10]) {
+            state.withLock { $0.problem = "cannot write the recording: \(String(cString: strerror(error)))"; $0.ended = true }
+        }
+    }
+}
+
+/// A recording file, read and checked, or a clear error (exit 65: the data is bad).
+func readRecording(_ path: String) -> Recording {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { fail("cannot read \(SafeText.display(path)): \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    var bytes = [UInt8]()
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let count = read(fd, &buffer, buffer.count)
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { break }
+        bytes += buffer[..<count]
+        guard bytes.count <= 512 << 20 else { fail("\(SafeText.display(path)) is larger than 512 MiB: not a recording") }
+    }
+    do {
+        return try Recording.read(bytes, limits: ClientMessage.Limits())
+    } catch {
+        logError("\(SafeText.display(path)): \(SafeText.display(error.description))")
+        exit(65)
+    }
+}
+
+/// The times at which a recording's events play: scaled by `speed`, pauses cut to `idleLimit`.
+func playTimes(_ recording: Recording, speed: Double, idleLimit: Double?) -> [Double] {
+    var times = [Double]()
+    var last = 0.0
+    var played = 0.0
+    for event in recording.events {
+        var gap = event.seconds - last
+        if let idleLimit { gap = min(gap, idleLimit) }
+        played += gap / speed
+        last = event.seconds
+        times.append(played)
+    }
+    return times
+}
+
+/// Sleeps until `seconds` after `start` (monotonic nanoseconds).
+func sleep(until seconds: Double, from start: UInt64) {
+    let due = start + UInt64(max(0, seconds) * 1e9)
+    let now = monotonicNanoseconds()
+    if due > now { usleep(UInt32(min(Double(due - now) / 1000, 1e9))) }
+}
+
+/// `scrollsync play FILE --json`: a recording's states at their times.
+struct Play: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Play a recording: the document and the presenter's moves at their times, in the terminal or as JSON lines.",
+        discussion: "In the terminal: space pauses and resumes, ←/→ go to the previous/next change of section, +/- change the speed, j/k and the other keys of follow scroll (f follows again), q quits.")
+
+    @Argument(help: "A recording (scrollsync record).")
+    var file: String
+
+    @Option(help: "Play this many times as fast.")
+    var speed = 1.0
+
+    @Option(help: "Cut every pause longer than this many seconds to it (as asciinema does).")
+    var idleLimit: Double?
+
+    @Flag(help: "Print each state as a JSON line at its time instead of showing the document.")
+    var json = false
+
+    /// The recording in the terminal, rendered as `follow` renders a room (any width, by
+    /// block id): space pauses, ←/→ go to the previous/next section change, +/- change the
+    /// speed, q quits.
+    private func playInTerminal(_ recording: Recording) throws {
+        let player = Player(recording, speed: speed, idleLimit: idleLimit)
+        let size = Terminal.size
+        let model = ViewerModel.follower(room: recording.header.room, localDocument: nil, width: size.width, height: size.height)
+        let app = TerminalApp(model: model, takeKey: player.take) { _ in }
+        app.post(.connection(.connected))
+        let thread = spawnThread { player.run(into: app) }
+        app.run()
+        _ = player.take(.character("q"))
+        pthread_join(thread, nil)
+    }
+
+    func validate() throws {
+        guard speed > 0, speed <= 1000 else { throw ValidationError("--speed must be more than 0 and at most 1000") }
+        if let idleLimit, !(idleLimit > 0) { throw ValidationError("--idle-limit must be more than 0 seconds") }
+    }
+
+    func run() throws {
+        let recording = readRecording(file)
+        guard json else { return try playInTerminal(recording) }
+        let times = playTimes(recording, speed: speed, idleLimit: idleLimit)
+        let start = monotonicNanoseconds()
+        for (event, time) in zip(recording.events, times) {
+            guard case .state(let state) = event.message else { continue }
+            sleep(until: time, from: start)
+            writeLine(ServerMessage.state(state))
+        }
+    }
+}
+
+/// `scrollsync replay FILE URL --key K`: drives a live room from a recording.
+struct Replay: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Drive a live room from a recording: its document, then each move at its time (a rehearsed talk, a looping demo).")
+
+    @Argument(help: "A recording (scrollsync record).")
+    var file: String
+
+    @Argument(help: "The room to drive, e.g. ws://127.0.0.1:8080/rooms/demo.")
+    var url: String
+
+    @Option(help: "The room's presenter key.")
+    var key: String?
+
+    @Option(help: "Your name, shown to the room.")
+    var name: String?
+
+    @Option(help: "Play this many times as fast.")
+    var speed = 1.0
+
+    @Option(help: "Cut every pause longer than this many seconds to it.")
+    var idleLimit: Double?
+
+    @Flag(help: "Start again from the beginning at the end, until Ctrl-C.")
+    var loop = false
+
+    @OptionGroup var connection: ConnectionOptions
+
+    func validate() throws {
+        guard speed > 0, speed <= 1000 else { throw ValidationError("--speed must be more than 0 and at most 1000") }
+        if let idleLimit, !(idleLimit > 0) { throw ValidationError("--idle-limit must be more than 0 seconds") }
+    }
+
+    func run() throws {
+        let recording = readRecording(file)
+        let (roomURL, _) = try roomURL(url, query: [("role", "presenter"), ("key", key), ("name", name)] + connection.access)
+        let signals = blockTerminationSignals()
+        let group = try EventLoopGroup(count: 1)
+        group.start()
+        defer { group.shutdown() }
+        let joined = DispatchSemaphore(value: 0)
+        let refusal = Mutex<String?>(nil)
+        let client = try RoomClient(urls: [roomURL], loop: group.loops[0], options: connection.clientOptions) { event in
+            switch event {
+            case .message(.welcome): joined.signal()
+            case .status(.refused(let reason)):
+                refusal.withLock { $0 = reason }
+                joined.signal()
+            case .message(.error(let code, let message)): log("the room refused a move: \(code): \(message)", to: STDERR_FILENO)
+            default: break
+            }
+        }
+        client.start()
+        defer { client.stopAndWait() }
+        guard joined.wait(timeout: .now() + 10) == .success else { fail("could not join \(roomURL.redacted): no answer") }
+        if let reason = refusal.withLock({ $0 }) { fail("refused: \(reason)") }
+        let times = playTimes(recording, speed: speed, idleLimit: idleLimit)
+        repeat {
+            if let document = recording.header.document { client.send(.document(name: document.name, format: document.format, text: document.text)) }
+            let start = monotonicNanoseconds()
+            for (event, time) in zip(recording.events, times) {
+                sleep(until: time, from: start)
+                if signalPending(signals) { return }
+                switch event.message {
+                case .state(let state):
+                    client.send(.scroll(ScrollUpdate(offset: state.offset, viewport: state.viewport, content: state.content, anchor: state.anchor)))
+                case .document(let document):
+                    client.send(.document(name: document.name, format: document.format, text: document.text))
+                case .driver, .presence:
+                    break
+                }
+            }
+            log("replayed \(recording.events.count) events", to: STDERR_FILENO)
+        } while loop && !signalPending(signals)
+    }
+}
