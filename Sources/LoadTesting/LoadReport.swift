@@ -85,6 +85,9 @@ public struct LoadReport: Sendable {
     private var inFlightText: String {
         let polling = configuration.busyPolling ? ", clients busy-polling" : ""
         if let window = configuration.inFlight { return "\(window) updates in flight per presenter" + polling }
+        if let trace = configuration.trace {
+            return "trace \(trace.name) at ×\(format(trace.speed)) (\(trace.moves.count) moves a pass of \(format(trace.duration)) s), \(configuration.rooms) room(s) × \(configuration.followers) followers" + polling
+        }
         return "\(format(rate)) updates/s per presenter, \(configuration.rooms) room(s) × \(configuration.followers) followers" + polling
     }
 
@@ -104,6 +107,17 @@ public struct LoadReport: Sendable {
         w.field("rate", rate)
         w.key("inFlight")
         if let window = configuration.inFlight { w.int(window) } else { w.null() }
+        w.key("trace")
+        if let trace = configuration.trace {
+            w.beginObject()
+            w.field("file", trace.name)
+            w.field("speed", trace.speed)
+            w.field("moves", trace.moves.count)
+            w.field("passSeconds", trace.duration)
+            w.endObject()
+        } else {
+            w.null()
+        }
         w.field("durationSeconds", configuration.duration)
         w.field("rampUpSeconds", configuration.rampUp)
         w.field("compress", configuration.compress)

@@ -45,12 +45,46 @@ public struct LoadConfiguration: Sendable {
     /// The client loops poll without sleeping (`EventLoop.busyPolling`).
     public var busyPolling = false
 
+    /// Presenters replay these moves at their times (a recorded session, `--trace`), from
+    /// the start again when it ends, instead of sending at `rate`.
+    public var trace: Trace?
+
     public init(base: WebSocketURL) { self.base = base }
 
     public var connections: Int { rooms * (followers + 1) }
 }
 
 /// Progress of a running phase, once a second.
+/// A presenter's moves from a recording (`--trace`): the way a person really scrolls, bursts
+/// while paging and long pauses while talking.
+public struct Trace: Sendable {
+    public struct Move: Sendable {
+        /// Seconds from the trace's start (already divided by the speed).
+        public var seconds: Double
+        public var offset: Double
+        public var viewport: Double?
+        public var content: Double?
+    }
+
+    /// The recording's file name, and how many times as fast it plays.
+    public var name: String
+    public var speed: Double
+    public var moves: [Move]
+    /// One pass (a trace plays again from its start when it ends).
+    public var duration: Double { max(moves.last?.seconds ?? 0, 0.001) }
+
+    /// The states of `recording` as moves, `speed` times as fast.
+    public init(_ recording: Recording, name: String, speed: Double) {
+        self.name = name
+        self.speed = speed
+        let states = recording.events.compactMap { event -> (Double, ScrollState)? in
+            if case .state(let state) = event.message { (event.seconds, state) } else { nil }
+        }
+        let start = states.first?.0 ?? 0
+        moves = states.map { Move(seconds: ($0.0 - start) / speed, offset: $0.1.offset, viewport: $0.1.viewport, content: $0.1.content) }
+    }
+}
+
 public struct LoadProgress: Sendable {
     public var elapsed: Double
     public var connected: Int
@@ -169,7 +203,7 @@ public final class LoadRun: @unchecked Sendable {
         usleep(50_000)
         let started = monotonicMicroseconds()
         for probe in probes {
-            probe.loop.execute { probe.startSending(rate: rate, inFlight: config.inFlight, slowPause: config.pause) }
+            probe.loop.execute { probe.startSending(rate: rate, inFlight: config.inFlight, trace: config.trace, slowPause: config.pause) }
         }
         var last = collect()
         var lastTime = started
@@ -303,6 +337,7 @@ final class LoopProbes: @unchecked Sendable {
     private var followers: [Follower] = []
     private var presenters: [Presenter] = []
     private var sending = false
+    private var trace: Trace?
     /// The kernel receive buffer of slow readers (nil: the system's, autotuned).
     let slowReceiveBuffer: Int?
 
@@ -459,8 +494,9 @@ final class LoopProbes: @unchecked Sendable {
         for follower in followers { follower.heldT = start }
     }
 
-    func startSending(rate: Double, inFlight: Int?, slowPause: Double) {
+    func startSending(rate: Double, inFlight: Int?, trace: Trace?, slowPause: Double) {
         sending = true
+        self.trace = trace
         self.rate = rate
         self.inFlight = inFlight
         phaseStart = monotonicMicroseconds()
@@ -468,7 +504,9 @@ final class LoopProbes: @unchecked Sendable {
             presenter.sentThisPhase = 0
             presenter.outstanding = 0
         }
-        if inFlight != nil {
+        if trace != nil {
+            traceTick()
+        } else if inFlight != nil {
             for presenter in presenters { fill(presenter) }
         } else {
             tick()
@@ -516,13 +554,33 @@ final class LoopProbes: @unchecked Sendable {
         loop.schedule(after: UInt64(max(1e6, min(1e9 / rate, 10e6)))) { [self] in tick() }
     }
 
+    /// Trace mode: each presenter sends the trace's moves that are due, passes counted from
+    /// the phase's start; then waits for the next move (at most 10 ms).
+    private func traceTick() {
+        guard sending, let trace, !trace.moves.isEmpty else { return }
+        let elapsed = Double(monotonicMicroseconds() - phaseStart) / 1e6
+        let pass = Int(elapsed / trace.duration)
+        let into = elapsed - Double(pass) * trace.duration
+        let due = pass * trace.moves.count + (trace.moves.firstIndex { $0.seconds > into } ?? trace.moves.count)
+        for presenter in presenters {
+            var burst = 0
+            while presenter.sentThisPhase < due && burst < 1000 {
+                let move = trace.moves[presenter.sentThisPhase % trace.moves.count]
+                send(presenter, offset: move.offset, viewport: move.viewport, content: move.content)
+                burst += 1
+            }
+        }
+        let next = trace.moves.first { $0.seconds > into }.map { $0.seconds - into } ?? (trace.duration - into)
+        loop.schedule(after: UInt64(max(1e6, min(next * 1e9, 10e6)))) { [self] in traceTick() }
+    }
+
     /// In-flight mode: top the presenter up to its window.
     private func fill(_ presenter: Presenter) {
         guard let window = inFlight else { return }
         while presenter.outstanding < window { send(presenter) }
     }
 
-    private func send(_ presenter: Presenter) {
+    private func send(_ presenter: Presenter, offset: Double? = nil, viewport: Double? = 40, content: Double? = 100_040) {
         presenter.sent += 1
         presenter.sentThisPhase += 1
         presenter.outstanding += 1
@@ -532,7 +590,7 @@ final class LoopProbes: @unchecked Sendable {
             if let last = times.last, t <= last { t = last + 1 }
         }
         let update = ClientMessage.scroll(ScrollUpdate(
-            offset: Double(presenter.sent % 100_000), viewport: 40, content: 100_040, t: String(t)))
+            offset: offset ?? Double(presenter.sent % 100_000), viewport: viewport, content: content, t: String(t)))
         if presenter.client?.send(text: update.encoded) == true {
             stats.updatesSent += 1
             presenter.room.sent.withLock { $0.append(t) }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import LoadTesting
+import ScrollModel
 import SyncClient
+import TextSafety
 import Transport
 #if canImport(Glibc)
 import Glibc
@@ -25,6 +27,9 @@ struct Load: ParsableCommand {
     @Option(help: "Followers per room.") var followers = 100
     @Option(help: "Scroll updates per second per presenter.") var rate = 60.0
     @Option(help: "Keep this many updates in flight per presenter instead of a fixed rate.") var inFlight: Int?
+    @Option(help: "Presenters replay this recording's moves at their times (scrollsync record), instead of a fixed rate; again from its start when it ends.")
+    var trace: String?
+    @Option(help: "With --trace: play it this many times as fast.") var speed = 1.0
     @Option(help: "Seconds of sending (per step with --max-rate).") var duration = 10.0
     @Option(help: "Seconds over which to open the connections.") var rampUp = 0.0
     @Flag(help: "Offer permessage-deflate.") var compress = false
@@ -55,6 +60,8 @@ struct Load: ParsableCommand {
         }
         guard (0...1).contains(slowReaders), pause > 0 else { throw ValidationError("--slow-readers is a fraction 0…1; --pause is positive") }
         if let inFlight, inFlight < 1 { throw ValidationError("--in-flight must be at least 1") }
+        if trace != nil, inFlight != nil || maxRate { throw ValidationError("--trace sets the presenters' pace: not with --in-flight or --max-rate") }
+        guard speed > 0, speed <= 1000 else { throw ValidationError("--speed must be more than 0 and at most 1000") }
     }
 
     func run() throws {
@@ -76,6 +83,12 @@ struct Load: ParsableCommand {
         configuration.drain = drain
         configuration.roomPrefix = roomPrefix
         configuration.busyPolling = busyPoll
+        if let trace {
+            let recording = readRecording(trace)
+            let moves = Trace(recording, name: trace.split(separator: "/").last.map(String.init) ?? trace, speed: speed)
+            guard !moves.moves.isEmpty else { fail("\(SafeText.display(trace)) has no moves (no state) to replay") }
+            configuration.trace = moves
+        }
         let load = try LoadRun(configuration, loops: loops ?? EventLoopGroup.coreCount)
         load.connect { progress in
             log("[\(Int(progress.elapsed))s] connecting \(progress.connected)/\(progress.total), \(progress.errors) failed", to: STDERR_FILENO)

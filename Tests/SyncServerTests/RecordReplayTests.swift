@@ -94,3 +94,29 @@ extension RecordReplayTests {
         try terminal.keys("q")
     }
 }
+
+extension RecordReplayTests {
+    /// `load --trace`: the presenters send the recording's moves at its pace (here the vector's
+    /// three states, 100 times as fast: a pass of 0.615 s, played again from its start), and
+    /// the report says which trace and speed.
+    @Test func aLoadTestReplaysARecordedSessionsPace() throws {
+        let server = try ServerProcess()
+        let vector = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Protocol/vectors/recording.jsonl").path
+        let json = FileManager.default.temporaryDirectory.appendingPathComponent("trace-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: json) }
+        let result = try run(Self.binary, ["load", server.url, "--trace", vector, "--speed", "100", "--followers", "20", "--duration", "2",
+                                           "--json", json, "--max-loss", "0"])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("trace recording.jsonl at ×100 (3 moves a pass of 0.62 s)"), "\(result.output)")
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [String: Any]
+        let configuration = report?["configuration"] as? [String: Any]
+        let trace = configuration?["trace"] as? [String: Any]
+        #expect(trace?["file"] as? String == "recording.jsonl" && trace?["speed"] as? Double == 100 && trace?["moves"] as? Int == 3)
+        // 2 s of 0.615-s passes of 3 moves: 4 passes begun, 10 to 12 moves sent (not a fixed 60/s).
+        let sent = report?["updatesSent"] as? Int ?? -1
+        #expect((9...12).contains(sent), "moves sent at the trace's pace: \(sent)")
+        let refused = try run(Self.binary, ["load", server.url, "--trace", vector, "--in-flight", "4"])
+        #expect(refused.status == 64 && refused.output.contains("--trace sets the presenters' pace"), "\(refused.output)")
+    }
+}
