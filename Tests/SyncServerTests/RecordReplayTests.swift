@@ -1,4 +1,5 @@
 import Foundation
+import ScrollModel
 import Testing
 
 /// Record, play and replay a room (issue 29) with the real binary: a recording of a driven room
@@ -118,5 +119,84 @@ extension RecordReplayTests {
         #expect((9...12).contains(sent), "moves sent at the trace's pace: \(sent)")
         let refused = try run(Self.binary, ["load", server.url, "--trace", vector, "--in-flight", "4"])
         #expect(refused.status == 64 && refused.output.contains("--trace sets the presenters' pace"), "\(refused.output)")
+    }
+}
+
+extension RecordReplayTests {
+    /// States `recorded` gives, with their times.
+    static func states(in file: String) throws -> [(seconds: Double, offset: Double, anchor: String?)] {
+        try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").dropFirst().compactMap { line in
+            guard let event = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [Any], event.count == 2,
+                  let seconds = event[0] as? Double, let message = event[1] as? [String: Any], message["type"] as? String == "state",
+                  let offset = message["offset"] as? Double else { return nil }
+            return (seconds, offset, (message["anchor"] as? [String: Any])?["id"] as? String)
+        }
+    }
+
+    /// A drive session recorded keeps its moves in order at their times (within 50 ms); its
+    /// replay at `--speed 4`, recorded again, has the same moves four times as fast.
+    @Test func recordingsKeepTimeAndReplaysKeepItScaled() throws {
+        let server = try ServerProcess()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("timing-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Examples/tour.md").path
+        let script = directory.appendingPathComponent("moves.drive").path
+        try "share \(examples)\nscroll 10\nsleep 0.6s\nscroll 30\nsleep 0.6s\ngoto questions\nsleep 0.3s\n".write(toFile: script, atomically: true, encoding: .utf8)
+        func record(_ room: String, into file: String) throws -> Child {
+            let recorder = try Child(Self.binary, ["record", server.url + "/rooms/\(room)", "-o", file])
+            #expect(recorder.waitForOutput { $0.contains { $0.contains(#/: [1-9][0-9]* events,/#) } }, "\(recorder.output)")
+            return recorder
+        }
+        let first = directory.appendingPathComponent("first.rec").path
+        let recorder = try record("timing", into: first)
+        #expect(try run(Self.binary, ["drive", server.url + "/rooms/timing", "--key", "k", "--script", script]).status == 0)
+        recorder.stop()
+        _ = recorder.wait(timeout: 10)
+        let sent = try Self.states(in: first)
+        #expect(sent.map(\.offset).prefix(2) == [10, 30] && sent.last?.anchor == "questions", "\(sent)")
+        guard sent.count == 3 else { Issue.record("three moves: \(sent)"); return }
+        #expect(abs(sent[1].seconds - sent[0].seconds - 0.6) <= 0.05 && abs(sent[2].seconds - sent[1].seconds - 0.6) <= 0.05, "\(sent)")
+
+        let second = directory.appendingPathComponent("second.rec").path
+        let again = try record("fast", into: second)
+        let replay = try run(Self.binary, ["replay", first, server.url + "/rooms/fast", "--key", "k2", "--speed", "4"])
+        #expect(replay.status == 0, "\(replay.output)")
+        // The replay's last move has gone out once it returns; the recorder has it soon after.
+        #expect(again.waitForOutput { _ in (try? Self.states(in: second).count) == 3 }, "\(again.output)")
+        again.stop()
+        _ = again.wait(timeout: 10)
+        let replayed = try Self.states(in: second)
+        #expect(replayed.map(\.offset) == sent.map(\.offset) && replayed.map(\.anchor) == sent.map(\.anchor), "the same moves in order")
+        if replayed.count == 3 {
+            #expect(abs(replayed[1].seconds - replayed[0].seconds - 0.15) <= 0.05 && abs(replayed[2].seconds - replayed[1].seconds - 0.15) <= 0.05,
+                    "four times as fast: \(replayed)")
+        }
+    }
+
+    /// `play` under tmux at 30 and 100 columns lands on the recorded block: the presenter's
+    /// last move put "Questions" at the top, and there it is at either width.
+    @Test(arguments: [30, 100])
+    func playLandsOnTheRecordedBlockAtAnyWidth(_ width: Int) throws {
+        let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Examples/tour.md").path
+        let text = try String(contentsOfFile: examples, encoding: .utf8)
+        let by = "00000000000000a1"
+        let document = SharedDocument(name: "tour.md", format: .markdown, text: text, by: by)
+        func state(_ seq: Int, _ offset: Double, _ anchor: String) -> ScrollState {
+            ScrollState(seq: seq, offset: offset, viewport: 40, content: 400, progress: offset / 360, direction: .down,
+                        anchor: Anchor(id: anchor, fraction: 0), atTop: false, atBottom: false, by: by, t: nil, doc: document.fingerprint)
+        }
+        let recording = Recording(header: .init(room: "tour", started: "2026-11-26T09:00:00Z", url: "ws://h/rooms/tour", document: document),
+                                  events: [.init(seconds: 0.1, message: .state(state(1, 40, "install"))),
+                                           .init(seconds: 0.2, message: .state(state(2, 300, "questions")))])
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tour-\(UUID().uuidString).rec").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try Data(([Recording.headerLine(recording.header)] + recording.events.map(Recording.eventLine)).joined(separator: [10])).write(to: URL(fileURLWithPath: file))
+        let terminal = try Tmux([Self.binary, "play", file], width: width, height: 12)
+        let screen = terminal.wait { $0.statusLine.contains("■") && $0.text.dropFirst().first?.contains("Questions") == true }
+        #expect(screen.text.dropFirst().first?.contains("Questions") == true, "at \(width) columns: \(screen)")
+        try terminal.keys("q")
     }
 }
