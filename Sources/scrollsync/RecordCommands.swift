@@ -46,14 +46,15 @@ struct Record: ParsableCommand {
         let client = try RoomClient(urls: [roomURL], loop: group.loops[0], options: connection.clientOptions) { recorder.handle($0) }
         client.start()
         let deadline = duration.map { monotonicNanoseconds() + UInt64($0 * 1e9) }
-        var lastProgress = monotonicNanoseconds()
-        while !signalPending(signals), !recorder.ended {
-            if let deadline, monotonicNanoseconds() >= deadline { break }
-            usleep(50_000)
-            if monotonicNanoseconds() - lastProgress >= 1_000_000_000 {
-                lastProgress = monotonicNanoseconds()
-                log(recorder.progress, to: STDERR_FILENO)
-            }
+        // Woken by Ctrl-C (or SIGTERM), and once a second to say how far it got.
+        while !recorder.ended {
+            let left = deadline.map { Int64($0) - Int64(monotonicNanoseconds()) } ?? 1_000_000_000
+            guard left > 0 else { break }
+            var wait = timespec(tv_sec: 0, tv_nsec: Int(min(left, 1_000_000_000) % 1_000_000_000))
+            if min(left, 1_000_000_000) == 1_000_000_000 { wait = timespec(tv_sec: 1, tv_nsec: 0) }
+            var set = signals
+            if sigtimedwait(&set, nil, &wait) > 0 { break }
+            log(recorder.progress, to: STDERR_FILENO)
         }
         client.stopAndWait()
         group.shutdown()
@@ -136,6 +137,11 @@ final class Recorder: @unchecked Sendable {
     private func write(_ message: Recording.Message) {
         guard let started, !awaitingDocument else { return }
         let seconds = Double(monotonicNanoseconds() - started) / 1e9
+        // A recording is at most a week and a million events long (readers refuse more).
+        guard seconds <= Recording.maxSeconds, state.withLock({ $0.events }) < Recording.maxEvents else {
+            state.withLock { $0.ended = true }
+            return
+        }
         writeLine(Recording.eventLine(Recording.Event(seconds: seconds, message: message)))
         state.withLock {
             $0.events += 1
