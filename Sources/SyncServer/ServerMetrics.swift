@@ -1,7 +1,7 @@
-import WebSocketCore
 import ScrollModel
 import Synchronization
 import Transport
+import WebSocketCore
 
 /// The server's metrics, read from its counters when asked: for `GET /metrics` (the
 /// Prometheus text format, version 0.0.4) and for swift-metrics (`MetricsBridge`).
