@@ -91,8 +91,9 @@ extension LocalRoomHub {
 
     /// Runs `event` through the room's machine under the room's lock, and carries out there
     /// what must keep the machine's order: members hear broadcasts in the order the room made
-    /// them, and the store is handed the newest record (both only queue). The rest is
-    /// returned, for `finish` after the lock. `loop` is the caller's (presence is timed there).
+    /// them, the store is handed the newest record, the engine gets control and key changes in
+    /// order (all of them only queue). The rest is returned, for `finish` after the lock.
+    /// `loop` is the caller's (presence is timed there).
     func step(_ event: Room.Machine.Event, in room: Room, loop: EventLoop) -> [Room.Machine.Effect] {
         room.guarded.withLock { guarded in step(event, in: &guarded, room: room, loop: loop) }
     }
@@ -115,6 +116,17 @@ extension LocalRoomHub {
             case .broadcast(let broadcast): broadcasts.append(broadcast)
             case .save: save(&guarded)
             case .evictFollowers: evictFollowers(in: &guarded, room: room)
+            // Control and keys go to the engine in the order the room changed them (a release
+            // after a leave must not overtake the claim of the join that followed): queued here.
+            case .bindKey(let digest):
+                // The engine keeps the first record any node bound; every node takes that one.
+                engine?.bindKey(room: room.name, digest: digest) { kept in
+                    room.guarded.withLock { $0.core.adopt(presenterKey: kept) }
+                }
+            case .claimControl(let id):
+                engine?.control(room: room.name, .claim(session: id.description, name: guarded.core.names[id])) { _ in }
+            case .releaseControl(let id):
+                engine?.control(room: room.name, .release(session: id.description)) { _ in }
             default: later.append(effect)
             }
         }
@@ -140,19 +152,9 @@ extension LocalRoomHub {
                 loop.execute { [self] in finish(step(.releaseHeld, in: room, loop: loop), room: room) }
             case .refusedShared(let refusal):
                 engine?.refused(refusal, room: room.name)
-            case .bindKey(let digest):
-                // The engine keeps the first record any node bound; every node takes that one.
-                engine?.bindKey(room: room.name, digest: digest) { kept in
-                    room.guarded.withLock { $0.core.adopt(presenterKey: kept) }
-                }
-            case .claimControl(let id):
-                let name = room.guarded.withLock { $0.core.names[id] }
-                engine?.control(room: room.name, .claim(session: id.description, name: name)) { _ in }
-            case .releaseControl(let id):
-                engine?.control(room: room.name, .release(session: id.description)) { _ in }
             case .resync:
                 resyncRoom(room, now: loops.first?.now ?? 0)
-            case .broadcast, .save, .evictFollowers, .welcome, .joinRefused:
+            case .broadcast, .save, .evictFollowers, .bindKey, .claimControl, .releaseControl, .welcome, .joinRefused:
                 break  // carried out under the lock, or by the join that asked
             }
         }
