@@ -1,6 +1,10 @@
 /// The subprotocol this module speaks.
 public let protocolName = "scrollsync.v1"
 
+/// The query parameters of a room URL that carry secrets (a presenter `key`, a `followKey`, a
+/// `token`): never shown, logged or recorded with their values.
+public let secretQueryParameters = ["key", "followKey", "token"]
+
 /// Error codes carried by `error` messages (Protocol/PROTOCOL.md, "Errors").
 public enum ErrorCode: String, Sendable, Equatable {
     case badMessage = "bad_message"

@@ -135,8 +135,8 @@ public struct Recording: Sendable, Equatable {
             throw Problem(line: 1, reason: "\"started\" must be a time (ISO 8601)")
         }
         guard let url = json["url"]?.string, url.utf8.count <= 2048 else { throw Problem(line: 1, reason: "\"url\" must be a string of at most 2048 bytes") }
-        for secret in ["key=", "followKey=", "token="] where url.contains("?" + secret) || url.contains("&" + secret) {
-            throw Problem(line: 1, reason: "\"url\" holds a secret (\(secret.dropLast())): a recording never does")
+        for secret in secretQueryParameters where url.contains("?\(secret)=") || url.contains("&\(secret)=") {
+            throw Problem(line: 1, reason: "\"url\" holds a secret (\(secret)): a recording never does")
         }
         var document: SharedDocument?
         if let value = json["document"], !value.isNull {

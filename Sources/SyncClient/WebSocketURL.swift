@@ -135,23 +135,20 @@ public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
 
     /// The URL as it may be shown or logged: the value of every secret query parameter (a
     /// presenter `key`, a `followKey`, a `token`) replaced by `***`.
-    /// The URL without its keys, follow keys and tokens (for a recording's header).
-    public var withoutSecrets: String {
-        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2 else { return description }
-        let kept = parts[1].split(separator: "&", omittingEmptySubsequences: false).filter { pair in
-            !["key", "followKey", "token"].contains(pair.split(separator: "=", maxSplits: 1).first.map(String.init) ?? "")
-        }
-        return "\(secure ? "wss" : "ws")://\(hostHeader)\(parts[0])" + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&"))
-    }
+    public var redacted: String { rewritingSecrets { $0 + "=***" } }
 
-    public var redacted: String {
+    /// The URL without its keys, follow keys and tokens (for a recording's header).
+    public var withoutSecrets: String { rewritingSecrets { _ in nil } }
+
+    /// The URL with each secret query parameter (`secretQueryParameters`) as `rewrite` gives
+    /// it from its name (nil: left out).
+    private func rewritingSecrets(_ rewrite: (String) -> String?) -> String {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2 else { return description }
-        let query = parts[1].split(separator: "&", omittingEmptySubsequences: false).map { pair in
+        let query = parts[1].split(separator: "&", omittingEmptySubsequences: false).compactMap { pair -> String? in
             let name = pair.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
-            return ["key", "followKey", "token"].contains(name) ? name + "=***" : String(pair)
+            return secretQueryParameters.contains(name) ? rewrite(name) : String(pair)
         }
-        return "\(secure ? "wss" : "ws")://\(hostHeader)\(parts[0])?\(query.joined(separator: "&"))"
+        return "\(secure ? "wss" : "ws")://\(hostHeader)\(parts[0])" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
     }
 }
