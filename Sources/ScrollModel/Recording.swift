@@ -13,7 +13,7 @@ public struct Recording: Sendable, Equatable {
 
     public struct Header: Sendable, Equatable {
         public var room: String
-        /// When the recording started, ISO 8601 in UTC (`2026-11-26T09:00:00Z`).
+        /// When the recording started, ISO 8601 in UTC (`2026-11-26T09:00:00.123Z`).
         public var started: String
         /// The room's URL without keys, follow keys or tokens.
         public var url: String

@@ -94,7 +94,7 @@ public struct LineLogHandler: LogHandler {
     public func log(event: LogEvent) {
         var fields = metadata
         if let extra = event.metadata { fields.merge(extra) { $1 } }
-        let time = Self.timestamp()
+        let time = utcTimestamp()
         if json {
             var writer = JSONWriter()
             writer.beginObject()
@@ -125,19 +125,6 @@ public struct LineLogHandler: LogHandler {
             out.append(character)
         }
         return out + "\""
-    }
-
-    /// UTC, millisecond precision, RFC 3339.
-    static func timestamp() -> String {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        var seconds = now.tv_sec
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let millis = Int(now.tv_nsec / 1_000_000)
-        let fraction = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(fraction)Z"
     }
 }
 

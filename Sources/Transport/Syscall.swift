@@ -85,6 +85,20 @@ public func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int32? {
     bytes.withUnsafeBytes { writeAll(fd, $0) }
 }
 
+/// The wall-clock time now, UTC, RFC 3339 with milliseconds (`2026-11-26T09:00:00.123Z`): log
+/// lines and a recording's start.
+public func utcTimestamp() -> String {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    var seconds = now.tv_sec
+    var parts = tm()
+    gmtime_r(&seconds, &parts)
+    func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+    let millis = Int(now.tv_nsec / 1_000_000)
+    let fraction = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
+    return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(fraction)Z"
+}
+
 /// Monotonic time in nanoseconds: the one clock every timer, rate and age here is read from.
 public func monotonicNanoseconds() -> UInt64 {
     var now = timespec()

@@ -124,14 +124,7 @@ final class Recorder: @unchecked Sendable {
     private var pendingState: ScrollState?
 
     private func writeHeader(document: SharedDocument?) {
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        var parts = tm()
-        var seconds = time.tv_sec
-        gmtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let started = "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
-        writeLine(Recording.headerLine(Recording.Header(room: room, started: started, url: url, document: document)))
+        writeLine(Recording.headerLine(Recording.Header(room: room, started: utcTimestamp(), url: url, document: document)))
     }
 
     private func write(_ message: Recording.Message) {
