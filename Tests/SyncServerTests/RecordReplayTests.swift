@@ -49,7 +49,10 @@ struct RecordReplayTests {
         let states = played.output.split(separator: "\n").filter { $0.contains(#""type":"state""#) }
         #expect(states.count == 2 && states[0].contains("why-scrollsync") && states[1].contains(#""offset":40,"#), "\(played.output)")
 
-        let follower = try Child(Self.binary, ["follow", server.url + "/rooms/again", "--json"], errors: .discard)
+        // The follower is in the room before the replay's first move (20× as fast, the moves are
+        // milliseconds apart: a late joiner would see only the newest).
+        let follower = try Child(Self.binary, ["follow", server.url + "/rooms/again", "--json"])
+        #expect(follower.waitForOutput { $0.contains { $0.contains("joined room again") } }, "\(follower.output)")
         let replay = try run(Self.binary, ["replay", file, server.url + "/rooms/again", "--key", "k2", "--speed", "20"])
         #expect(replay.status == 0, "\(replay.output)")
         #expect(follower.waitForOutput { $0.contains { $0.contains(#""offset":40,"#) } }, "the replay drives the room: \(follower.output)")
