@@ -151,17 +151,11 @@ final class Recorder: @unchecked Sendable {
 
 /// A recording file, read and checked, or a clear error (exit 65: the data is bad).
 func readRecording(_ path: String) -> Recording {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { fail("cannot read \(SafeText.display(path)): \(String(cString: strerror(errno)))") }
-    defer { close(fd) }
-    var bytes = [UInt8]()
-    var buffer = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-        let count = read(fd, &buffer, buffer.count)
-        if count < 0 && errno == EINTR { continue }
-        guard count > 0 else { break }
-        bytes += buffer[..<count]
-        guard bytes.count <= 512 << 20 else { fail("\(SafeText.display(path)) is larger than 512 MiB: not a recording") }
+    let bytes: [UInt8]
+    do {
+        bytes = try readFile(path, atMost: 512 << 20)
+    } catch {
+        fail(error.description)
     }
     do {
         return try Recording.read(bytes, limits: ClientMessage.Limits())
@@ -188,12 +182,28 @@ func playTimes(_ recording: Recording, speed: Double, idleLimit: Double?) -> [Do
 
 /// Sleeps until `seconds` after `start` (monotonic nanoseconds).
 func sleep(until seconds: Double, from start: UInt64) {
-    let due = start + UInt64(max(0, seconds) * 1e9)
-    let now = monotonicNanoseconds()
-    if due > now { usleep(UInt32(min(Double(due - now) / 1000, 1e9))) }
+    let left = seconds - Double(monotonicNanoseconds() &- start) / 1e9
+    if left > 0 { pause(seconds: left) }
 }
 
-/// `scrollsync play FILE --json`: a recording's states at their times.
+/// How a recording plays (`play`, `replay`): `--speed`, `--idle-limit`.
+struct PlaybackOptions: ParsableArguments {
+    @Option(help: "Play this many times as fast.")
+    var speed = 1.0
+
+    @Option(help: "Cut every pause longer than this many seconds to it (as asciinema does).")
+    var idleLimit: Double?
+
+    func validate() throws {
+        guard speed > 0, speed <= 1000 else { throw ValidationError("--speed must be more than 0 and at most 1000") }
+        if let idleLimit, !(idleLimit > 0) { throw ValidationError("--idle-limit must be more than 0 seconds") }
+    }
+
+    /// When each of the recording's events plays, from its start.
+    func times(_ recording: Recording) -> [Double] { playTimes(recording, speed: speed, idleLimit: idleLimit) }
+}
+
+/// `scrollsync play FILE`: a recording in the terminal, or its states as JSON lines.
 struct Play: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Play a recording: the document and the presenter's moves at their times, in the terminal or as JSON lines.",
@@ -202,11 +212,7 @@ struct Play: ParsableCommand {
     @Argument(help: "A recording (scrollsync record).")
     var file: String
 
-    @Option(help: "Play this many times as fast.")
-    var speed = 1.0
-
-    @Option(help: "Cut every pause longer than this many seconds to it (as asciinema does).")
-    var idleLimit: Double?
+    @OptionGroup var playback: PlaybackOptions
 
     @Flag(help: "Print each state as a JSON line at its time instead of showing the document.")
     var json = false
@@ -215,7 +221,7 @@ struct Play: ParsableCommand {
     /// block id): space pauses, ←/→ go to the previous/next section change, +/- change the
     /// speed, q quits.
     private func playInTerminal(_ recording: Recording) throws {
-        let player = Player(recording, speed: speed, idleLimit: idleLimit)
+        let player = Player(recording, speed: playback.speed, idleLimit: playback.idleLimit)
         let size = Terminal.size
         let model = ViewerModel.follower(room: recording.header.room, localDocument: nil, width: size.width, height: size.height)
         let app = TerminalApp(model: model, takeKey: player.take) { _ in }
@@ -226,15 +232,10 @@ struct Play: ParsableCommand {
         pthread_join(thread, nil)
     }
 
-    func validate() throws {
-        guard speed > 0, speed <= 1000 else { throw ValidationError("--speed must be more than 0 and at most 1000") }
-        if let idleLimit, !(idleLimit > 0) { throw ValidationError("--idle-limit must be more than 0 seconds") }
-    }
-
     func run() throws {
         let recording = readRecording(file)
         guard json else { return try playInTerminal(recording) }
-        let times = playTimes(recording, speed: speed, idleLimit: idleLimit)
+        let times = playback.times(recording)
         let start = monotonicNanoseconds()
         for (event, time) in zip(recording.events, times) {
             guard case .state(let state) = event.message else { continue }
@@ -261,21 +262,12 @@ struct Replay: ParsableCommand {
     @Option(help: "Your name, shown to the room.")
     var name: String?
 
-    @Option(help: "Play this many times as fast.")
-    var speed = 1.0
-
-    @Option(help: "Cut every pause longer than this many seconds to it.")
-    var idleLimit: Double?
+    @OptionGroup var playback: PlaybackOptions
 
     @Flag(help: "Start again from the beginning at the end, until Ctrl-C.")
     var loop = false
 
     @OptionGroup var connection: ConnectionOptions
-
-    func validate() throws {
-        guard speed > 0, speed <= 1000 else { throw ValidationError("--speed must be more than 0 and at most 1000") }
-        if let idleLimit, !(idleLimit > 0) { throw ValidationError("--idle-limit must be more than 0 seconds") }
-    }
 
     func run() throws {
         let recording = readRecording(file)
@@ -300,7 +292,7 @@ struct Replay: ParsableCommand {
         defer { client.stopAndWait() }
         guard joined.wait(timeout: .now() + 10) == .success else { fail("could not join \(roomURL.redacted): no answer") }
         if let reason = refusal.withLock({ $0 }) { fail("refused: \(reason)") }
-        let times = playTimes(recording, speed: speed, idleLimit: idleLimit)
+        let times = playback.times(recording)
         repeat {
             if let document = recording.header.document { client.send(.document(name: document.name, format: document.format, text: document.text)) }
             let start = monotonicNanoseconds()

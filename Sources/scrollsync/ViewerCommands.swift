@@ -65,7 +65,8 @@ struct CommandFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-func readDocument(_ path: String) throws -> (name: String, format: SharedDocument.Format, text: String) {
+/// The bytes of the file at `path`, at most `limit` of them (more is a failure that says so).
+func readFile(_ path: String, atMost limit: Int = .max) throws(CommandFailure) -> [UInt8] {
     guard let file = fopen(path, "rb") else { throw CommandFailure("cannot read \(path): \(String(cString: strerror(errno)))") }
     defer { fclose(file) }
     var bytes = [UInt8]()
@@ -74,9 +75,15 @@ func readDocument(_ path: String) throws -> (name: String, format: SharedDocumen
         let count = fread(&chunk, 1, chunk.count, file)
         if count <= 0 { break }
         bytes += chunk[0..<count]
+        guard bytes.count <= limit else { throw CommandFailure("\(path) is larger than \(limit >> 20) MiB") }
     }
     // fopen opens a directory for reading; the read then fails (EISDIR).
     if ferror(file) != 0 { throw CommandFailure("cannot read \(path): \(String(cString: strerror(errno)))") }
+    return bytes
+}
+
+func readDocument(_ path: String) throws -> (name: String, format: SharedDocument.Format, text: String) {
+    let bytes = try readFile(path)
     guard let text = String(validating: bytes, as: UTF8.self) else { throw CommandFailure("\(path) is not UTF-8 text") }
     let name = String(path.split(separator: "/").last ?? Substring(path))
     let lower = name.lowercased()
