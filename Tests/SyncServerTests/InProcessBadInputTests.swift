@@ -12,20 +12,6 @@ struct InProcessBadInputTests {
     static let upgrade = "GET /echo HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
 
-    /// Writes `bytes` on a new in-process connection and steps the loop until the server
-    /// closes it (or `advance` gives up); returns what came back and whether it closed.
-    static func exchange(_ bytes: [UInt8], server: Server, loop: EventLoop, then more: [UInt8]? = nil) -> (answer: [UInt8], closed: Bool) {
-        let connection = server.connectEmbedded()
-        connection.write(bytes)
-        var answer = [UInt8]()
-        if let more {
-            loop.advance(until: { answer += connection.read(); return answer.firstRange(of: Array("\r\n\r\n".utf8)) != nil })
-            connection.write(more)
-        }
-        let closed = loop.advance(until: { answer += connection.read(); return connection.sendingShutDown || connection.closed })
-        return (answer, closed)
-    }
-
     @Test(arguments: [
         ("\u{16}\u{3}\u{1}garbage\r\n\r\n", "400"),
         ("GET /echo HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "z", count: 10_000))\r\n\r\n", "431"),
@@ -44,7 +30,7 @@ struct InProcessBadInputTests {
     func badRequestsGetTheRightStatusAndAReason(_ request: String, _ status: String) throws {
         let (server, loop) = try InProcessRoomTests.server()
         defer { server.shutdown() }
-        let (bytes, closed) = Self.exchange(Array(request.utf8), server: server, loop: loop)
+        let (bytes, closed) = exchange(Array(request.utf8), with: server, on: loop)
         let answer = String(decoding: bytes, as: UTF8.self)
         #expect(answer.hasPrefix("HTTP/1.1 \(status) "), "\(answer)")
         #expect(answer.contains("\r\n\r\n") && !answer.hasSuffix("\r\n\r\n"), "a body says what was wrong: \(answer)")
@@ -63,7 +49,7 @@ struct InProcessBadInputTests {
     func badFramesCloseWithTheRFCCode(_ name: String, _ frame: [UInt8], _ code: Int) throws {
         let (server, loop) = try InProcessRoomTests.server()
         defer { server.shutdown() }
-        let (bytes, closed) = Self.exchange(Array(Self.upgrade.utf8), server: server, loop: loop, then: frame)
+        let (bytes, closed) = exchange(Array(Self.upgrade.utf8), with: server, on: loop, then: frame)
         let answer = String(decoding: bytes, as: UTF8.self)
         #expect(answer.hasPrefix("HTTP/1.1 101 "), "\(answer.prefix(40))")
         let frames = Array(bytes[(bytes.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound ?? 0)...])

@@ -20,11 +20,7 @@ struct InProcessLimitTests {
 
     /// A sample's value in /metrics, asked of the in-process server.
     static func metric(_ name: String, server: Server, loop: EventLoop) -> Double? {
-        let connection = server.connectEmbedded()
-        connection.write(Array("GET /metrics HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer admin\r\n\r\n".utf8))
-        var answer = [UInt8]()
-        loop.advance(until: { answer += connection.read(); return connection.sendingShutDown || connection.closed })
-        let text = String(decoding: answer, as: UTF8.self)
+        let text = ask("GET /metrics HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer admin\r\n\r\n", of: server, on: loop)
         return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last!) }
     }
 

@@ -8,20 +8,6 @@ import Transport
 /// The Prometheus text itself is checked against the real process (`OperationsEndpointTests`).
 @Suite("Operations endpoints in process (embedded loop)")
 struct InProcessOperationsTests {
-    /// `request` on a new in-process connection: the whole answer, once the server ends it
-    /// (or, for an upgrade, once its head is in).
-    static func ask(_ request: String, server: Server, loop: EventLoop) -> String {
-        let connection = server.connectEmbedded()
-        connection.write(Array(request.utf8))
-        var answer = [UInt8]()
-        loop.advance(until: {
-            answer += connection.read()
-            return connection.sendingShutDown || connection.closed || answer.starts(with: Array("HTTP/1.1 101 ".utf8))
-                && answer.firstRange(of: Array("\r\n\r\n".utf8)) != nil
-        })
-        return String(decoding: answer, as: UTF8.self)
-    }
-
     /// HEAD is GET without the body (load balancers probe health that way); other methods
     /// get 405 with Allow; HTTP/1.1 without Host is a bad request, HTTP/1.0 needs none;
     /// content is refused, and a length that could be read two ways (the request-smuggling
@@ -29,7 +15,7 @@ struct InProcessOperationsTests {
     @Test func healthAnswersHeadAndRefusesWhatHTTPForbids() throws {
         let (server, loop) = try InProcessRoomTests.server()
         defer { server.shutdown() }
-        func ask(_ request: String) -> String { Self.ask(request, server: server, loop: loop) }
+        func ask(_ request: String) -> String { SyncServerTests.ask(request, of: server, on: loop) }
         let head = ask("HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         let get = ask("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(head.hasPrefix("HTTP/1.1 200 "), "\(head)")
@@ -62,7 +48,7 @@ struct InProcessOperationsTests {
         presenter.send(#"{"type":"scroll","offset":4}"#)
         #expect(follower.wait { $0.contains(#""offset":4,"#) })
         func rooms(_ authorization: String?) -> String {
-            Self.ask("GET /rooms HTTP/1.1\r\nHost: x\r\n" + (authorization.map { "Authorization: \($0)\r\n" } ?? "") + "\r\n", server: server, loop: loop)
+            ask("GET /rooms HTTP/1.1\r\nHost: x\r\n" + (authorization.map { "Authorization: \($0)\r\n" } ?? "") + "\r\n", of: server, on: loop)
         }
         #expect(rooms(nil).hasPrefix("HTTP/1.1 401 "))
         #expect(rooms("Bearer nope").hasPrefix("HTTP/1.1 401 "))

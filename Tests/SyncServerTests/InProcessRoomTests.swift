@@ -85,6 +85,30 @@ final class InProcessClient {
     var states: [JSON] { messages.compactMap { try? JSON.parse($0) }.filter { $0["type"]?.string == "state" } }
 }
 
+/// `request` to the in-process server on a connection of its own: what came back, and whether
+/// the server ended the connection. `more` goes once the answer's head is in (frames after an
+/// upgrade); without it an upgrade's answer ends at its head.
+func exchange(_ request: [UInt8], with server: Server, on loop: EventLoop, then more: [UInt8]? = nil) -> (answer: [UInt8], closed: Bool) {
+    let connection = server.connectEmbedded()
+    connection.write(request)
+    var answer = [UInt8]()
+    func headIsIn() -> Bool { answer.firstRange(of: Array("\r\n\r\n".utf8)) != nil }
+    if let more {
+        loop.advance(until: { answer += connection.read(); return headIsIn() })
+        connection.write(more)
+    }
+    loop.advance(until: {
+        answer += connection.read()
+        return connection.sendingShutDown || connection.closed || (more == nil && answer.starts(with: Array("HTTP/1.1 101 ".utf8)) && headIsIn())
+    })
+    return (answer, connection.sendingShutDown || connection.closed)
+}
+
+/// `exchange` as text, for requests and answers that are.
+func ask(_ request: String, of server: Server, on loop: EventLoop) -> String {
+    String(decoding: exchange(Array(request.utf8), with: server, on: loop).answer, as: UTF8.self)
+}
+
 @Suite("Rooms in process (embedded loop)")
 struct InProcessRoomTests {
     static func server(_ adjust: (inout ServerConfiguration) -> Void = { _ in }) throws -> (Server, EventLoop) {
@@ -239,11 +263,7 @@ struct InProcessRoomTests {
         let (server, loop) = try Self.server()
         defer { server.shutdown() }
         func get(_ path: String, accept: String? = nil) -> String {
-            let connection = server.connectEmbedded()
-            connection.write(Array("GET \(path) HTTP/1.1\r\nHost: test\r\n\(accept.map { "Accept: \($0)\r\n" } ?? "")\r\n".utf8))
-            var answer = [UInt8]()
-            loop.advance(until: { answer += connection.read(); return connection.sendingShutDown || connection.closed })
-            return String(decoding: answer, as: UTF8.self)
+            ask("GET \(path) HTTP/1.1\r\nHost: test\r\n\(accept.map { "Accept: \($0)\r\n" } ?? "")\r\n", of: server, on: loop)
         }
         let page = get("/rooms/talk", accept: "text/html,application/xhtml+xml")
         #expect(page.hasPrefix("HTTP/1.1 200 "), "\(page.prefix(200))")

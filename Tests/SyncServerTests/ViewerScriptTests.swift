@@ -22,11 +22,7 @@ struct ViewerScriptTests {
     @Test func theServedMappingFollowsTheVectors() throws {
         let (server, loop) = try InProcessRoomTests.server()
         defer { server.shutdown() }
-        let connection = server.connectEmbedded()
-        connection.write(Array("GET /viewer-follow.js HTTP/1.1\r\nHost: test\r\n\r\n".utf8))
-        var answer = [UInt8]()
-        loop.advance(until: { answer += connection.read(); return connection.sendingShutDown || connection.closed })
-        let response = String(decoding: answer, as: UTF8.self)
+        let response = ask("GET /viewer-follow.js HTTP/1.1\r\nHost: test\r\n\r\n", of: server, on: loop)
         #expect(response.hasPrefix("HTTP/1.1 200 ") && response.contains("Content-Type: text/javascript"), "\(response.prefix(300))")
         let body = try #require(response.range(of: "\r\n\r\n").map { String(response[$0.upperBound...]) })
         #expect(body.contains("export function topFor"))
