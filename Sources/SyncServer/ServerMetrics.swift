@@ -20,75 +20,75 @@ struct ServerMetrics: Sendable {
         let open = counters.connectionsOpen.load(ordering: .relaxed)
         let upgraded = counters.connectionsUpgraded.load(ordering: .relaxed)
         text.metric("scrollsync_connections", "gauge", "Open client connections by phase.", [
-            ("state=\"handshake\"", open - upgraded), ("state=\"open\"", upgraded),
+            ([("state", "handshake")], open - upgraded), ([("state", "open")], upgraded),
         ])
-        text.metric("scrollsync_connections_accepted_total", "counter", "TCP connections accepted.", [("", counters.connectionsAccepted.load(ordering: .relaxed))])
+        text.metric("scrollsync_connections_accepted_total", "counter", "TCP connections accepted.", [([], counters.connectionsAccepted.load(ordering: .relaxed))])
         let summaries = hub.summaries()
         let active = summaries.filter { $0.presenters + $0.followers > 0 }.count
         text.metric("scrollsync_rooms", "gauge", "Rooms held, by whether anyone is in them.", [
-            ("state=\"active\"", active), ("state=\"empty\"", summaries.count - active),
+            ([("state", "active")], active), ([("state", "empty")], summaries.count - active),
         ])
         text.metric("scrollsync_room_members", "gauge", "Room members by role.", [
-            ("role=\"presenter\"", summaries.reduce(0) { $0 + $1.presenters }),
-            ("role=\"follower\"", summaries.reduce(0) { $0 + $1.followers }),
+            ([("role", "presenter")], summaries.reduce(0) { $0 + $1.presenters }),
+            ([("role", "follower")], summaries.reduce(0) { $0 + $1.followers }),
         ])
-        text.metric("scrollsync_handshakes_total", "counter", "WebSocket upgrades completed.", [("", counters.upgrades.load(ordering: .relaxed))])
+        text.metric("scrollsync_handshakes_total", "counter", "WebSocket upgrades completed.", [([], counters.upgrades.load(ordering: .relaxed))])
         text.metric("scrollsync_handshake_failures_total", "counter", "Requests answered with an HTTP error instead of an upgrade, by status.",
-                    ServerCounters.refusalStatuses.map { status in ("status=\"\(status == 0 ? "other" : String(status))\"", counters.refusals(status: status)) })
-        text.metric("scrollsync_upgrades_refused_total", "counter", "All refused requests (the sum of scrollsync_handshake_failures_total).", [("", counters.upgradesRefused)])
-        text.metric("scrollsync_messages_in_total", "counter", "WebSocket messages received.", [("", counters.messagesIn.load(ordering: .relaxed))])
-        text.metric("scrollsync_bytes_in_total", "counter", "Bytes received on WebSocket connections.", [("", counters.bytesIn.load(ordering: .relaxed))])
+                    ServerCounters.refusalStatuses.map { status in ([("status", status == 0 ? "other" : String(status))], counters.refusals(status: status)) })
+        text.metric("scrollsync_upgrades_refused_total", "counter", "All refused requests (the sum of scrollsync_handshake_failures_total).", [([], counters.upgradesRefused)])
+        text.metric("scrollsync_messages_in_total", "counter", "WebSocket messages received.", [([], counters.messagesIn.load(ordering: .relaxed))])
+        text.metric("scrollsync_bytes_in_total", "counter", "Bytes received on WebSocket connections.", [([], counters.bytesIn.load(ordering: .relaxed))])
         text.metric("scrollsync_messages_out_total", "counter", "Frames queued to clients (broadcasts count once per receiver).", [
-            ("", counters.messagesOut.load(ordering: .relaxed) + rooms.broadcastFrames.load(ordering: .relaxed)),
+            ([], counters.messagesOut.load(ordering: .relaxed) + rooms.broadcastFrames.load(ordering: .relaxed)),
         ])
         text.metric("scrollsync_bytes_out_total", "counter", "Bytes of frames queued to clients.", [
-            ("", counters.bytesOut.load(ordering: .relaxed) + rooms.broadcastBytes.load(ordering: .relaxed)),
+            ([], counters.bytesOut.load(ordering: .relaxed) + rooms.broadcastBytes.load(ordering: .relaxed)),
         ])
-        text.metric("scrollsync_state_deliveries_total", "counter", "States sent to room members (each member counts once per state).", [("", rooms.statesDelivered)])
+        text.metric("scrollsync_state_deliveries_total", "counter", "States sent to room members (each member counts once per state).", [([], rooms.statesDelivered)])
         text.metric("scrollsync_conflated_states_total", "counter", "States replaced by a newer one before reaching a member.", [
-            ("", rooms.conflatedAtLoop.load(ordering: .relaxed) + rooms.conflatedAtSocket.load(ordering: .relaxed)),
+            ([], rooms.conflatedAtLoop.load(ordering: .relaxed) + rooms.conflatedAtSocket.load(ordering: .relaxed)),
         ])
-        text.metric("scrollsync_rate_limited_total", "counter", "Scrolls refused with rate_limited.", [("", counters.rateLimited.load(ordering: .relaxed))])
+        text.metric("scrollsync_rate_limited_total", "counter", "Scrolls refused with rate_limited.", [([], counters.rateLimited.load(ordering: .relaxed))])
         text.metric("scrollsync_refusals_total", "counter",
                     "Requests, joins and connections refused, by reason (origin, follow_key, token, key_limit, room_creations, room_limit, connections, message_flood).",
-                    RefusalReason.allCases.map { ("reason=\"\($0.rawValue)\"", counters.refusalReasons.value($0)) })
+                    RefusalReason.allCases.map { ([("reason", $0.rawValue)], counters.refusalReasons.value($0)) })
         text.metric("scrollsync_errors_unanswered_total", "counter", "Refused messages not answered with an error (over 100 at once, then 10 a second, per connection).",
-                    [("", counters.errorsUnanswered.load(ordering: .relaxed))])
+                    [([], counters.errorsUnanswered.load(ordering: .relaxed))])
         text.metric("scrollsync_presenter_key_failures_total", "counter", "Presenters refused for a wrong or missing key.",
-                    [("", rooms.presenterKeyFailures.load(ordering: .relaxed))])
+                    [([], rooms.presenterKeyFailures.load(ordering: .relaxed))])
         text.metric("scrollsync_presenter_key_checks_refused_total", "counter",
                     "Presenter joins refused unchecked: the address had limits.keyFailuresPerMinute wrong keys and checks running for the room.",
-                    [("", rooms.presenterKeyChecksRefused.load(ordering: .relaxed))])
+                    [([], rooms.presenterKeyChecksRefused.load(ordering: .relaxed))])
         text.metric("scrollsync_document_bytes", "gauge", "Bytes of shared documents the rooms hold (limit: limits.documentsTotalBytes).",
-                    [("", hub.documentBytesHeld)])
+                    [([], hub.documentBytesHeld)])
         text.metric("scrollsync_unfinished_message_bytes", "gauge", "Bytes held in unfinished messages (limit: limits.unfinishedMessageBytes).",
-                    [("", messageBudget.inUse)])
+                    [([], messageBudget.inUse)])
         text.metric("scrollsync_unfinished_messages_closed_total", "counter",
                     "Connections closed for an unfinished message: over the budget (1013) or past timeouts.message (1008).",
-                    [("", counters.unfinishedMessagesClosed.load(ordering: .relaxed))])
+                    [([], counters.unfinishedMessagesClosed.load(ordering: .relaxed))])
         text.metric("scrollsync_close_codes_total", "counter", "Ended WebSocket connections by close code (1006: dropped without a close).",
-                    counters.closeCodeCounts.map { ("code=\"\($0.0 == 0 ? "other" : String($0.0))\"", $0.1) })
+                    counters.closeCodeCounts.map { ([("code", $0.0 == 0 ? "other" : String($0.0))], $0.1) })
         rooms.broadcastLatency.write(into: &text, name: "scrollsync_broadcast_latency_seconds",
                                      help: "Time from a room change to its delivery on each event loop with members.")
         text.gauge("scrollsync_event_loop_lag_seconds", "How late each event loop ran its last once-a-second tick.",
-                   loops.map { ("loop=\"\($0.index)\"", Double($0.lagNanoseconds.load(ordering: .relaxed)) / 1e9) })
+                   loops.map { ([("loop", String($0.index))], Double($0.lagNanoseconds.load(ordering: .relaxed)) / 1e9) })
         if let store {
             let health = store.health
-            text.metric("scrollsync_store_up", "gauge", "1 while the store writes, 0 while its writes fail (they are retried).", [("", health.failing ? 0 : 1)])
-            text.metric("scrollsync_store_write_failures_total", "counter", "Store writes that failed (each is retried).", [("", health.failedWrites)])
-            text.metric("scrollsync_store_pending_rooms", "gauge", "Rooms waiting to be written.", [("", health.pendingRooms)])
-            text.metric("scrollsync_store_damaged_files", "gauge", "Stored files found damaged at start-up.", [("", health.damagedFiles)])
+            text.metric("scrollsync_store_up", "gauge", "1 while the store writes, 0 while its writes fail (they are retried).", [([], health.failing ? 0 : 1)])
+            text.metric("scrollsync_store_write_failures_total", "counter", "Store writes that failed (each is retried).", [([], health.failedWrites)])
+            text.metric("scrollsync_store_pending_rooms", "gauge", "Rooms waiting to be written.", [([], health.pendingRooms)])
+            text.metric("scrollsync_store_damaged_files", "gauge", "Stored files found damaged at start-up.", [([], health.damagedFiles)])
         }
         if let engine {
             text.metric("scrollsync_redis_up", "gauge", "1 while Redis is reachable (rooms are shared), 0 while this node serves alone.",
-                        [("", engine.isAvailable ? 1 : 0)])
+                        [([], engine.isAvailable ? 1 : 0)])
             text.metric("scrollsync_redis_outages_total", "counter", "Times Redis became unreachable.",
-                        [("", engine.statistics.outages.load(ordering: .relaxed))])
+                        [([], engine.statistics.outages.load(ordering: .relaxed))])
             text.metric("scrollsync_redis_messages_total", "counter", "Room changes and counts received from Redis.",
-                        [("", engine.statistics.messagesIn.load(ordering: .relaxed))])
+                        [([], engine.statistics.messagesIn.load(ordering: .relaxed))])
             text.metric("scrollsync_redis_refused_total", "counter",
                         "What was read from Redis and refused (never applied or forwarded), by reason: malformed, invalid (fails the protocol's checks), implausible (a version or seq that cannot follow; the room is fetched again), snapshot (a room hash field).",
-                        SharedInput.Refusal.Reason.allCases.map { ("reason=\"\($0.rawValue)\"", engine.statistics.refusals($0)) })
+                        SharedInput.Refusal.Reason.allCases.map { ([("reason", $0.rawValue)], engine.statistics.refusals($0)) })
         }
         return text
     }
@@ -109,13 +109,14 @@ struct MetricsSnapshot {
 
     private(set) var families: [Family] = []
 
-    mutating func metric(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: Int)]) {
+    /// `samples`: label pairs (none for a metric without labels) and values.
+    mutating func metric(_ name: String, _ type: String, _ help: String, _ samples: [(labels: [(String, String)], value: Int)]) {
         families.append(Family(name: name, kind: Kind(rawValue: type) ?? .gauge, help: help,
-                               samples: samples.map { (name, Self.pairs($0.labels), Double($0.value)) }))
+                               samples: samples.map { (name, $0.labels, Double($0.value)) }))
     }
 
-    mutating func gauge(_ name: String, _ help: String, _ samples: [(labels: String, value: Double)]) {
-        families.append(Family(name: name, kind: .gauge, help: help, samples: samples.map { (name, Self.pairs($0.labels), $0.value) }))
+    mutating func gauge(_ name: String, _ help: String, _ samples: [(labels: [(String, String)], value: Double)]) {
+        families.append(Family(name: name, kind: .gauge, help: help, samples: samples.map { (name, $0.labels, $0.value) }))
     }
 
     mutating func histogram(_ name: String, _ help: String, buckets: [(bound: Double, count: Int)], sum: Double, count: Int) {
@@ -136,13 +137,5 @@ struct MetricsSnapshot {
             }
         }
         return text
-    }
-
-    /// `a="x",b="y"` as pairs (the server's own label text: no quotes or commas in values).
-    private static func pairs(_ text: String) -> [(String, String)] {
-        text.split(separator: ",").compactMap { pair in
-            guard let equals = pair.firstIndex(of: "=") else { return nil }
-            return (String(pair[..<equals]), String(pair[pair.index(after: equals)...].dropFirst().dropLast()))
-        }
     }
 }
