@@ -9,53 +9,32 @@ import Transport
 extension LocalRoomHub: SharedRoomsDelegate {
     /// A room fetched from the engine (or nil: serve it here alone); waiting joins go on.
     func attached(_ room: Room, snapshot: RoomSnapshot?) {
-        let waiting = room.guarded.withLock { guarded in
+        let (waiting, later) = room.guarded.withLock { guarded in
             guarded.attached = true
-            if let snapshot { adopt(snapshot, in: &guarded, room: room) }
+            let later = snapshot.map { adopt($0, in: &guarded, room: room) } ?? []
             defer { guarded.waiting = [] }
-            return guarded.waiting
+            return (guarded.waiting, later)
         }
+        finish(later, room: room)
         for join in waiting { join() }
     }
 
-    /// Takes what the engine holds: newer state, another document, the driver, the key
-    /// and other nodes' counts; members hear what changed.
-    private func adopt(_ snapshot: RoomSnapshot, in guarded: inout Room.Guarded, room: Room) {
-        guard let loop = loops.first else { return }
+    /// The room's machine takes what the engine holds (`.snapshot`); the hub settles the
+    /// creator's count and takes the other nodes' member counts. Returns what `finish` does.
+    private func adopt(_ snapshot: RoomSnapshot, in guarded: inout Room.Guarded, room: Room) -> [Room.Machine.Effect] {
+        guard let loop = loops.first else { return [] }
         if let creator = guarded.creator, snapshot.state != nil || snapshot.driver != nil || snapshot.keyDigest != nil {
             guarded.creator = nil  // presented on another node: claimed
             creationLimits.settled(address: creator)
         }
-        // The engine's count, even if lower: a Redis that restarted empty counts from 0 again.
-        guarded.machine.version = snapshot.version
-        var broadcasts = [Broadcast]()
-        if let key = snapshot.keyDigest { guarded.core.adopt(presenterKey: key) }
-        if let record = snapshot.followKey, record != guarded.core.followKey {
-            guarded.core.adopt(followKey: record)
-            evictFollowers(in: &guarded, room: room)
-        }
-        if let document = snapshot.document, document.fingerprint != guarded.core.document?.fingerprint {
-            // Held to this node's budget for documents, as a client's document is.
-            if let refusal = documents.reserve(DocumentBudget.growth(replacing: guarded.core.document, with: document.text)) {
-                engine?.refused(SharedInput.Refusal(reason: .invalid, detail: "a document: \(refusal.message)"), room: room.name)
-            } else {
-                guarded.core.adopt(document: document)
-                broadcasts.append(.document(document))
-            }
-        }
-        if let state = snapshot.state, guarded.core.adopt(state: state) { broadcasts.append(.state(state)) }
-        let driver = snapshot.driver.flatMap(SessionID.init)
-        if driver != guarded.core.driver || (driver != nil && snapshot.driverName != guarded.core.driverName) {
-            guarded.core.adopt(driver: driver, name: snapshot.driverName)
-            broadcasts.append(.driver(driver, name: snapshot.driverName))
-        }
-        publish(broadcasts, in: &guarded, room: room, loop: loop)
+        let later = step(.snapshot(snapshot), in: &guarded, room: room, loop: loop)
         let now = loop.now
         let remote = snapshot.nodes.mapValues { (presence: $0, at: now) }
         if remote.mapValues(\.presence) != guarded.remote.mapValues(\.presence) {
             guarded.remote = remote
             presenceChanged(in: &guarded, room: room, loop: loop)
         }
+        return later
     }
 
     public func shared(room name: String, version: Int, change: SharedChange) {
@@ -85,10 +64,12 @@ extension LocalRoomHub: SharedRoomsDelegate {
         }
         guard start else { return }
         engine.attach(room: room.name) { [self] snapshot in
-            room.guarded.withLock { guarded in
+            let later = room.guarded.withLock { guarded -> [Room.Machine.Effect] in
                 guarded.resyncing = false
-                if let snapshot, !guarded.removed { adopt(snapshot, in: &guarded, room: room) }
+                guard let snapshot, !guarded.removed else { return [] }
+                return adopt(snapshot, in: &guarded, room: room)
             }
+            finish(later, room: room)
         }
     }
 
@@ -131,10 +112,11 @@ extension LocalRoomHub: SharedRoomsDelegate {
             guard let local else { continue }
             engine.reconcile(room: name, local: local) { [self] snapshot in
                 guard let snapshot else { return }
-                room.guarded.withLock { guarded in
-                    adopt(snapshot, in: &guarded, room: room)
-                    if let engine = self.engine { engine.presence(room: name, counts: guarded.core.presence) }
+                let later = room.guarded.withLock { guarded in
+                    defer { if let engine = self.engine { engine.presence(room: name, counts: guarded.core.presence) } }
+                    return adopt(snapshot, in: &guarded, room: room)
                 }
+                finish(later, room: room)
             }
         }
     }

@@ -47,6 +47,9 @@ struct RoomMachine<Sender> {
         /// A change the engine ordered (from any node, this one included), `version` one above
         /// the last.
         case shared(version: Int, SharedChange)
+        /// The room as the engine holds it (fetched on attach, again after a gap, after an
+        /// outage), validated like every input: its version replaces the room's.
+        case snapshot(RoomSnapshot)
         /// The store wrote a `seq` ceiling.
         case ceilingWritten(Int)
         /// The held scroll's release reached its sender's loop: it goes now (the newest one).
@@ -107,6 +110,8 @@ struct RoomMachine<Sender> {
             return receive(message, from: id, sender: sender, context)
         case .shared(let version, let change):
             return take(change, version: version, context)
+        case .snapshot(let snapshot):
+            return adopt(snapshot, context)
         case .ceilingWritten(let ceiling):
             return seq.wrote(ceiling, lastSeq: core.lastSeq) ? release() : []
         case .storeFailing:
@@ -210,6 +215,36 @@ struct RoomMachine<Sender> {
             core.adopt(followKey: record)
             return record != nil ? [.evictFollowers] : []
         }
+    }
+}
+
+extension RoomMachine {
+    /// Takes what the engine holds: the newer state, another document (to this node's budget),
+    /// the driver, the keys; members hear what changed.
+    private mutating func adopt(_ snapshot: RoomSnapshot, _ context: Context) -> [Effect] {
+        // The engine's count, even if lower: a Redis that restarted empty counts from 0 again.
+        version = snapshot.version
+        var effects = [Effect]()
+        if let key = snapshot.keyDigest { core.adopt(presenterKey: key) }
+        if let record = snapshot.followKey, record != core.followKey {
+            core.adopt(followKey: record)
+            effects.append(.evictFollowers)
+        }
+        if let document = snapshot.document, document.fingerprint != core.document?.fingerprint {
+            if let refusal = context.documents.reserve(DocumentBudget.growth(replacing: core.document, with: document.text)) {
+                effects.append(.refusedShared(SharedInput.Refusal(reason: .invalid, detail: "a document: \(refusal.message)")))
+            } else {
+                core.adopt(document: document)
+                effects.append(.broadcast(.document(document)))
+            }
+        }
+        if let state = snapshot.state, core.adopt(state: state) { effects.append(.broadcast(.state(state))) }
+        let driver = snapshot.driver.flatMap(SessionID.init)
+        if driver != core.driver || (driver != nil && snapshot.driverName != core.driverName) {
+            core.adopt(driver: driver, name: snapshot.driverName)
+            effects.append(.broadcast(.driver(driver, name: snapshot.driverName)))
+        }
+        return effects
     }
 }
 

@@ -64,6 +64,7 @@ public final class Channel {
     @exclusivity(unchecked) private var queue = WriteQueue()
     /// The newest replaceable message, waiting until the socket has taken everything before it.
     @exclusivity(unchecked) private var latest: SharedBytes?
+    /// The socket (an in-process channel has none: its `LoopIO` knows its far end by `id`).
     let fd: Int32
     @exclusivity(unchecked) private(set) var state: State = .open
     /// Ticks since a graceful close began (see `lingerTicks`).
@@ -97,10 +98,6 @@ public final class Channel {
     }
 
     public var isOpen: Bool { state == .open }
-
-    /// An in-process channel's far end (no socket: `fd` is -1), kept by its loop rather than
-    /// in every channel, so that a socket's channel pays nothing for the test harness.
-    var embedded: EmbeddedConnection? { fd < 0 ? loop.embeddedConnection(of: self) : nil }
 
     /// Whether a read now would reach the handler (not paused, held or closed).
     var acceptsInput: Bool { (state == .open || state == .flushing) && !flags[.readingPaused] && !flags[.readingHeld] }
@@ -153,12 +150,7 @@ public final class Channel {
     /// no more and the rest waits in the write queue, where conflation can replace it). Capped
     /// buffers keep stale bytes from piling up below the write queue.
     public func setSendBufferSize(_ bytes: Int, unsent: Int? = nil) {
-        guard fd >= 0 else { return }
-        var size = Int32(clamping: bytes)
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, 4)
-        if var lowWater = unsent.map(Int32.init(clamping:)) {
-            setsockopt(fd, Int32(IPPROTO_TCP), 25 /* TCP_NOTSENT_LOWAT */, &lowWater, 4)
-        }
+        loop.io.setSendBufferSize(self, bytes: bytes, unsent: unsent)
     }
 
     /// Closes gracefully: flush the queue, shut down the sending side (after TLS
@@ -215,21 +207,12 @@ public final class Channel {
     /// Writes queued bytes until the socket takes no more; returns the errno of a failed
     /// write (the caller closes), or 0.
     private func writePlain() -> Int32 {
-        if fd < 0, let embedded { return embedded.take(&queue, iovecs: loop.iovecs) }
+        let loop = self.loop
         while !queue.isEmpty {
             let count = queue.gather(into: loop.iovecs)
             let result: IOResult<Int>
             do {
-                // send/sendmsg rather than write/writev: the socket call skips the file layer.
-                if count == 1 {
-                    let only = loop.iovecs[0]
-                    result = try syscall("send") { send(fd, only.iov_base, only.iov_len, Int32(MSG_NOSIGNAL)) }
-                } else {
-                    var message = msghdr()
-                    message.msg_iov = loop.iovecs.baseAddress
-                    message.msg_iovlen = count
-                    result = try syscall("sendmsg") { sendmsg(fd, &message, Int32(MSG_NOSIGNAL)) }
-                }
+                result = try loop.io.write(self, loop.iovecs, count: count)
             } catch {
                 return error.errno
             }
@@ -258,7 +241,7 @@ public final class Channel {
 
     private func finishFlushing() {
         tls?.shutdown()
-        if fd < 0 { embedded?.sendingShutDown = true } else { Glibc.shutdown(fd, Int32(SHUT_WR)) }
+        loop.io.shutdownSending(self)
         state = .lingering
         setWatchingWritable(false)
     }
@@ -294,7 +277,7 @@ public final class Channel {
                 }
             } else {
                 do {
-                    guard case .done(let n) = try syscall("recv", { recv(fd, buffer.baseAddress, buffer.count, 0) }) else { return }
+                    guard case .done(let n) = try loop.io.read(self, into: buffer) else { return }
                     count = n
                 } catch {
                     closeNow()
@@ -313,9 +296,7 @@ public final class Channel {
     /// The socket became writable.
     func writable() {
         if state == .connecting {
-            var error: Int32 = 0
-            var length = socklen_t(4)
-            getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
+            let error = loop.io.connectError(self)
             guard error == 0 else {
                 connectErrno = UInt8(clamping: error)
                 closeNow()
@@ -365,8 +346,8 @@ public final class Channel {
     }
 
     private func updateInterest() {
-        guard !isClosed, fd >= 0 else { return }
-        loop.modify(self, readable: !flags[.readingPaused] && !flags[.readingHeld], writable: flags[.watchingWritable])
+        guard !isClosed else { return }
+        loop.io.setInterest(self, readable: !flags[.readingPaused] && !flags[.readingHeld], writable: flags[.watchingWritable])
     }
 
     func startConnecting() {
@@ -392,7 +373,7 @@ public final class Channel {
         }
         if state == .open { flags[.watchingWritable] = !queue.isEmpty }
         do {
-            try loop.watch(self, writable: flags[.watchingWritable])
+            try loop.io.add(self, writable: flags[.watchingWritable])
         } catch {
             failure = error.errno
         }
@@ -424,8 +405,8 @@ public final class Channel {
     /// Writes `bytes` to the socket as they are, past TLS (one best-effort, non-blocking
     /// write): for a peer that does not speak TLS, so that it hears in plain text why not.
     public func sendUnencrypted(_ bytes: [UInt8]) {
-        guard !isClosed, fd >= 0 else { return }
-        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        guard !isClosed else { return }
+        loop.io.sendUnencrypted(self, bytes)
     }
 
     private func failed(_ failure: TLSFailure) {
@@ -440,7 +421,7 @@ public final class Channel {
         latest = nil
         loop.unregister(self)
         tls = nil
-        if fd < 0 { embedded?.closed = true } else { Glibc.close(fd) }
+        loop.io.close(self)
         let handler = self.handler
         self.handler = nil
         handler?.channelClosed(self)

@@ -3,15 +3,18 @@ import Glibc
 #endif
 
 /// The far end of an in-process channel (in the spirit of SwiftNIO's `EmbeddedChannel`): a
-/// test writes bytes to the channel's handler and reads what the channel sent, on a loop it
-/// steps itself (`EventLoop.embedded()`), with no socket, thread or process.
+/// test writes bytes to the channel and reads what the channel sent, on a loop it steps itself
+/// (`EventLoop.embedded()`), with no socket, thread or process. The channel reads and writes
+/// it through the same code as a socket.
 public final class EmbeddedConnection {
     /// The channel whose peer this is.
     public let channel: Channel
     /// Bytes the channel sent that `read()` has not taken.
     private var sent: [UInt8] = []
-    /// Bytes written to the channel while it did not read (backpressure), in order.
+    /// Bytes written to the channel that it has not read yet (it reads 64 KiB at a time, and
+    /// not at all while its reading is paused), in order.
     private var unread: [UInt8] = []
+    private var unreadStart = 0
     /// How many more bytes the channel may send before this end is "full" (a slow reader):
     /// nil takes everything. What does not fit stays in the channel's write queue.
     public var window: Int?
@@ -22,7 +25,7 @@ public final class EmbeddedConnection {
 
     init(channel: Channel) { self.channel = channel }
 
-    /// Hands `bytes` to the channel's handler, as a socket read would (in 64 KiB reads).
+    /// Hands `bytes` to the channel, as a socket read would (in 64 KiB reads).
     public func write(_ bytes: [UInt8]) {
         unread += bytes
         deliver()
@@ -43,32 +46,37 @@ public final class EmbeddedConnection {
     /// The peer hangs up.
     public func hangUp() { channel.hangUp() }
 
+    /// Lets the channel read while it has something to read and reads.
     func deliver() {
-        let buffer = channel.loop.readBuffer
-        while !unread.isEmpty, channel.acceptsInput {
-            let count = min(buffer.count, unread.count)
-            unread.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: count) }
-            unread.removeFirst(count)
-            channel.handler?.channelRead(channel, UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
+        while !closed, unreadStart < unread.count, channel.acceptsInput {
+            channel.readable()
+        }
+        if unreadStart == unread.count, unreadStart > 0 {
+            unread.removeAll()
+            unreadStart = 0
         }
     }
 
-    /// Takes queued bytes as a socket would, up to the window; 0 like a write that succeeded.
-    func take(_ queue: inout WriteQueue, iovecs: UnsafeMutableBufferPointer<iovec>) -> Int32 {
-        while !queue.isEmpty {
-            let count = queue.gather(into: iovecs)
-            var taken = 0
-            for index in 0..<count {
-                let vector = iovecs[index]
-                let length = min(vector.iov_len, (window ?? Int.max) - taken)
-                guard length > 0, let base = vector.iov_base else { break }
-                sent += UnsafeRawBufferPointer(start: base, count: length)
-                taken += length
-            }
-            queue.consume(taken)
-            if let window { self.window = window - taken }
-            if taken == 0 || window == 0 { return 0 }
+    /// A socket's `recv`: up to `buffer.count` unread bytes, or would-block.
+    func take(into buffer: UnsafeMutableRawBufferPointer) -> IOResult<Int> {
+        let count = min(buffer.count, unread.count - unreadStart)
+        guard count > 0 else { return .wouldBlock }
+        unread.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + unreadStart, byteCount: count) }
+        unreadStart += count
+        return .done(count)
+    }
+
+    /// A socket's `sendmsg`: what fits in the window, or would-block when nothing does.
+    func accept(_ vectors: UnsafeMutableBufferPointer<iovec>, count: Int) -> IOResult<Int> {
+        var taken = 0
+        for index in 0..<count {
+            let vector = vectors[index]
+            let length = min(vector.iov_len, (window ?? Int.max) - taken)
+            guard length > 0, let base = vector.iov_base else { break }
+            sent += UnsafeRawBufferPointer(start: base, count: length)
+            taken += length
         }
-        return 0
+        if let window { self.window = window - taken }
+        return taken == 0 ? .wouldBlock : .done(taken)
     }
 }

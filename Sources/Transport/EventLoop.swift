@@ -4,9 +4,11 @@ import Synchronization
 import Glibc
 #endif
 
-/// One epoll loop on one thread. It owns its listening socket (SO_REUSEPORT), its
-/// connections, a 64 KiB read buffer they share, and a coarse one-second timer.
-/// Other threads talk to it only through `execute(_:)`, which wakes it with an eventfd.
+/// One loop on one thread: its connections (`Channel`s), tasks, timers, a 64 KiB read
+/// buffer they share, and a coarse one-second tick. How it waits and how bytes move is its
+/// `LoopIO`: epoll and sockets (`EpollIO`), or in-process connections a test steps
+/// (`EmbeddedIO`, `EventLoop.embedded()`); the loop's turn is the same for both.
+/// Other threads talk to it only through `execute(_:)`.
 public final class EventLoop: @unchecked Sendable {
     public let index: Int
     /// Polls without ever sleeping in `epoll_wait`, spending the whole core. For load
@@ -14,25 +16,23 @@ public final class EventLoop: @unchecked Sendable {
     /// message it gets, and on loopback the sender pays for that wake-up and the receiver
     /// adds its own wake-up time to what it measures.
     public let busyPolling: Bool
-    /// Monotonic time of the current iteration, in nanoseconds.
-    public private(set) var now: UInt64 = monotonicNanoseconds()
+    /// Monotonic time of the current iteration, in nanoseconds (an embedded loop's own clock).
+    public internal(set) var now: UInt64 = monotonicNanoseconds()
     /// Backpressure marks of every channel on this loop. Kept here rather than per channel:
     /// an idle connection costs only memory. Set before the loop has channels (it is read
     /// on every enqueue, so without a run-time exclusivity check).
     @exclusivity(unchecked) public var watermarks = Channel.Watermarks()
 
+    let io: any LoopIO
     let readBuffer: UnsafeMutableRawBufferPointer
     let iovecs: UnsafeMutableBufferPointer<iovec>
 
-    private let epoll: Int32
-    private let wake: Int32
     // Loop-thread only and never changed re-entrantly: no run-time exclusivity checks.
     @exclusivity(unchecked) private var slots: [Channel?] = []
     /// Numbers channels, so an event for a closed channel never reaches one that took its
     /// slot (29 bits: the id's top bits mark listeners and watches).
     private var generation: UInt64 = 0
     private var freeSlots: [Int] = []
-    private var listeners: [Listener] = []
     @exclusivity(unchecked) private var dirty: [Channel] = []
     /// The most channels dirty at once since the last tick: a list that grew for one large
     /// broadcast gives its storage back when a quiet second shows it is not needed.
@@ -45,39 +45,29 @@ public final class EventLoop: @unchecked Sendable {
     private var nextTick: UInt64 = 0
     /// How late the last tick ran, in nanoseconds: time the loop spent busy past a deadline.
     public let lagNanoseconds = Atomic<UInt64>(0)
-    private var listenersPaused = false
-    private var watchGeneration: UInt64 = 0
     private var tickHandlers: [() -> Void] = []
     /// One-shot timers, soonest last.
     private var timers: [(deadline: UInt64, task: () -> Void)] = []
-
-    private static let wakeID = UInt64.max
-    private static let listenerFlag: UInt64 = 1 << 62
-    private static let watchFlag: UInt64 = 1 << 61
-    /// An embedded loop's clock moves only by `advance(by:)`; it runs on its caller's thread.
-    public let isEmbedded: Bool
-    private var embeddedConnections: [EmbeddedConnection] = []
-    private var embeddedByChannel: [UInt64: EmbeddedConnection] = [:]
-
-    func embeddedConnection(of channel: Channel) -> EmbeddedConnection? { embeddedByChannel[channel.id] }
-    /// Descriptors other code drives (e.g. a Redis client), by slot.
-    private var watches: [FileWatch?] = []
     static let tickNanoseconds: UInt64 = 1_000_000_000
 
-    init(index: Int, busyPolling: Bool = false, embedded: Bool = false) throws(SystemError) {
+    /// An embedded loop's clock moves only by `advance(by:)`; it runs on its caller's thread.
+    public var isEmbedded: Bool { io is EmbeddedIO }
+
+    init(index: Int, busyPolling: Bool = false, io: any LoopIO) {
         self.index = index
         self.busyPolling = busyPolling
-        isEmbedded = embedded
-        epoll = try syscallChecked("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
-        wake = try syscallChecked("eventfd") { eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) }
+        self.io = io
         readBuffer = .allocate(byteCount: 64 << 10, alignment: 16)
         iovecs = .allocate(capacity: 64)
-        try control(EPOLL_CTL_ADD, fd: wake, events: EPOLLIN.rawValue, id: Self.wakeID)
+        nextTick = now + Self.tickNanoseconds
+    }
+
+    /// A loop on sockets (epoll), for `EventLoopGroup`.
+    convenience init(index: Int, busyPolling: Bool = false) throws(SystemError) {
+        self.init(index: index, busyPolling: busyPolling, io: try EpollIO())
     }
 
     deinit {
-        close(epoll)
-        close(wake)
         readBuffer.deallocate()
         iovecs.deallocate()
     }
@@ -107,8 +97,7 @@ public final class EventLoop: @unchecked Sendable {
             return
         }
         tasks.withLock { $0.append(task) }
-        var one: UInt64 = 1
-        _ = write(wake, &one, 8)
+        io.wake()
     }
 
     /// Runs `body` on every tick of this loop (about once a second). Call on the loop's
@@ -136,8 +125,7 @@ public final class EventLoop: @unchecked Sendable {
     // MARK: Registration
 
     func addListener(_ listener: Listener) throws(SystemError) {
-        listeners.append(listener)
-        try control(EPOLL_CTL_ADD, fd: listener.fd, events: EPOLLIN.rawValue, id: Self.listenerFlag | UInt64(listeners.count - 1))
+        try io.addListener(listener, loop: self)
     }
 
     /// Adopts an accepted socket, or a connecting one (`connecting`: watched for writable,
@@ -158,7 +146,7 @@ public final class EventLoop: @unchecked Sendable {
         slots[slot] = channel
         guard watch else { return channel }
         do {
-            try self.watch(channel, writable: connecting)
+            try io.add(channel, writable: connecting)
         } catch {
             slots[slot] = nil
             freeSlots.append(slot)
@@ -167,10 +155,12 @@ public final class EventLoop: @unchecked Sendable {
         return channel
     }
 
-    /// Adds a registered channel's socket to epoll: readable always, writable on request.
-    func watch(_ channel: Channel, writable: Bool) throws(SystemError) {
-        let events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (writable ? EPOLLOUT.rawValue : 0)
-        try control(EPOLL_CTL_ADD, fd: channel.fd, events: events, id: channel.id)
+    /// The open channel with `id`, if it still holds its slot.
+    @inline(__always)
+    func channel(withID id: UInt64) -> Channel? {
+        let slot = Int(id & 0xFFFF_FFFF)
+        guard slot < slots.count, let channel = slots[slot], channel.id == id else { return nil }
+        return channel
     }
 
     /// Starts a non-blocking connect to `address` and returns its channel at once
@@ -208,21 +198,12 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Frees the channel's slot; call right before closing its socket. The close takes the
-    /// socket out of epoll (no descriptor is ever duplicated), so no EPOLL_CTL_DEL is made;
-    /// an event already fetched for it finds the slot's generation changed.
+    /// Frees the channel's slot; call right before closing its connection.
     func unregister(_ channel: Channel) {
         let slot = Int(channel.id & 0xFFFF_FFFF)
         guard slot < slots.count, slots[slot] === channel else { return }
         slots[slot] = nil
         freeSlots.append(slot)
-    }
-
-    func modify(_ channel: Channel, readable: Bool, writable: Bool) {
-        var events: UInt32 = EPOLLRDHUP.rawValue
-        if readable { events |= EPOLLIN.rawValue }
-        if writable { events |= EPOLLOUT.rawValue }
-        try? control(EPOLL_CTL_MOD, fd: channel.fd, events: events, id: channel.id)
     }
 
     func markDirty(_ channel: Channel) {
@@ -232,61 +213,30 @@ public final class EventLoop: @unchecked Sendable {
         dirty.append(channel)
     }
 
-    private func control(_ op: Int32, fd: Int32, events: UInt32, id: UInt64) throws(SystemError) {
-        var event = epoll_event()
-        event.events = events
-        event.data.u64 = id
-        try syscallChecked("epoll_ctl") { epoll_ctl(epoll, op, fd, &event) }
-    }
-
     // MARK: Foreign descriptors
 
     /// Watches a descriptor that other code reads and writes (a library's socket): the
     /// handler hears `(readable, writable)` for the interests set with `FileWatch.update`.
     /// Call on this loop's thread; `cancel()` before the descriptor is closed.
     public func watch(fd: Int32, handler: @escaping (_ readable: Bool, _ writable: Bool) -> Void) throws(SystemError) -> FileWatch {
-        let index = watches.firstIndex { $0 == nil } ?? watches.count
-        if index == watches.count { watches.append(nil) }
-        watchGeneration &+= 1
-        let id = Self.watchFlag | UInt64(watchGeneration & 0xFFFF) << 32 | UInt64(index)
-        let watch = FileWatch(id: id, fd: fd, loop: self, handler: handler)
-        try control(EPOLL_CTL_ADD, fd: fd, events: 0, id: id)
-        watches[index] = watch
-        return watch
-    }
-
-    fileprivate func update(_ watch: FileWatch) {
-        var events: UInt32 = 0
-        if watch.readable { events |= EPOLLIN.rawValue }
-        if watch.writable { events |= EPOLLOUT.rawValue }
-        try? control(EPOLL_CTL_MOD, fd: watch.fd, events: events, id: watch.id)
-    }
-
-    fileprivate func cancel(_ watch: FileWatch) {
-        let index = Int(watch.id & 0xFFFF_FFFF)
-        guard index < watches.count, watches[index] === watch else { return }
-        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, watch.fd, nil)
-        watches[index] = nil
+        assertInEventLoop()
+        return try io.watch(fd: fd, loop: self, handler: handler)
     }
 
     // MARK: Embedded
 
     /// A loop for tests that steps only when the caller says (`advance`), on the caller's
-    /// thread, with a clock of its own; its channels are `EmbeddedConnection`s, not sockets.
+    /// thread, with a clock of its own; its channels' far ends are `EmbeddedConnection`s.
     public static func embedded() throws(SystemError) -> EventLoop {
-        let loop = try EventLoop(index: 0, embedded: true)
-        loop.nextTick = loop.now + tickNanoseconds
-        return loop
+        EventLoop(index: 0, io: try EmbeddedIO())
     }
 
     /// An in-process connection whose handler `makeHandler` makes, as an accepted socket's.
     public func connectEmbedded(peerAddress: String = "127.0.0.1", makeHandler: (Channel) -> any ChannelHandler) -> EmbeddedConnection {
-        precondition(isEmbedded, "only an embedded loop has in-process connections")
+        guard let embedded = io as? EmbeddedIO else { preconditionFailure("only an embedded loop has in-process connections") }
         // Registering a channel without a descriptor cannot fail.
         let channel = try! register(fd: -1, tls: nil, peerAddress: peerAddress, watch: false)
-        let connection = EmbeddedConnection(channel: channel)
-        embeddedByChannel[channel.id] = connection
-        embeddedConnections.append(connection)
+        let connection = embedded.connect(channel)
         channel.handler = makeHandler(channel)
         return connection
     }
@@ -298,11 +248,7 @@ public final class EventLoop: @unchecked Sendable {
         thread = pthread_self()
         now &+= nanoseconds
         repeat {
-            // The in-process connections' reads stand for epoll's events; the rest of the turn
-            // is the running loop's own.
-            for connection in embeddedConnections where connection.closed { embeddedByChannel[connection.channel.id] = nil }
-            embeddedConnections.removeAll { $0.closed }
-            for connection in embeddedConnections { connection.deliver() }
+            io.poll(self, timeoutMilliseconds: 0)
             finishTurn()
         } while !localTasks.isEmpty || timers.last.map({ $0.deadline <= now }) == true
     }
@@ -316,11 +262,7 @@ public final class EventLoop: @unchecked Sendable {
         while !condition() {
             let left = Int64(deadline) - Int64(monotonicNanoseconds())
             guard left > 0 else { return false }
-            var descriptor = pollfd(fd: wake, events: Int16(POLLIN), revents: 0)
-            if poll(&descriptor, 1, Int32(min(left / 1_000_000 + 1, 100))) > 0 {
-                var value: UInt64 = 0
-                _ = read(wake, &value, 8)
-            }
+            io.poll(self, timeoutMilliseconds: Int32(min(left / 1_000_000 + 1, 100)))
             advance()
         }
         return true
@@ -331,19 +273,13 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs until `stop()`. Call on the loop's own thread.
     func run() {
         thread = pthread_self()
-        let capacity = 256
-        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
-        defer { events.deallocate() }
         now = monotonicNanoseconds()
         nextTick = now + Self.tickNanoseconds
         while running.load(ordering: .acquiring) {
             let wake = min(nextTick, timers.last?.deadline ?? nextTick)
             let timeout = Int32(max(0, min(Int64(Self.tickNanoseconds), Int64(wake) - Int64(now))) / 1_000_000) + 1
-            let count = epoll_wait(epoll, events, Int32(capacity), localTasks.isEmpty && !busyPolling ? timeout : 0)
+            io.poll(self, timeoutMilliseconds: localTasks.isEmpty && !busyPolling ? timeout : 0)
             now = monotonicNanoseconds()
-            if count > 0 {
-                for i in 0..<Int(count) { dispatch(events[i]) }
-            }
             finishTurn()
         }
         for channel in slots.compactMap({ $0 }) { channel.abort() }
@@ -351,8 +287,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Stops accepting and asks every connection's handler to close. Call on the loop's thread.
     public func beginShutdown() {
-        for listener in listeners { _ = epoll_ctl(epoll, EPOLL_CTL_DEL, listener.fd, nil) }
-        listeners.removeAll()  // closes the sockets
+        io.removeListeners()
         for case let channel? in slots { channel.handler?.channelShutdownRequested(channel) }
     }
 
@@ -360,37 +295,6 @@ public final class EventLoop: @unchecked Sendable {
     func stop() {
         running.store(false, ordering: .releasing)
         execute {}
-    }
-
-    private func dispatch(_ event: epoll_event) {
-        let id = event.data.u64
-        if id == Self.wakeID {
-            var value: UInt64 = 0
-            _ = read(wake, &value, 8)
-            return
-        }
-        if id & Self.watchFlag != 0 && id & Self.listenerFlag == 0 {
-            let index = Int(id & 0xFFFF_FFFF)
-            guard index < watches.count, let watch = watches[index], watch.id == id else { return }
-            let flags = event.events
-            let failed = flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0
-            watch.handler(flags & EPOLLIN.rawValue != 0 || failed, flags & EPOLLOUT.rawValue != 0 || failed)
-            return
-        }
-        if id & Self.listenerFlag != 0 && id != Self.wakeID {
-            let index = Int(id & 0xFFFF)
-            if index < listeners.count { acceptAll(listeners[index]) }
-            return
-        }
-        let slot = Int(id & 0xFFFF_FFFF)
-        guard slot < slots.count, let channel = slots[slot], channel.id == id else { return }
-        let flags = event.events
-        if flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 && flags & EPOLLIN.rawValue == 0 {
-            channel.hangUp()
-            return
-        }
-        if flags & EPOLLOUT.rawValue != 0 { channel.writable() }
-        if flags & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0, channel.isRegistered { channel.readable() }
     }
 
     /// The loop's turn after its I/O (`run` and `advance` alike): tasks, due timers, the
@@ -437,12 +341,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     private func tick() {
-        if listenersPaused {
-            listenersPaused = false
-            for (index, listener) in listeners.enumerated() {
-                try? control(EPOLL_CTL_MOD, fd: listener.fd, events: EPOLLIN.rawValue, id: Self.listenerFlag | UInt64(index))
-            }
-        }
+        io.tick()
         // Before the channels' ticks, which may dirty some: the list is empty here.
         if dirty.isEmpty && dirty.capacity > 1024 && dirtyPeak < dirty.capacity / 4 {
             dirty = []
@@ -451,56 +350,6 @@ public final class EventLoop: @unchecked Sendable {
         dirtyPeak = 0
         for case let channel? in slots { channel.tick(now: now) }
         for handler in tickHandlers { handler() }
-    }
-
-    private func acceptAll(_ listener: Listener) {
-        for _ in 0..<64 {
-            var address = sockaddr_storage()
-            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let result = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sockaddrPointer in
-                    Result { () throws(SystemError) in
-                        try syscall("accept4") {
-                            accept4(listener.fd, sockaddrPointer, &length, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
-                        }
-                    }
-                }
-            }
-            switch result {
-            case .success(.done(let fd)):
-                listener.adopt(fd: fd, peer: Sockets.describe(address), on: self)
-            case .success(.wouldBlock):
-                return
-            case .failure(let error) where Self.isConnectionOwnError(error.errno):
-                continue  // that connection is gone; the next one may be fine
-            case .failure:
-                // Out of descriptors (EMFILE) or memory: stop accepting until the next tick.
-                pauseListeners()
-                return
-            }
-        }
-    }
-
-    /// Errors `accept4` reports for one pending connection rather than for the listener:
-    /// the peer aborted it, or a network error already pending on it (accept(2): Linux
-    /// passes those on, and the caller should treat them like EAGAIN and accept again).
-    static func isConnectionOwnError(_ code: Int32) -> Bool {
-        switch code {
-        case ECONNABORTED, EPROTO, EPERM, ENETDOWN, ENOPROTOOPT, EHOSTDOWN, ENONET, EHOSTUNREACH, EOPNOTSUPP, ENETUNREACH: true
-        default: false
-        }
-    }
-
-    private func pauseListeners() {
-        guard !listenersPaused else { return }
-        listenersPaused = true
-        for listener in listeners { _ = epoll_ctl(epoll, EPOLL_CTL_DEL, listener.fd, nil) }
-        for (index, listener) in listeners.enumerated() {
-            var event = epoll_event()
-            event.events = 0
-            event.data.u64 = Self.listenerFlag | UInt64(index)
-            _ = epoll_ctl(epoll, EPOLL_CTL_ADD, listener.fd, &event)
-        }
     }
 }
 
@@ -532,12 +381,12 @@ public final class FileWatch {
         guard newReadable != self.readable || newWritable != self.writable else { return }
         self.readable = newReadable
         self.writable = newWritable
-        loop.update(self)
+        loop.io.update(self)
     }
 
     /// Stops watching; call before the descriptor is closed.
     public func cancel() {
         loop.assertInEventLoop()
-        loop.cancel(self)
+        loop.io.cancel(self)
     }
 }

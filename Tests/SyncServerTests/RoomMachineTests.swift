@@ -172,3 +172,30 @@ extension RoomMachineTests {
         #expect(Self.effectNames(shared.step(.leave(Self.bob), sharedContext)) == ["presence"], "a follower leaving changes the counts only")
     }
 }
+
+extension RoomMachineTests {
+    /// A room fetched again from the engine goes through the machine like any other change:
+    /// its version replaces the room's, its document is held to this node's budget, a follow
+    /// key makes the room private, and members hear only what changed.
+    @Test func aSnapshotFromTheEngineIsAdoptedByTheSameRules() {
+        var room = Self.room()
+        room.version = 9
+        var snapshot = RoomSnapshot()
+        snapshot.version = 3  // a Redis that restarted empty counts again
+        snapshot.state = ScrollState(seq: 4, offset: 20, viewport: 10, content: 100, progress: 20.0 / 90, direction: .down, anchor: nil,
+                                     atTop: false, atBottom: false, by: Self.ann.description, t: nil, doc: nil)
+        snapshot.document = SharedDocument(name: "big", format: .text, text: String(repeating: "z", count: 101), by: Self.ann.description)
+        snapshot.followKey = "record"
+        snapshot.driver = Self.bob.description
+        snapshot.driverName = "Bob"
+        let effects = room.step(.snapshot(snapshot), context)
+        #expect(room.version == 3)
+        #expect(Self.states(effects).map(\.seq) == [4])
+        #expect(effects.contains { if case .refusedShared = $0 { true } else { false } }, "a document over this node's budget")
+        #expect(room.core.document == nil && context.documents.bytesHeld == 0)
+        #expect(effects.contains { if case .evictFollowers = $0 { true } else { false } } && room.core.isPrivate)
+        #expect(effects.contains { if case .broadcast(.driver(Self.bob, "Bob")) = $0 { true } else { false } })
+        let again = room.step(.snapshot(snapshot), context)
+        #expect(again.allSatisfy { if case .refusedShared = $0 { true } else { false } }, "the same room again: nothing for members")
+    }
+}

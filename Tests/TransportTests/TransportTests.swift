@@ -117,12 +117,12 @@ struct AcceptErrorTests {
     /// descriptors or memory stops accepting until the next tick.
     @Test(arguments: [ECONNABORTED, EPROTO, EPERM, ENETDOWN, ENOPROTOOPT, EHOSTDOWN, ENONET, EHOSTUNREACH, EOPNOTSUPP, ENETUNREACH])
     func errorsOfOneConnectionDoNotStopTheListener(_ code: Int32) {
-        #expect(EventLoop.isConnectionOwnError(code))
+        #expect(EpollIO.isConnectionOwnError(code))
     }
 
     @Test(arguments: [EMFILE, ENFILE, ENOBUFS, ENOMEM, EINVAL])
     func aShortageOfDescriptorsOrMemoryPausesIt(_ code: Int32) {
-        #expect(!EventLoop.isConnectionOwnError(code))
+        #expect(!EpollIO.isConnectionOwnError(code))
     }
 }
 
