@@ -51,8 +51,14 @@ public protocol HTTPEndpoint: Sendable {
     /// The answer to `request` from `address` (a client group, `AddressGrouping`); runs on the
     /// connection's event loop and must not block.
     func respond(to request: HTTPRequest, from address: String) -> HTTPResponse
+    /// The same for an answer that takes a while (a presenter key's slow hash): `answer` runs
+    /// once, on `loop`. By default `respond(to:from:)`'s answer, at once.
+    func respond(to request: HTTPRequest, from address: String, on loop: EventLoop, answer: @escaping (HTTPResponse) -> Void)
 }
 
 extension HTTPEndpoint {
     public func matches(_ request: HTTPRequest) -> Bool { request.path.utf8.elementsEqual(path.utf8) }
+    public func respond(to request: HTTPRequest, from address: String, on loop: EventLoop, answer: @escaping (HTTPResponse) -> Void) {
+        answer(respond(to: request, from: address))
+    }
 }

@@ -222,6 +222,9 @@ public final class RoomCounters: Sendable {
     /// Presenter joins refused before their key was checked (the address had as many checks
     /// running and wrong keys as it may).
     public let presenterKeyChecksRefused = Atomic<Int>(0)
+    /// Rooms whose recording started, and recordings that stopped at a byte limit.
+    public let recordingsStarted = Atomic<Int>(0)
+    public let recordingsStopped = Atomic<Int>(0)
     /// Time from a room change to its delivery on a loop.
     public let broadcastLatency = LatencyHistogram()
 

@@ -162,6 +162,9 @@ extension LocalRoomHub {
         if member.windowBits != nil { guarded.compressingMembers += 1 }
         guarded.emptySince = nil
         welcome.presence = guarded.presence
+        if options.recordRooms || (role == .presenter && member.asksToRecord) {
+            startRecording(in: &guarded, room: room, now: loop.now)
+        }
         // The room's own effects (its broadcasts, the record to keep) once the member is in.
         let later = carryOut(Array(effects.dropFirst()), in: &guarded, room: room, loop: loop)
         return (.done(.success(welcome)), later)

@@ -70,7 +70,7 @@ extension LocalRoomHub {
                 }
             case .document(let documentName, let format, let text):
                 guard role == .presenter else { return .refused(ProtocolError(.unauthorized, "only presenters may share a document")) }
-                if let refusal = documents.refusal(forGrowth: DocumentBudget.growth(replacing: guarded.core.document, with: text)) {
+                if let refusal = documents.refusal(forGrowth: ByteBudget.growth(replacing: guarded.core.document, with: text)) {
                     return .refused(refusal)
                 }
                 let document = SharedDocument(name: documentName, format: format, text: text, by: sender.id.description)

@@ -41,6 +41,8 @@ extension LocalRoomHub {
             var resyncing = false
             var resyncDue = false
             var resyncedAt: UInt64?
+            /// The room's timeline, while it is recorded.
+            var recording: RoomRecording?
         }
 
         let name: String

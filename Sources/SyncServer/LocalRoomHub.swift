@@ -50,6 +50,15 @@ public final class LocalRoomHub: RoomHub {
         /// Wrong presenter keys one address may try per room and minute; past it: 429.
         /// 10 covers typos; key guessing gets 10 tries a minute instead of thousands a second.
         public var keyFailuresPerMinute = 10
+        /// Record every room (`rooms.record`); otherwise a room is recorded once a presenter
+        /// asks (`record=1`).
+        public var recordRooms = false
+        /// Bytes one room's recording may hold (`limits.recordingBytes`); past it, it stops.
+        public var recordingBytes = 8 << 20
+        /// Bytes all rooms' recordings may hold together (`limits.recordingsTotalBytes`); 0 is no limit.
+        public var recordingsTotalBytes = 256 << 20
+        /// The server's own URL (`ws://HOST:PORT`) for a recording's header.
+        public var recordingURLBase = "ws://localhost"
         public init() {}
     }
 
@@ -69,7 +78,11 @@ public final class LocalRoomHub: RoomHub {
     let keyFailures: KeyFailureLimits
     let keyHasher = KeyHasher()
     /// Bytes of the documents all rooms hold now, against `options.documentsTotalBytes`.
-    let documents: DocumentBudget
+    let documents: ByteBudget
+    /// Bytes of the recordings all rooms hold now, against `options.recordingsTotalBytes`.
+    let recordingBytes: ByteBudget
+    /// Where recordings are kept across restarts (with the embedded store), or nil.
+    let recordingFiles: RecordingFiles?
 
     /// Refusals by reason, for /metrics (shared with the server's other counters).
     let refusals: RefusalCounters
@@ -78,7 +91,9 @@ public final class LocalRoomHub: RoomHub {
     ///   restored now (empty, so they expire after `roomIdleSeconds` unless someone joins).
     /// - Parameter engine: shares the rooms with other nodes; it runs on `loops[0]`.
 
+    /// - Parameter recordingsDirectory: where rooms' recordings are kept across restarts (nil: in memory).
     public init(loops: [EventLoop], options: Options = .init(), store: (any RoomStore)? = nil, engine: (any RoomEngine)? = nil,
+                recordingsDirectory: String? = nil,
                 refusals: RefusalCounters = RefusalCounters(), logger: Logger = Logger(label: "scrollsync")) throws(StoreError) {
         self.loops = loops
         self.refusals = refusals
@@ -88,7 +103,9 @@ public final class LocalRoomHub: RoomHub {
         self.logger = logger
         creationLimits = RoomCreationLimits(perMinute: options.roomCreationsPerMinute, unclaimedPerAddress: options.unclaimedRoomsPerAddress)
         keyFailures = KeyFailureLimits(perMinute: options.keyFailuresPerMinute)
-        documents = DocumentBudget(limit: options.documentsTotalBytes)
+        documents = ByteBudget(limit: options.documentsTotalBytes)
+        recordingBytes = ByteBudget(limit: options.recordingsTotalBytes, holding: "recordings")
+        recordingFiles = try recordingsDirectory.map { directory throws(StoreError) in try RecordingFiles(directory: directory, logger: logger) }
         // Restored rooms take at most half of the room and document limits, most recently
         // changed first: the other half is for rooms people create after the restart.
         let budget = RestoreBudget(rooms: max(1, options.maxRooms / 2), documentBytes: options.documentsTotalBytes / 2, limits: options.messageLimits)
@@ -111,6 +128,7 @@ public final class LocalRoomHub: RoomHub {
                     guarded.emptySince = now
                     guarded.machine.seq = SeqReservation(written: base)
                     save(&guarded)  // asks for a block above the restored seq
+                    restoreRecording(in: &guarded, room: stored.name, now: now)
                 }
                 rooms[stored.name] = room
             }
@@ -242,13 +260,18 @@ public final class LocalRoomHub: RoomHub {
                 presenceChanged(in: &guarded, room: room, loop: loop)
                 continue
             case .state(let state):
-                item = .state(seq: state.seq, BroadcastFrame(text: ServerMessage.state(state), deflater: deflater))
+                let text = ServerMessage.state(state)
+                record(text, in: &guarded, room: room, now: loop.now)
+                item = .state(seq: state.seq, BroadcastFrame(text: text, deflater: deflater))
             case .driver(let id, let name):
-                item = .reliable(BroadcastFrame(text: ServerMessage.driver(id?.description, name: name), deflater: deflater))
+                let text = ServerMessage.driver(id?.description, name: name)
+                record(text, in: &guarded, room: room, now: loop.now)
+                item = .reliable(BroadcastFrame(text: text, deflater: deflater))
             case .document(let document):
                 guarded.documentVersion &+= 1
-                item = .document(version: guarded.documentVersion,
-                                 BroadcastFrame(text: ServerMessage.document(document), deflater: deflater, replaceable: true))
+                let text = ServerMessage.document(document)
+                record(text, in: &guarded, room: room, now: loop.now)
+                item = .document(version: guarded.documentVersion, BroadcastFrame(text: text, deflater: deflater, replaceable: true))
             }
             for case let local? in guarded.locals { local.post(item) }
         }
@@ -306,6 +329,7 @@ public final class LocalRoomHub: RoomHub {
                           elapsedNanoseconds(from: since, to: now) >= UInt64(idleSeconds) * 1_000_000_000 else { return true }
                     guarded.removed = true
                     documents.release(guarded.core.document?.text.utf8.count ?? 0)
+                    dropRecording(in: &guarded, room: name)
                     forgotten.append((name, idleSeconds, guarded.creator))
                     guarded.creator = nil
                     return false

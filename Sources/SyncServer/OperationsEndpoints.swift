@@ -9,6 +9,7 @@ import WebSocketCore
 struct HealthEndpoint: HTTPEndpoint {
     let engine: RedisRoomEngine?
     let store: (any RoomStore)?
+    var recordings: RecordingFiles?
     var path: String { "/healthz" }
 
     func respond(to request: HTTPRequest, from address: String) -> HTTPResponse {
@@ -23,6 +24,12 @@ struct HealthEndpoint: HTTPEndpoint {
             degraded = degraded || health.failing
             lines.append(health.failing ? "store: failing (\(health.lastError ?? "write failed")), \(health.pendingRooms) rooms waiting" : "store: ok")
             if health.damagedFiles > 0 { lines.append("store: \(health.damagedFiles) damaged files at start-up (see the log)") }
+        }
+        if let recordings {
+            let failing = recordings.failing
+            degraded = degraded || failing != nil
+            lines.append(failing.map { "recordings: failing (\($0))" } ?? "recordings: ok")
+            if recordings.damagedFiles > 0 { lines.append("recordings: \(recordings.damagedFiles) damaged files at start-up (see the log)") }
         }
         let body = ([degraded ? "degraded" : "ok"] + lines).joined(separator: "\n") + "\n"
         return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Array(body.utf8))

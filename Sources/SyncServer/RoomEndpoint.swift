@@ -5,7 +5,7 @@ import WebSocketCore
 
 /// `GET /rooms/{name}`: the ScrollSync protocol (Protocol/PROTOCOL.md).
 /// Query: `role=presenter|follower` (default follower), `key=…`, `name=…`, `followKey=…`,
-/// `token=…` (or `Authorization: Bearer TOKEN`).
+/// `token=…` (or `Authorization: Bearer TOKEN`), `record=1` (a presenter: record the room).
 public struct RoomEndpoint: WebSocketEndpoint {
     public let limits: WebSocketConnection.Limits
     /// Checks applications' signed tokens (`auth.secret`); nil: tokens are not accepted.
@@ -87,8 +87,15 @@ public struct RoomEndpoint: WebSocketEndpoint {
         if let refusal = hub.admission(room: name, role: role, address: address, followKey: followKey, authorized: authorized) {
             return .failure(HTTPError(refusal))
         }
+        let record: Bool
+        switch query["record"] {
+        case nil, "0", "false": record = false
+        case "1", "true": record = true
+        case let other?: return .failure(HTTPError(.error(400, "record must be 1 or 0, not \(other.prefix(32))")))
+        }
+        if record, role != .presenter { return .failure(HTTPError(.error(400, "only a presenter may ask to record the room (record=1)"))) }
         return .success(RoomMember(shared: shared, room: name, role: role, name: displayName, key: query["key"], address: address, now: loop.now,
-                                   followKey: followKey, authorized: authorized))
+                                   followKey: followKey, authorized: authorized, record: record))
     }
 
     /// The claims of the request's token (`token=` or `Authorization: Bearer`), nil when it

@@ -61,7 +61,7 @@ struct RoomMachine<Sender> {
     /// What an event takes from outside the room.
     struct Context {
         /// Bytes of documents all rooms hold, against their limit.
-        let documents: DocumentBudget
+        let documents: ByteBudget
         /// Whether the store is failing (a scroll does not wait for it then).
         var storeFailing = false
         /// Whether the room is shared through the engine now (control changes go through it).
@@ -164,7 +164,7 @@ struct RoomMachine<Sender> {
     private mutating func apply(_ message: ClientMessage, from id: SessionID, sender: Sender, _ context: Context) -> [Effect] {
         var growth = 0
         if case .document(_, _, let text) = message {
-            growth = DocumentBudget.growth(replacing: core.document, with: text)
+            growth = ByteBudget.growth(replacing: core.document, with: text)
             if let refusal = context.documents.reserve(growth) { return [.refuse(refusal, to: sender)] }
         }
         switch core.receive(message, from: id) {
@@ -205,7 +205,7 @@ struct RoomMachine<Sender> {
             return [.broadcast(.driver(driver, name: name))]
         case .document(let document):
             // Held to this node's budget for documents, as a member's document is.
-            if let refusal = context.documents.reserve(DocumentBudget.growth(replacing: core.document, with: document.text)) {
+            if let refusal = context.documents.reserve(ByteBudget.growth(replacing: core.document, with: document.text)) {
                 return [.refusedShared(SharedInput.Refusal(reason: .invalid, detail: "a document: \(refusal.message)"))]
             }
             core.adopt(document: document)
@@ -231,7 +231,7 @@ extension RoomMachine {
             effects.append(.evictFollowers)
         }
         if let document = snapshot.document, document.fingerprint != core.document?.fingerprint {
-            if let refusal = context.documents.reserve(DocumentBudget.growth(replacing: core.document, with: document.text)) {
+            if let refusal = context.documents.reserve(ByteBudget.growth(replacing: core.document, with: document.text)) {
                 effects.append(.refusedShared(SharedInput.Refusal(reason: .invalid, detail: "a document: \(refusal.message)")))
             } else {
                 core.adopt(document: document)

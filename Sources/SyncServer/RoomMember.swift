@@ -54,6 +54,8 @@ public final class RoomMember: WebSocketSession {
         var followKey: String?
         /// An application's signed token admitted it in its role (no key is asked for).
         var authorized = false
+        /// A presenter asked for the room to be recorded (`record=1`).
+        var record = false
         /// What it sent before its welcome, kept for after it.
         var waiting: [[UInt8]] = []
         /// A presenter's scrolls and documents over their rates (nil: not limited).
@@ -112,7 +114,7 @@ public final class RoomMember: WebSocketSession {
     var left = false
 
     init(shared: Shared, room: String, role: Role, name: String?, key: String?, address: String, now: UInt64,
-         followKey: String? = nil, authorized: Bool = false) {
+         followKey: String? = nil, authorized: Bool = false, record: Bool = false) {
         self.shared = shared
         self.role = role
         let presenter = role == .presenter
@@ -120,6 +122,7 @@ public final class RoomMember: WebSocketSession {
                         documentGate: presenter ? shared.documentLimit.map { RateGate($0, now: now) } : nil, address: address)
         extras?.followKey = followKey
         extras?.authorized = authorized
+        extras?.record = record
     }
 
     /// The display name it gave, while it joins (its room keeps it after that).
@@ -130,6 +133,9 @@ public final class RoomMember: WebSocketSession {
 
     /// Whether a signed token admitted it (while it joins).
     var authorized: Bool { extras?.authorized ?? false }
+
+    /// Whether it asked for its room to be recorded (while it joins).
+    var asksToRecord: Bool { extras?.record ?? false }
 
     /// The client's address, while it joins.
     var address: String { extras?.address ?? peer?.channel.peerAddress ?? "" }

@@ -48,19 +48,28 @@ final class Router: Sendable {
     /// The compressor shared by the connections of `loop` (use on that loop only).
     func sharedDeflater(for loop: EventLoop) -> Deflater { sharedDeflaters[loop.index].deflater }
 
-    /// The answer to a plain HTTP request for one of the HTTP endpoints, or nil when the
-    /// request is for something else. HEAD gets GET's head without the body (RFC 9110 §9.3.2).
-    func respond(to request: HTTPRequest, from address: String) -> HTTPResponse? {
+    /// Answers a plain HTTP request for one of the HTTP endpoints (`answer` runs once, on
+    /// `loop`, maybe later); false when the request is for something else. HEAD gets GET's
+    /// head without the body (RFC 9110 §9.3.2).
+    func respond(to request: HTTPRequest, from address: String, on loop: EventLoop, answer: @escaping (HTTPResponse) -> Void) -> Bool {
         let path = request.path
-        guard let endpoint = httpEndpoints.first(where: { $0.matches(request) }) else { return nil }
+        guard let endpoint = httpEndpoints.first(where: { $0.matches(request) }) else { return false }
         guard request.method == "GET" || request.method == "HEAD" else {
-            return .error(405, "\(path) answers GET and HEAD only", headers: [("Allow", "GET, HEAD")])
+            answer(.error(405, "\(path) answers GET and HEAD only", headers: [("Allow", "GET, HEAD")]))
+            return true
         }
-        guard !request.hasContent else { return .error(400, "\(path) takes no request content") }
-        var response = endpoint.respond(to: request, from: grouping.group(address))
-        response.headers.append(("Connection", "close"))
-        response.omitsBody = request.method == "HEAD"
-        return response
+        guard !request.hasContent else {
+            answer(.error(400, "\(path) takes no request content"))
+            return true
+        }
+        let omitsBody = request.method == "HEAD"
+        endpoint.respond(to: request, from: grouping.group(address), on: loop) { response in
+            var response = response
+            response.headers.append(("Connection", "close"))
+            response.omitsBody = omitsBody
+            answer(response)
+        }
+        return true
     }
 
     /// 404 for an unknown path; the handshake checks (400/405/426) for a bad upgrade; 403

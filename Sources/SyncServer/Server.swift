@@ -62,6 +62,9 @@ public final class Server: Sendable {
         roomOptions.unclaimedRoomsPerAddress = configuration.limits.unclaimedRoomsPerAddress
         roomOptions.documentsTotalBytes = configuration.limits.documentsTotalBytes
         roomOptions.keyFailuresPerMinute = configuration.limits.keyFailuresPerMinute
+        roomOptions.recordingBytes = configuration.limits.recordingBytes
+        roomOptions.recordingsTotalBytes = configuration.limits.recordingsTotalBytes
+        roomOptions.recordingURLBase = "\(tls == nil ? "ws" : "wss")://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\(configuration.port)"
         var messageLimits = ClientMessage.Limits()
         messageLimits.maxDocumentBytes = configuration.limits.documentBytes
         let engine = redis.map {
@@ -69,7 +72,8 @@ public final class Server: Sendable {
         }
         self.engine = engine
         roomOptions.messageLimits = messageLimits
-        hub = try LocalRoomHub(loops: group.loops, options: roomOptions, store: store, engine: engine, refusals: counters.refusalReasons, logger: logger)
+        hub = try LocalRoomHub(loops: group.loops, options: roomOptions, store: store, engine: engine, recordingsDirectory: store == nil ? nil : configuration.dataDirectory.map { $0 + "/recordings" },
+                               refusals: counters.refusalReasons, logger: logger)
         let counters = counters
         let messageBudget = MessageBudget(limit: configuration.limits.unfinishedMessageBytes)
         Self.mapLargeBuffers()
@@ -85,9 +89,10 @@ public final class Server: Sendable {
         let metrics = ServerMetrics(counters: counters, hub: hub, loops: group.loops, engine: engine, messageBudget: messageBudget, store: store)
         self.metrics = metrics
         let httpEndpoints: [any HTTPEndpoint] = [
-            HealthEndpoint(engine: engine, store: store),
+            HealthEndpoint(engine: engine, store: store, recordings: hub.recordingFiles),
             MetricsEndpoint(metrics: metrics, adminToken: configuration.adminToken),
             RoomsEndpoint(hub: hub, adminToken: configuration.adminToken),
+            RecordingEndpoint(hub: hub, adminToken: configuration.adminToken),
             ViewerEndpoint(hub: hub, rooms: rooms),
         ]
         let router = Router(configuration: configuration, endpoints: endpoints, httpEndpoints: httpEndpoints, loops: group.loops.count,
@@ -150,6 +155,7 @@ public final class Server: Sendable {
     public func shutdown() {
         group.shutdown()
         store?.close()
+        hub.recordingFiles?.close()
     }
 
     /// Stops accepting, sends every client close 1001 ("going away"), and waits for the
@@ -167,6 +173,7 @@ public final class Server: Sendable {
         }
         group.shutdown()
         store?.close()
+        hub.recordingFiles?.close()
         return drained
     }
 }

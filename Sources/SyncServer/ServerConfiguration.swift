@@ -127,6 +127,10 @@ public struct ServerConfiguration: Sendable {
         /// a document beyond it is refused with `too_large`. 256 MiB: 256 rooms with a 1 MiB
         /// document each, or thousands with ordinary ones.
         public var documentsTotalBytes = 256 << 20
+        /// Bytes one room's recording may hold: 8 MiB is some 40,000 moves, hours of a talk.
+        public var recordingBytes = 8 << 20
+        /// Bytes all rooms' recordings may hold together (in memory, and so on disk).
+        public var recordingsTotalBytes = 256 << 20
         public init() {}
     }
 

@@ -59,6 +59,13 @@ struct ServerMetrics: Sendable {
         text.metric("scrollsync_presenter_key_checks_refused_total", "counter",
                     "Presenter joins refused unchecked: the address had limits.keyFailuresPerMinute wrong keys and checks running for the room.",
                     [([], rooms.presenterKeyChecksRefused.load(ordering: .relaxed))])
+        text.metric("scrollsync_recordings_started_total", "counter", "Rooms whose recording started (rooms.record, record=1).",
+                    [([], rooms.recordingsStarted.load(ordering: .relaxed))])
+        text.metric("scrollsync_recordings_stopped_total", "counter",
+                    "Recordings that stopped at limits.recordingBytes or limits.recordingsTotalBytes.",
+                    [([], rooms.recordingsStopped.load(ordering: .relaxed))])
+        text.metric("scrollsync_recording_bytes", "gauge", "Bytes of recordings the rooms hold (limit: limits.recordingsTotalBytes).",
+                    [([], hub.recordingBytes.bytesHeld)])
         text.metric("scrollsync_document_bytes", "gauge", "Bytes of shared documents the rooms hold (limit: limits.documentsTotalBytes).",
                     [([], hub.documentBytesHeld)])
         text.metric("scrollsync_unfinished_message_bytes", "gauge", "Bytes held in unfinished messages (limit: limits.unfinishedMessageBytes).",

@@ -137,8 +137,10 @@ public final class WebSocketPeer: ChannelHandler {
             case .complete(let request, let remainder):
                 if let overLimit = handshake.overLimit {
                     refuse(overLimit, request: request)
-                } else if let response = router.respond(to: request, from: channel.peerAddress) {
+                } else if router.respond(to: request, from: channel.peerAddress, on: channel.loop, answer: { [self] response in
                     refuse(response, request: request)
+                }) {
+                    if case .handshake = phase { phase = .done }  // the answer comes later: nothing more is read
                 } else {
                     upgrade(request, remainder: remainder)
                 }

@@ -152,6 +152,9 @@ struct Present: ParsableCommand {
     @Option(help: "The same room on another node (servers sharing rooms through Redis), tried in turn when the connection drops; repeat for more.")
     var also: [String] = []
 
+    @Flag(help: "Have the server record the room (download it later: GET /rooms/NAME/recording?key=…).")
+    var record = false
+
     @OptionGroup var connection: ConnectionOptions
 
     /// Usage errors (a URL that names no room) with this command's usage, before anything runs.
@@ -161,7 +164,7 @@ struct Present: ParsableCommand {
 
     func run() throws {
         let document = try readDocument(file)
-        let query = [("role", "presenter"), ("key", key), ("name", name)] + connection.access
+        let query = [("role", "presenter"), ("key", key), ("name", name), ("record", record ? "1" : nil)] + connection.access
         let others = try also.map { try roomURL($0, query: query).0 }
         let (primary, room) = try roomURL(url, query: query)
         guard Terminal.isInteractive else { throw CommandFailure("present needs a terminal") }

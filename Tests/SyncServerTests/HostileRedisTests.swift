@@ -185,7 +185,7 @@ extension ClusterTests {
 }
 
 @Suite("Documents from Redis within a node's budget", .serialized)
-struct RemoteDocumentBudgetTests {
+struct RemoteByteBudgetTests {
     let cluster = ClusterTests()
 
     /// A valid document published in order still counts against the receiving node's budget

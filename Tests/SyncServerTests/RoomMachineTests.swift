@@ -28,7 +28,7 @@ struct RoomMachineTests {
 
     static func saves(_ effects: [Machine.Effect]) -> Int { effects.filter { if case .save = $0 { true } else { false } }.count }
 
-    let context = Machine.Context(documents: DocumentBudget(limit: 100))
+    let context = Machine.Context(documents: ByteBudget(limit: 100))
 
     @Test func aScrollIsBroadcastAndKept() {
         var room = Self.room()
@@ -145,7 +145,7 @@ extension RoomMachineTests {
         #expect(Self.effectNames(follower) == ["welcome", "presence"])
 
         var shared = Machine(core: RoomCore(name: "s"))
-        let context = Machine.Context(documents: DocumentBudget(limit: 0), shared: true)
+        let context = Machine.Context(documents: ByteBudget(limit: 0), shared: true)
         let claimed = shared.step(.join(.init(id: Self.ann, role: .presenter, name: "Ann", key: "record")), context)
         #expect(Self.effectNames(claimed) == ["welcome", "save", "bindKey", "claimControl", "presence"],
                 "a shared room's key and control go through the engine")
@@ -166,7 +166,7 @@ extension RoomMachineTests {
         var alone = Self.room()
         #expect(Self.effectNames(alone.step(.leave(Self.ann), context)).contains("driver"), "alone: the room says nobody drives")
         var shared = Self.room()
-        let sharedContext = Machine.Context(documents: DocumentBudget(limit: 0), shared: true)
+        let sharedContext = Machine.Context(documents: ByteBudget(limit: 0), shared: true)
         let left = Self.effectNames(shared.step(.leave(Self.ann), sharedContext))
         #expect(left.contains("releaseControl") && !left.contains("driver"), "shared: the engine's release reaches every node: \(left)")
         #expect(Self.effectNames(shared.step(.leave(Self.bob), sharedContext)) == ["presence"], "a follower leaving changes the counts only")

@@ -7,8 +7,8 @@ import Testing
 /// reservation and the presence throttle.
 @Suite("Room parts")
 struct RoomPartsTests {
-    @Test func theDocumentBudgetCountsGrowthAndRefusesPastItsLimit() {
-        let budget = DocumentBudget(limit: 100)
+    @Test func theByteBudgetCountsGrowthAndRefusesPastItsLimit() {
+        let budget = ByteBudget(limit: 100)
         #expect(budget.reserve(60) == nil)
         #expect(budget.reserve(50)?.code == .tooLarge, "60 + 50 > 100")
         #expect(budget.bytesHeld == 60, "a refused reservation counts nothing")
@@ -18,13 +18,13 @@ struct RoomPartsTests {
         budget.release(100)
         #expect(budget.bytesHeld == 0)
         let old = SharedDocument(name: "a", format: .text, text: "12345", by: "x")
-        #expect(DocumentBudget.growth(replacing: old, with: "123") == -2)
-        #expect(DocumentBudget.growth(replacing: nil, with: "123") == 3)
-        #expect(DocumentBudget(limit: 0).reserve(1 << 40) == nil, "0 is no limit")
+        #expect(ByteBudget.growth(replacing: old, with: "123") == -2)
+        #expect(ByteBudget.growth(replacing: nil, with: "123") == 3)
+        #expect(ByteBudget(limit: 0).reserve(1 << 40) == nil, "0 is no limit")
     }
 
     @Test func concurrentReservationsNeverExceedTheLimit() async {
-        let budget = DocumentBudget(limit: 10_000)
+        let budget = ByteBudget(limit: 10_000)
         let granted = await withTaskGroup(of: Int.self) { group in
             for _ in 0..<8 {
                 group.addTask {

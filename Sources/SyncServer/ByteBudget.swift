@@ -1,17 +1,21 @@
 import ScrollModel
 import Synchronization
 
-/// The bytes of shared documents all rooms of this node hold, held to
-/// `limits.documentsTotalBytes`: a room's new document is counted by how much it grows the
-/// room's (its size less the one it replaces) before the room takes it, and uncounted when
-/// the room is forgotten. Reservations race safely: concurrent ones never exceed the limit.
-final class DocumentBudget: Sendable {
-    /// Bytes all documents may hold together; 0 is no limit.
+/// Bytes all rooms of this node hold of one kind, held to a limit: shared documents
+/// (`limits.documentsTotalBytes`: a room's new document is counted by how much it grows the
+/// room's, its size less the one it replaces, before the room takes it) or recordings
+/// (`limits.recordingsTotalBytes`). Uncounted when the room lets them go. Reservations race
+/// safely: concurrent ones never exceed the limit.
+final class ByteBudget: Sendable {
+    /// Bytes all rooms may hold together; 0 is no limit.
     let limit: Int
+    /// What is counted, for the refusal ("shared documents").
+    let holding: String
     private let held = Atomic<Int>(0)
 
-    init(limit: Int) {
+    init(limit: Int, holding: String = "shared documents") {
         self.limit = limit
+        self.holding = holding
     }
 
     /// Bytes held now.
@@ -50,6 +54,6 @@ final class DocumentBudget: Sendable {
 
     private func refusal(growth: Int, held: Int) -> ProtocolError? {
         guard limit > 0, growth > 0, held + growth > limit else { return nil }
-        return ProtocolError(.tooLarge, "the server holds as many bytes of shared documents as it may (\(limit >> 20) MiB); try a smaller document or later")
+        return ProtocolError(.tooLarge, "the server holds as many bytes of \(holding) as it may (\(limit >> 20) MiB); try a smaller one or later")
     }
 }

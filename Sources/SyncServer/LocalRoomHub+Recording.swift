@@ -1,0 +1,112 @@
+import Logging
+import ScrollModel
+import Transport
+import WebSocketCore
+
+/// Server-side recording (Protocol/RECORDING.md): a room is recorded from the moment a
+/// presenter asks (`record=1`, `present --record`) or from its first member when every room
+/// is (`rooms.record`); every state, document and driver it sends is added as members got it,
+/// kept with the room (and its files, with the embedded store), and served at
+/// `GET /rooms/NAME/recording` to its presenter (key), the operator (admin token) or, in a
+/// private room, whoever has its follow key.
+extension LocalRoomHub {
+    /// Starts recording the room if it is not yet: the header holds its document, and its
+    /// state and driver are the first events (a recording started mid-talk plays from there).
+    func startRecording(in guarded: inout Room.Guarded, room: Room, now: UInt64) {
+        guard guarded.recording == nil else { return }
+        let header = Recording.Header(room: room.name, started: utcTimestamp(),
+                                      url: "\(options.recordingURLBase)/rooms/\(room.name)", document: guarded.core.document)
+        guard var recording = RoomRecording(header: header, now: now, limit: options.recordingBytes, budget: recordingBytes) else {
+            logger.warning("room not recorded: the recordings' byte limit is reached", metadata: ["room": "\(room.name)"])
+            return
+        }
+        if let state = guarded.core.state { _ = recording.append(ServerMessage.state(state), now: now, budget: recordingBytes) }
+        if let driver = guarded.core.driver {
+            _ = recording.append(ServerMessage.driver(driver.description, name: guarded.core.driverName), now: now, budget: recordingBytes)
+        }
+        guarded.recording = recording
+        counters.recordingsStarted.add(1, ordering: .relaxed)
+        logger.info("recording started", metadata: ["room": "\(room.name)"])
+        if let chunk = guarded.recording?.takeUnsaved() { recordingFiles?.append(chunk, room: room.name) }
+    }
+
+    /// Adds a message the room sends to its recording, if it is recorded.
+    @inline(__always)
+    func record(_ message: [UInt8], in guarded: inout Room.Guarded, room: Room, now: UInt64) {
+        guard guarded.recording != nil else { return }
+        if guarded.recording?.append(message, now: now, budget: recordingBytes) == false {
+            counters.recordingsStopped.add(1, ordering: .relaxed)
+            logger.warning("recording stopped at its byte limit (limits.recordingBytes or limits.recordingsTotalBytes)",
+                           metadata: ["room": "\(room.name)"])
+        }
+        if let chunk = guarded.recording?.takeUnsaved() { recordingFiles?.append(chunk, room: room.name) }
+    }
+
+    /// A restored room's recording, read back and checked as a file from outside.
+    func restoreRecording(in guarded: inout Room.Guarded, room name: String, now: UInt64) {
+        guard let files = recordingFiles, let (bytes, lastSeconds) = files.load(name, limits: options.messageLimits) else { return }
+        guarded.recording = RoomRecording(restoring: bytes, lastSeconds: lastSeconds, now: now, limit: options.recordingBytes,
+                                          budget: recordingBytes)
+    }
+
+    /// The room is forgotten: its recording with it.
+    func dropRecording(in guarded: inout Room.Guarded, room name: String) {
+        guard let recording = guarded.recording else { return }
+        recordingBytes.release(recording.bytes.count)
+        guarded.recording = nil
+        recordingFiles?.remove(name)
+    }
+
+    /// What `GET /rooms/NAME/recording` may answer.
+    public enum RecordingAccess: Sendable {
+        case recording([UInt8])
+        case refused(status: Int, reason: String)
+    }
+
+    /// Room `name`'s recording for whoever may have it: the operator (`admin`, checked by the
+    /// caller), whoever gives the room's presenter key (a slow hash, off the loop, counted
+    /// against the address as a presenter's join is) or, in a private room, its follow key.
+    /// `answer` runs on `loop`.
+    public func recording(ofRoom name: String, key: String?, followKey: String?, admin: Bool, address: String, on loop: EventLoop,
+                          answer: @escaping (RecordingAccess) -> Void) {
+        let notRecorded = RecordingAccess.refused(status: 404, reason: "room \(name) is not recorded (present --record, record=1 or rooms.record)")
+        guard let room = rooms.withLock({ $0[name] }) else { return answer(.refused(status: 404, reason: "no room \(name)")) }
+        let (bytes, presenterKey, followRecord) = room.guarded.withLock { ($0.recording?.bytes, $0.core.presenterKeyText, $0.core.followKey) }
+        guard let bytes else { return answer(notRecorded) }
+        if admin { return answer(.recording(bytes)) }
+        if let followRecord, let followKey, !followKey.isEmpty, key == nil {
+            if case .refused(let status, let reason)? = followKeyRefusal(name, required: followRecord, given: followKey, address: address) {
+                return answer(.refused(status: status, reason: reason))
+            }
+            return answer(.recording(bytes))
+        }
+        let ask = "GET /rooms/\(name)/recording needs the room's presenter key (key=…), the admin token (Authorization: Bearer)"
+            + (followRecord != nil ? " or its follow key (followKey=…)" : "")
+        guard let key, !key.isEmpty else { return answer(.refused(status: 401, reason: ask)) }
+        guard let presenterKey, !PresenterKey.isLegacy(presenterKey) else {
+            return answer(.refused(status: 403, reason: "room \(name) has no presenter key: only the admin token opens its recording"))
+        }
+        let ticket: KeyCheckTicket
+        switch keyFailures.begin(address: address, room: name, now: loop.now) {
+        case .failure(let wait):
+            return answer(.refused(status: 429, reason: "too many wrong keys for room \(name) from \(address); try again in \(wait.seconds) s"))
+        case .success(let begun): ticket = begun
+        }
+        let reply = Unchecked(answer)
+        let queued = keyHasher.hash(key, matching: presenterKey, room: name, from: address, on: loop) { [self] record in
+            let matches = RoomCore.constantTimeEqual(Array(record.utf8), Array(presenterKey.utf8))
+            guard matches else {
+                keyFailed(room: name, address: address, ticket: ticket, now: loop.now)
+                return reply.value(.refused(status: 403, reason: "wrong presenter key for room \(name)"))
+            }
+            ticket.settle(failed: false, now: loop.now)
+            // The recording as it is now (it went on while the key was checked).
+            let now = room.guarded.withLock { $0.recording?.bytes }
+            reply.value(now.map { .recording($0) } ?? notRecorded)
+        }
+        if !queued {
+            ticket.settle(failed: false, now: loop.now)
+            answer(.refused(status: 503, reason: "server busy checking presenter keys; try again in a moment"))
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import ScrollModel
+import Transport
+import WebSocketCore
+
+/// `GET /rooms/NAME/recording`: the room's recording (Protocol/RECORDING.md, served as
+/// `application/x-ndjson`) for the admin token (`Authorization: Bearer`), the room's
+/// presenter key (`key=…`, checked by a slow hash off the loop and limited per address as a
+/// presenter's join is) or, in a private room, its follow key (`followKey=…`). 401 without any,
+/// 403 for a wrong one, 404 for a room that is not recorded, 429 after too many wrong keys.
+struct RecordingEndpoint: HTTPEndpoint {
+    let hub: LocalRoomHub
+    let adminToken: String?
+    var path: String { "/rooms/NAME/recording" }
+
+    func matches(_ request: HTTPRequest) -> Bool { room(of: request) != nil }
+
+    private func room(of request: HTTPRequest) -> String? {
+        let path = request.path
+        guard path.hasPrefix("/rooms/"), path.hasSuffix("/recording"), request.value("Upgrade") == nil else { return nil }
+        let name = String(path.dropFirst("/rooms/".count).dropLast("/recording".count))
+        return RoomEndpoint.isValidRoomName(name) ? name : nil
+    }
+
+    func respond(to request: HTTPRequest, from address: String) -> HTTPResponse {
+        .error(500, "answered by respond(to:from:on:answer:)")
+    }
+
+    func respond(to request: HTTPRequest, from address: String, on loop: EventLoop, answer: @escaping (HTTPResponse) -> Void) {
+        guard let name = room(of: request) else { return answer(.error(404, "no recording at \(request.path)")) }
+        guard let query = try? Query(request.query) else { return answer(.error(400, "malformed query")) }
+        // The admin token only when one is set and given: without one, nobody is the operator.
+        let admin = adminToken != nil && request.value("Authorization") != nil && AdminToken.refusal(request, token: adminToken) == nil
+        hub.recording(ofRoom: name, key: query["key"], followKey: query["followKey"], admin: admin, address: address, on: loop) { access in
+            switch access {
+            case .recording(let bytes):
+                answer(HTTPResponse(status: 200, headers: [
+                    ("Content-Type", "application/x-ndjson; charset=utf-8"),
+                    ("Content-Disposition", "attachment; filename=\"\(name).rec\""),
+                    ("Cache-Control", "no-store"),
+                ], body: bytes))
+            case .refused(let status, let reason):
+                answer(.error(status, reason, headers: status == 401 ? [("WWW-Authenticate", "Bearer")] : []))
+            }
+        }
+    }
+}

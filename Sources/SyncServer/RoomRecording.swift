@@ -1,0 +1,69 @@
+import ScrollModel
+import Transport
+
+/// A room's timeline as the server records it (`rooms.record`, or a presenter's `record=1`):
+/// the lines of Protocol/RECORDING.md — the header, then `[seconds, message]` for each state,
+/// document and driver the room sent, the message exactly as members got it. Bounded per room
+/// (`limit`) and, through a `ByteBudget`, for all rooms together: past either it stops (a
+/// talk's beginning is kept rather than its end) and says so once.
+struct RoomRecording {
+    /// Every line so far, each ending in a newline.
+    private(set) var bytes: [UInt8]
+    /// How many of `bytes` the store has been given.
+    private var saved = 0
+    /// Seconds recorded before `resumedAt` (a recording restored after a restart goes on
+    /// from its last event: the time the server was down is not in it).
+    private let base: Double
+    private let resumedAt: UInt64
+    let limit: Int
+    /// It stopped at a bound; nothing more is added.
+    private(set) var stopped = false
+    private var events = 0
+
+    /// Starts a recording with `header`, or nil when even that does not fit.
+    init?(header: Recording.Header, now: UInt64, limit: Int, budget: ByteBudget) {
+        let line = Recording.headerLine(header) + [10]
+        guard line.count <= limit, budget.reserve(line.count) == nil else { return nil }
+        bytes = line
+        base = 0
+        resumedAt = now
+        self.limit = limit
+    }
+
+    /// A recording read back from the store (already checked by `Recording.read`), counted
+    /// against `budget` as it was before the restart.
+    init(restoring bytes: [UInt8], lastSeconds: Double, now: UInt64, limit: Int, budget: ByteBudget) {
+        self.bytes = bytes
+        saved = bytes.count
+        base = lastSeconds
+        resumedAt = now
+        self.limit = limit
+        events = bytes.reduce(0) { $1 == 10 ? $0 + 1 : $0 } - 1
+        budget.restore(bytes.count)
+    }
+
+    /// Adds `message` (a server message's JSON) at `now`; false when this is where it stops.
+    mutating func append(_ message: [UInt8], now: UInt64, budget: ByteBudget) -> Bool {
+        guard !stopped else { return true }
+        let seconds = base + Double(elapsedNanoseconds(from: resumedAt, to: now)) / 1e9
+        let prefix = Array("[\((seconds * 1000).rounded() / 1000),".utf8)
+        let size = prefix.count + message.count + 2
+        // A reader takes at most a week and a million events (RECORDING.md).
+        guard seconds <= Recording.maxSeconds, events < Recording.maxEvents, bytes.count + size <= limit, budget.reserve(size) == nil else {
+            stopped = true
+            return false
+        }
+        bytes += prefix
+        bytes += message
+        bytes += [UInt8(ascii: "]"), 10]
+        events += 1
+        return true
+    }
+
+    /// What the store has not been given yet (it appends it to the room's file).
+    mutating func takeUnsaved() -> ArraySlice<UInt8>? {
+        guard saved < bytes.count else { return nil }
+        defer { saved = bytes.count }
+        return bytes[saved...]
+    }
+}
