@@ -4,16 +4,19 @@ import WebSocketCore
 /// The connection limits checked when a client connects: in total and per client address
 /// (an IPv6 client counted by its network, `AddressGrouping`).
 final class ConnectionLimits: Sendable {
-    let total: Int
-    /// 0: no limit per address (nothing is tracked).
-    let perAddress: Int
+    /// Both may change while the server runs (a reload); connections already open stay.
+    private let totalLimit: Atomic<Int>
+    /// 0: no limit per address.
+    private let perAddressLimit: Atomic<Int>
+    var total: Int { totalLimit.load(ordering: .relaxed) }
+    var perAddress: Int { perAddressLimit.load(ordering: .relaxed) }
     private let grouping: AddressGrouping
     private let refusals: RefusalCounters
     private let byAddress = Mutex<[String: Int]>([:])
 
     init(total: Int, perAddress: Int, grouping: AddressGrouping = AddressGrouping(), refusals: RefusalCounters = RefusalCounters()) {
-        self.total = total
-        self.perAddress = perAddress
+        totalLimit = Atomic(total)
+        perAddressLimit = Atomic(perAddress)
         self.grouping = grouping
         self.refusals = refusals
     }
@@ -21,17 +24,21 @@ final class ConnectionLimits: Sendable {
     /// Counts a new connection from `address` (`open` includes it) and answers the refusal
     /// when it is over a limit. Every call is matched by one `release(address:)`.
     func admit(address: String, open: Int) -> HTTPResponse? {
+        // Every address is counted (a lock per connection), so that a limit set by a reload
+        // counts the connections already open too.
+        let perAddress = self.perAddress
+        let address = grouping.group(address)
+        let count = byAddress.withLock { counts in
+            counts[address, default: 0] += 1
+            return counts[address]!
+        }
         if perAddress > 0 {
-            let address = grouping.group(address)
-            let count = byAddress.withLock { counts in
-                counts[address, default: 0] += 1
-                return counts[address]!
-            }
             if count > perAddress {
                 refusals.count(.connections)
                 return .error(429, "too many connections from \(address) (limit \(perAddress))", headers: [("Retry-After", "10")])
             }
         }
+        let total = self.total
         if open > total {
             refusals.count(.connections)
             return .error(503, "server at its connection limit (\(total))", headers: [("Retry-After", "10")])
@@ -39,8 +46,13 @@ final class ConnectionLimits: Sendable {
         return nil
     }
 
+    /// New limits for the connections that come next.
+    func set(total: Int, perAddress: Int) {
+        totalLimit.store(total, ordering: .relaxed)
+        perAddressLimit.store(perAddress, ordering: .relaxed)
+    }
+
     func release(address: String) {
-        guard perAddress > 0 else { return }
         let address = grouping.group(address)
         byAddress.withLock { counts in
             if let count = counts[address], count > 1 { counts[address] = count - 1 } else { counts[address] = nil }

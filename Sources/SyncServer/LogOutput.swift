@@ -20,6 +20,13 @@ public final class LogOutput: Sendable {
 
     private let fd: Int32
     private let capacity: Int
+    private let levelStorage = Atomic<UInt8>(UInt8(Logger.Level.allCases.firstIndex(of: .info)!))
+
+    /// The least severe event written, for every handler on this output (a reload changes it).
+    public var level: Logger.Level {
+        get { Logger.Level.allCases[Int(levelStorage.load(ordering: .relaxed))] }
+        set { levelStorage.store(UInt8(Logger.Level.allCases.firstIndex(of: newValue)!), ordering: .relaxed) }
+    }
     private let queue = Mutex(Queue())
     private let wakeup = Semaphore()
 
@@ -75,15 +82,19 @@ private func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9
 /// swift-log handler: `2026-11-22T18:30:00.123Z info listening url=ws://127.0.0.1:8080`,
 /// or the same as one JSON object per line.
 public struct LineLogHandler: LogHandler {
-    public var logLevel: Logger.Level
+    /// Its output's level, shared by every handler on it.
+    public var logLevel: Logger.Level {
+        get { output.level }
+        set { output.level = newValue }
+    }
     public var metadata: Logger.Metadata = [:]
     private let output: LogOutput
     private let json: Bool
 
     public init(output: LogOutput, level: Logger.Level, json: Bool) {
         self.output = output
-        self.logLevel = level
         self.json = json
+        output.level = level
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {

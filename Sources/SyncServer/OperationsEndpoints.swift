@@ -40,11 +40,11 @@ struct HealthEndpoint: HTTPEndpoint {
 /// token configured, only for `Authorization: Bearer TOKEN` (401 otherwise).
 struct RoomsEndpoint: HTTPEndpoint {
     let hub: LocalRoomHub
-    let adminToken: String?
+    let adminToken: Reloadable<String?>
     var path: String { "/rooms" }
 
     func respond(to request: HTTPRequest, from address: String) -> HTTPResponse {
-        if let refusal = AdminToken.refusal(request, token: adminToken) { return refusal }
+        if let refusal = AdminToken.refusal(request, token: adminToken.value) { return refusal }
         var writer = JSONWriter(capacity: 4096)
         writer.beginObject()
         writer.key("rooms")
@@ -74,11 +74,11 @@ struct RoomsEndpoint: HTTPEndpoint {
 /// `GET /metrics`: the Prometheus text format (version 0.0.4), behind the admin token.
 struct MetricsEndpoint: HTTPEndpoint {
     let metrics: ServerMetrics
-    let adminToken: String?
+    let adminToken: Reloadable<String?>
     var path: String { "/metrics" }
 
     func respond(to request: HTTPRequest, from address: String) -> HTTPResponse {
-        if let refusal = AdminToken.refusal(request, token: adminToken) { return refusal }
+        if let refusal = AdminToken.refusal(request, token: adminToken.value) { return refusal }
         return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
                             body: Array(metrics.snapshot().text.utf8))
     }

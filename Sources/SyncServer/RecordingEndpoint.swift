@@ -9,7 +9,7 @@ import WebSocketCore
 /// 403 for a wrong one, 404 for a room that is not recorded, 429 after too many wrong keys.
 struct RecordingEndpoint: HTTPEndpoint {
     let hub: LocalRoomHub
-    let adminToken: String?
+    let adminToken: Reloadable<String?>
     var path: String { "/rooms/NAME/recording" }
 
     func matches(_ request: HTTPRequest) -> Bool { room(of: request) != nil }
@@ -29,7 +29,8 @@ struct RecordingEndpoint: HTTPEndpoint {
         guard let name = room(of: request) else { return answer(.error(404, "no recording at \(request.path)")) }
         guard let query = try? Query(request.query) else { return answer(.error(400, "malformed query")) }
         // The admin token only when one is set and given: without one, nobody is the operator.
-        let admin = adminToken != nil && request.value("Authorization") != nil && AdminToken.refusal(request, token: adminToken) == nil
+        let token = adminToken.value
+        let admin = token != nil && request.value("Authorization") != nil && AdminToken.refusal(request, token: token) == nil
         hub.recording(ofRoom: name, key: query["key"], followKey: query["followKey"], admin: admin, address: address, on: loop) { access in
             switch access {
             case .recording(let bytes):

@@ -25,7 +25,7 @@ final class Router: Sendable {
     /// What per-address limits count as one client (an IPv6 /64 by default).
     let grouping: AddressGrouping
     /// Which browser pages may connect (`origins`).
-    let origins: OriginPolicy
+    let origins: Reloadable<OriginPolicy>
     /// One compressor per loop for connections whose server compressor keeps no context
     /// (each zlib stream costs about 256 KiB; shared, a loop pays it once).
     private let sharedDeflaters: [LoopDeflater]
@@ -38,7 +38,7 @@ final class Router: Sendable {
         self.httpEndpoints = httpEndpoints
         self.logger = logger
         self.messageBudget = messageBudget
-        origins = OriginPolicy(allowed: configuration.allowedOrigins)
+        origins = Reloadable(OriginPolicy(allowed: configuration.allowedOrigins))
         grouping = AddressGrouping(ipv6PrefixLength: configuration.limits.ipv6PrefixLength)
         connectionLimits = ConnectionLimits(total: configuration.limits.connections, perAddress: configuration.limits.connectionsPerAddress,
                                             grouping: grouping, refusals: counters.refusalReasons)
@@ -85,7 +85,7 @@ final class Router: Sendable {
         case .failure(let error): return .failure(error)
         case .success(let valid): upgrade = valid
         }
-        if let refusal = origins.refusal(origin: request.value("Origin"), host: request.value("Host")) {
+        if let refusal = origins.value.refusal(origin: request.value("Origin"), host: request.value("Host")) {
             counters.refusalReasons.count(.origin)
             return .failure(HTTPError(.error(403, refusal)))
         }

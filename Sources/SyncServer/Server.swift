@@ -28,6 +28,12 @@ public final class Server: Sendable {
     public let engine: RedisRoomEngine?
     /// Makes the handler of each new connection.
     private let makePeer: @Sendable (Channel) -> any ChannelHandler
+    /// What a reload may change (`reload`): the certificate, the admin token, the origins and
+    /// connection limits the router checks, and the configuration they came from.
+    let tls: TLSContext?
+    let adminToken: Reloadable<String?>
+    let router: Router
+    let current: Reloadable<ServerConfiguration>
 
     /// Binds and starts serving. Rooms kept in `configuration.dataDirectory` come back.
     ///
@@ -36,6 +42,7 @@ public final class Server: Sendable {
     /// in-process connections (the tests' harness).
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "scrollsync"), embedded: EventLoop? = nil) throws {
         self.configuration = configuration
+        current = Reloadable(configuration)
         self.logger = logger
         var tls: TLSContext?
         if let certificate = configuration.tlsCertificateFile, let key = configuration.tlsKeyFile {
@@ -88,15 +95,19 @@ public final class Server: Sendable {
         if configuration.echoEnabled { endpoints.append(EchoEndpoint(limits: configuration.echoLimits)) }
         let metrics = ServerMetrics(counters: counters, hub: hub, loops: group.loops, engine: engine, messageBudget: messageBudget, store: store)
         self.metrics = metrics
+        let adminToken = Reloadable(configuration.adminToken)
+        self.adminToken = adminToken
+        self.tls = tls
         let httpEndpoints: [any HTTPEndpoint] = [
             HealthEndpoint(engine: engine, store: store, recordings: hub.recordingFiles),
-            MetricsEndpoint(metrics: metrics, adminToken: configuration.adminToken),
-            RoomsEndpoint(hub: hub, adminToken: configuration.adminToken),
-            RecordingEndpoint(hub: hub, adminToken: configuration.adminToken),
+            MetricsEndpoint(metrics: metrics, adminToken: adminToken),
+            RoomsEndpoint(hub: hub, adminToken: adminToken),
+            RecordingEndpoint(hub: hub, adminToken: adminToken),
             ViewerEndpoint(hub: hub, rooms: rooms),
         ]
         let router = Router(configuration: configuration, endpoints: endpoints, httpEndpoints: httpEndpoints, loops: group.loops.count,
                             counters: counters, messageBudget: messageBudget, logger: logger)
+        self.router = router
         group.loops[0].onTick { Self.returnFreedMemory(messageBudget) }
         // An application that bootstrapped swift-metrics gets the metrics in its backend.
         if MetricsBridge.backendBootstrapped {

@@ -14,7 +14,12 @@ struct Serve: ParsableCommand {
         discussion: """
         Settings come from, highest first: these flags, SCROLLSYNC_… environment variables, the \
         configuration file (--config or SCROLLSYNC_CONFIG), the defaults. Config/README.md lists \
-        every key; `scrollsync config check` prints the effective configuration.
+        every key; `scrollsync config check` prints the effective configuration. SIGHUP reads the \
+        configuration again: a renewed certificate and the settings that can change while serving \
+        (admin.token, origins, limits.connections, limits.connectionsPerAddress, log.level) are \
+        taken and every connection is kept. Under systemd (NOTIFY_SOCKET) it says READY=1 once \
+        it listens and STOPPING=1 when it drains; $STATE_DIRECTORY is its data directory unless \
+        store.directory is set.
         """)
 
     @Option(help: "Configuration file (JSON); see Config/scrollsync.json.")
@@ -139,6 +144,7 @@ struct Serve: ParsableCommand {
         }
         let logger = Logger(label: "scrollsync")
         let signals = blockTerminationSignals()  // before any thread starts, so sigwait gets them
+        blockSignal(SIGHUP)  // a reload, not the end (its default action)
         raiseDescriptorLimit()
         let server: Server
         do {
@@ -152,7 +158,16 @@ struct Serve: ParsableCommand {
             "url": "\(server.url)", "rooms": "\(server.url)/rooms/NAME", "echo": "\(configuration.echoEnabled)",
             "store": "\(server.engine.map { "redis \($0.endpoint)" } ?? configuration.dataDirectory ?? "memory only")",
         ])
-        waitForTermination(signals)
+        let systemd = SystemdNotifier()
+        systemd?.send("READY=1\nSTATUS=serving \(server.url)")
+        var either = signals
+        sigaddset(&either, SIGHUP)
+        while waitForSignal(either) == SIGHUP {
+            systemd?.send("RELOADING=1\nMONOTONIC_USEC=\(monotonicNanoseconds() / 1000)")
+            reload(server, output: output, logger: logger)
+            systemd?.send("READY=1\nSTATUS=serving \(server.url)")
+        }
+        systemd?.send("STOPPING=1\nSTATUS=draining")
         let open = server.counters.connectionsOpen.load(ordering: .relaxed)
         logger.notice("shutting down", metadata: ["connections": "\(open)", "graceSeconds": "\(configuration.shutdownGraceSeconds)"])
         let drained = server.shutdownGracefully(grace: configuration.shutdownGraceSeconds) { signalPending(signals) }
@@ -161,10 +176,42 @@ struct Serve: ParsableCommand {
     }
 }
 
-/// Defaults, then the file (`file` or SCROLLSYNC_CONFIG), then SCROLLSYNC_… variables, then `flags`.
+extension Serve {
+    /// SIGHUP: the configuration read again as at start (the file, the environment, these
+    /// flags); what may change while serving is taken, the rest is named as needing a restart.
+    /// A configuration or certificate that does not load is refused: the running one stays.
+    func reload(_ server: Server, output: LogOutput, logger: Logger) {
+        let configuration: ServerConfiguration
+        do {
+            configuration = try loadConfiguration(file: config, flags: overrides)
+        } catch {
+            logger.error("reload refused; the running configuration stays", metadata: ["error": "\(error)"])
+            return
+        }
+        let report = server.reload(configuration)
+        output.level = configuration.log.level.loggerLevel
+        if let refused = report.certificateRefused {
+            logger.error("reload: the new certificate is refused; the old one stays", metadata: ["error": "\(refused)"])
+        }
+        if !report.needRestart.isEmpty {
+            logger.warning("reload: these settings changed but take effect only after a restart", metadata: ["settings": "\(report.needRestart.joined(separator: ","))"])
+        }
+        logger.notice("reloaded", metadata: [
+            "changed": "\(report.applied.isEmpty ? "-" : report.applied.joined(separator: ","))",
+            "certificate": "\(report.certificateReloaded ? "read again" : report.certificateRefused != nil ? "kept the old one" : "none")",
+            "connections": "\(server.counters.connectionsOpen.load(ordering: .relaxed))",
+        ])
+    }
+}
+
+/// Defaults, then systemd's `$STATE_DIRECTORY` as the data directory, then the file (`file` or
+/// SCROLLSYNC_CONFIG), then SCROLLSYNC_… variables, then `flags`.
 func loadConfiguration(file: String?, flags: [(key: String, value: JSON)]) throws(ConfigurationError) -> ServerConfiguration {
     var configuration = ServerConfiguration()
     let environment = ProcessEnvironment.all
+    if let state = environment["STATE_DIRECTORY"]?.split(separator: ":").first, !state.isEmpty {
+        configuration.dataDirectory = String(state)
+    }
     if let path = file ?? environment["SCROLLSYNC_CONFIG"] {
         guard let text = readTextFile(path) else { throw ConfigurationError("\(path): cannot read: \(String(cString: strerror(errno)))") }
         try Settings.apply(try Settings.fileValues(text, source: path), to: &configuration, source: path)
@@ -196,9 +243,26 @@ func blockTerminationSignals() -> sigset_t {
 
 /// Waits for one of `signals`.
 func waitForTermination(_ signals: sigset_t) {
+    _ = waitForSignal(signals)
+}
+
+/// Waits for one of `signals` and says which.
+func waitForSignal(_ signals: sigset_t) -> Int32 {
     var signals = signals
     var received: Int32 = 0
     sigwait(&signals, &received)
+    return received
+}
+
+/// Blocks `signal` in this thread and the threads it starts (its default action would end
+/// the process: SIGHUP's does).
+@discardableResult
+func blockSignal(_ signal: Int32) -> sigset_t {
+    var signals = sigset_t()
+    sigemptyset(&signals)
+    sigaddset(&signals, signal)
+    pthread_sigmask(SIG_BLOCK, &signals, nil)
+    return signals
 }
 
 /// Whether one of `signals` has arrived (without waiting).
