@@ -33,7 +33,7 @@ extension LocalRoomHub {
     /// presenter keys do.
     func followKeyRefusal(_ name: String, required: String, given: String?, address: String) -> DocumentAccess? {
         let now = loops.first?.now ?? 0
-        if let retryAfter = keyFailures.retryAfter(address: address, room: name, now: now) {
+        if let retryAfter = keys.failures.retryAfter(address: address, room: name, now: now) {
             return .refused(status: 429, reason: "too many wrong keys for room \(name) from \(address); try again in \(retryAfter) s")
         }
         guard let given, !given.isEmpty else {
@@ -41,55 +41,31 @@ extension LocalRoomHub {
         }
         guard FollowKey.matches(given, record: required) else {
             counters.presenterKeyFailures.add(1, ordering: .relaxed)
-            keyFailures.failed(address: address, room: name, now: now)
+            keys.failures.failed(address: address, room: name, now: now)
             logger.warning("follow key refused", metadata: ["room": "\(name)", "address": "\(address)"])
             return .refused(status: 403, reason: "wrong follow key for room \(name)")
         }
         return nil
     }
 
-    /// Checks a presenter's key against the room's record by a slow hash, off this loop, then
-    /// joins again with the proof. The check counts against the address's limit from now on,
-    /// as if it failed (so that guesses sent at once cannot all be checked), and, with an
-    /// engine, against the same count on every node.
+    /// Checks a presenter's key against the room's record (`KeyAdmission`: counted against
+    /// the address first, then a slow hash off this loop), then joins again with the proof.
     func checkKey(_ member: RoomMember, room name: String, role: Role, key: String?, against existing: String?,
-                         completion: @escaping (Result<RoomCore.Welcome, ProtocolError>) -> Void) {
-        let loop = member.peer.channel.loop
-        let address = member.address
-        let counters = counters
-        let refusals = refusals
-        @Sendable func refusal(_ seconds: Int) -> Result<RoomCore.Welcome, ProtocolError> {
-            counters.presenterKeyChecksRefused.add(1, ordering: .relaxed)
-            refusals.count(.keyLimit)
-            return .failure(ProtocolError(.rateLimited, "too many presenter keys tried for room \(name) from \(address); try again in \(seconds) s"))
-        }
-        let ticket: KeyCheckTicket
-        switch keyFailures.begin(address: address, room: name, now: loop.now) {
-        case .failure(let wait): return completion(refusal(wait.seconds))
-        case .success(let begun): ticket = begun
-        }
+                  completion: @escaping (Result<RoomCore.Welcome, ProtocolError>) -> Void) {
         let waiting = Unchecked(member)
-        let answer = Unchecked(completion)
-        let hash: @Sendable () -> Void = { [self] in
-            let queued = keyHasher.hash(key ?? "", matching: existing, room: name, from: waiting.value.address, on: loop) { [self] record in
+        keys.check(key ?? "", against: existing, room: name, address: member.address, engine: engine, on: member.peer.channel.loop,
+                   wanted: { !waiting.value.left }) { [self] outcome in
+            switch outcome {
+            case .checked(let record, let ticket):
                 guard !waiting.value.left else { return }
                 join(waiting.value, room: name, role: role, key: key, proof: KeyProof(against: existing, record: record, ticket: ticket),
-                     completion: answer.value)
-            }
-            if !queued { answer.value(.failure(ProtocolError(.rateLimited, "server busy checking presenter keys; try again in a moment"))) }
-        }
-        guard let engine, engine.isAvailable, keyFailures.perMinute > 0 else { return hash() }
-        let count = "keys " + address
-        engine.take(count: count, room: name, limit: keyFailures.perMinute, windowMilliseconds: Int(KeyFailureLimits.minute / 1_000_000)) { taken in
-            loop.execute {
-                guard !waiting.value.left else { return }
-                if taken == false {
-                    ticket.settle(failed: false, now: loop.now)
-                    return answer.value(refusal(60))
-                }
-                // A check that does not fail gives its use of the shared count back.
-                if taken == true { ticket.whenNotFailed { engine.giveBack(count: count, room: name) } }
-                hash()
+                     completion: completion)
+            case .limited(let seconds):
+                counters.presenterKeyChecksRefused.add(1, ordering: .relaxed)
+                refusals.count(.keyLimit)
+                completion(.failure(ProtocolError(.rateLimited, "too many presenter keys tried for room \(name) from \(waiting.value.address); try again in \(seconds) s")))
+            case .busy:
+                completion(.failure(ProtocolError(.rateLimited, "server busy checking presenter keys; try again in a moment")))
             }
         }
     }
@@ -114,7 +90,7 @@ extension LocalRoomHub {
 
     /// A record from an older server is replaced by a slow hash once its key is known good.
     func upgradeLegacyKey(_ key: String, from legacy: String, room: Room, loop: EventLoop) {
-        _ = keyHasher.hash(key, matching: nil, room: room.name, from: "", on: loop) { [self] record in
+        _ = keys.hasher.hash(key, matching: nil, room: room.name, from: "", on: loop) { [self] record in
             room.guarded.withLock { guarded in
                 guard guarded.core.presenterKeyText == legacy else { return }
                 guarded.core.adopt(presenterKey: record)
@@ -127,7 +103,7 @@ extension LocalRoomHub {
     /// address and room (`admission` answers 429 past the limit).
     func keyFailed(room name: String, address: String, ticket: KeyCheckTicket?, now: UInt64) {
         counters.presenterKeyFailures.add(1, ordering: .relaxed)
-        if let ticket { ticket.settle(failed: true, now: now) } else { keyFailures.failed(address: address, room: name, now: now) }
+        if let ticket { ticket.settle(failed: true, now: now) } else { keys.failures.failed(address: address, room: name, now: now) }
         logger.warning("presenter key refused", metadata: ["room": "\(name)", "address": "\(address)"])
     }
 }

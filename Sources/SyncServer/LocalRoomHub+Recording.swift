@@ -84,29 +84,26 @@ extension LocalRoomHub {
             + (followRecord != nil ? " or its follow key (followKey=…)" : "")
         guard let key, !key.isEmpty else { return answer(.refused(status: 401, reason: ask)) }
         guard let presenterKey, !PresenterKey.isLegacy(presenterKey) else {
-            return answer(.refused(status: 403, reason: "room \(name) has no presenter key: only the admin token opens its recording"))
+            return answer(.refused(status: 403, reason: "room \(name) has no presenter key this server can check: only the admin token opens its recording"))
         }
-        let ticket: KeyCheckTicket
-        switch keyFailures.begin(address: address, room: name, now: loop.now) {
-        case .failure(let wait):
-            return answer(.refused(status: 429, reason: "too many wrong keys for room \(name) from \(address); try again in \(wait.seconds) s"))
-        case .success(let begun): ticket = begun
-        }
-        let reply = Unchecked(answer)
-        let queued = keyHasher.hash(key, matching: presenterKey, room: name, from: address, on: loop) { [self] record in
-            let matches = RoomCore.constantTimeEqual(Array(record.utf8), Array(presenterKey.utf8))
-            guard matches else {
-                keyFailed(room: name, address: address, ticket: ticket, now: loop.now)
-                return reply.value(.refused(status: 403, reason: "wrong presenter key for room \(name)"))
+        keys.check(key, against: presenterKey, room: name, address: address, engine: engine, on: loop) { [self] outcome in
+            switch outcome {
+            case .checked(let record, let ticket):
+                guard RoomCore.constantTimeEqual(Array(record.utf8), Array(presenterKey.utf8)) else {
+                    keyFailed(room: name, address: address, ticket: ticket, now: loop.now)
+                    return answer(.refused(status: 403, reason: "wrong presenter key for room \(name)"))
+                }
+                ticket.settle(failed: false, now: loop.now)
+                // The recording as it is now (it went on while the key was checked).
+                let now = room.guarded.withLock { $0.recording?.bytes }
+                answer(now.map { .recording($0) } ?? notRecorded)
+            case .limited(let seconds):
+                counters.presenterKeyChecksRefused.add(1, ordering: .relaxed)
+                refusals.count(.keyLimit)
+                answer(.refused(status: 429, reason: "too many keys tried for room \(name) from \(address); try again in \(seconds) s"))
+            case .busy:
+                answer(.refused(status: 503, reason: "server busy checking presenter keys; try again in a moment"))
             }
-            ticket.settle(failed: false, now: loop.now)
-            // The recording as it is now (it went on while the key was checked).
-            let now = room.guarded.withLock { $0.recording?.bytes }
-            reply.value(now.map { .recording($0) } ?? notRecorded)
-        }
-        if !queued {
-            ticket.settle(failed: false, now: loop.now)
-            answer(.refused(status: 503, reason: "server busy checking presenter keys; try again in a moment"))
         }
     }
 }

@@ -75,8 +75,8 @@ public final class LocalRoomHub: RoomHub {
     public let engine: (any RoomEngine)?
     let ticks = Atomic<Int>(0)
     let creationLimits: RoomCreationLimits
-    let keyFailures: KeyFailureLimits
-    let keyHasher = KeyHasher()
+    /// Presenter keys' way in: limits per address and room, then the slow hash.
+    let keys: KeyAdmission
     /// Bytes of the documents all rooms hold now, against `options.documentsTotalBytes`.
     let documents: ByteBudget
     /// Bytes of the recordings all rooms hold now, against `options.recordingsTotalBytes`.
@@ -102,7 +102,7 @@ public final class LocalRoomHub: RoomHub {
         self.engine = engine
         self.logger = logger
         creationLimits = RoomCreationLimits(perMinute: options.roomCreationsPerMinute, unclaimedPerAddress: options.unclaimedRoomsPerAddress)
-        keyFailures = KeyFailureLimits(perMinute: options.keyFailuresPerMinute)
+        keys = KeyAdmission(failuresPerMinute: options.keyFailuresPerMinute)
         documents = ByteBudget(limit: options.documentsTotalBytes)
         recordingBytes = ByteBudget(limit: options.recordingsTotalBytes, holding: "recordings")
         recordingFiles = try recordingsDirectory.map { directory throws(StoreError) in try RecordingFiles(directory: directory, logger: logger) }
@@ -140,7 +140,7 @@ public final class LocalRoomHub: RoomHub {
             self?.releaseHeldScrollsWhileStoreFails()
             if let now = self?.loops.first?.now {
                 self?.creationLimits.sweep(now: now)
-                self?.keyFailures.sweep(now: now)
+                self?.keys.failures.sweep(now: now)
             }
             self?.keepShared()
         }
@@ -179,7 +179,7 @@ public final class LocalRoomHub: RoomHub {
     }
 
     public func admission(room name: String, role: Role, address: String, followKey: String?, authorized: Bool) -> HTTPResponse? {
-        if role == .presenter, let retryAfter = keyFailures.retryAfter(address: address, room: name, now: loops.first?.now ?? 0) {
+        if role == .presenter, let retryAfter = keys.failures.retryAfter(address: address, room: name, now: loops.first?.now ?? 0) {
             refusals.count(.keyLimit)
             return .error(429, "too many wrong presenter keys for room \(name) from \(address); try again in \(retryAfter) s",
                           headers: [("Retry-After", String(retryAfter))])

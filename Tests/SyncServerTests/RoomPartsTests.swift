@@ -2,6 +2,7 @@ import Foundation
 import ScrollModel
 @testable import SyncServer
 import Testing
+import Transport
 
 /// The room's parts that are plain logic, each on its own: the document byte budget, `seq`
 /// reservation and the presence throttle.
@@ -74,5 +75,38 @@ struct RoomPartsTests {
         throttle.sending(at: 1_600 * ms)
         let decision5 = throttle.changed(now: 2_600 * ms, members: 10_000)
         #expect(decision5 == .sendAfter(9_000 * ms), "a room of 10,000: one presence per 10 s")
+    }
+}
+
+extension RoomPartsTests {
+    /// Key admission (one way in for joins and recordings): a right key's record equals the
+    /// room's, a wrong one's does not and counts, and checks still running count against the
+    /// address as if they failed, so guesses sent at once are not all checked.
+    @Test func keyAdmissionChecksOffTheLoopAndCountsRunningChecks() throws {
+        let loop = try EventLoop.embedded()
+        let admission = KeyAdmission(failuresPerMinute: 2)
+        let existing = PresenterKey.record("right", matching: nil, room: "r")
+        var outcomes = [KeyAdmission.Outcome]()
+        for guess in ["wrong", "right", "third"] {
+            admission.check(guess, against: existing, room: "r", address: "10.0.0.1", engine: nil, on: loop) { outcomes.append($0) }
+        }
+        guard case .limited(let seconds)? = outcomes.first, outcomes.count == 1 else { Issue.record("\(outcomes)"); return }
+        #expect(seconds >= 1, "the third waits: two checks are running")
+        #expect(loop.advance(until: { outcomes.count == 3 }))
+        let records = outcomes.dropFirst().compactMap { if case .checked(let record, let ticket) = $0 { (record, ticket) } else { nil } }
+        #expect(records.count == 2)
+        #expect(records.map { $0.0 == existing } == [false, true], "only the right key's record is the room's")
+        records[0].1.settle(failed: true, now: loop.now)
+        records[1].1.settle(failed: false, now: loop.now)
+        var after: KeyAdmission.Outcome?
+        admission.check("again", against: existing, room: "r", address: "10.0.0.2", engine: nil, on: loop) { after = $0 }
+        #expect(loop.advance(until: { after != nil }))
+        if case .checked = after {} else { Issue.record("another address is not limited: \(String(describing: after))") }
+        // 10.0.0.1 has one wrong key counted: one more check may run, a second waits.
+        var next: KeyAdmission.Outcome?, second: KeyAdmission.Outcome?
+        admission.check("x", against: existing, room: "r", address: "10.0.0.1", engine: nil, on: loop) { next = $0 }
+        admission.check("y", against: existing, room: "r", address: "10.0.0.1", engine: nil, on: loop) { second = $0 }
+        if case .limited? = second {} else { Issue.record("one failure and one running check reach 2: \(String(describing: second))") }
+        #expect(loop.advance(until: { next != nil }))
     }
 }
