@@ -86,9 +86,17 @@ public struct LoadReport: Sendable {
         let polling = configuration.busyPolling ? ", clients busy-polling" : ""
         if let window = configuration.inFlight { return "\(window) updates in flight per presenter" + polling }
         if let trace = configuration.trace {
-            return "trace \(trace.name) at ×\(format(trace.speed)) (\(trace.moves.count) moves a pass of \(format(trace.duration)) s), \(configuration.rooms) room(s) × \(configuration.followers) followers" + polling
+            return "trace \(trace.name) at ×\(format(trace.speed)) (\(trace.moves.count) moves a pass of \(format(trace.duration)) s), \(configuration.rooms) room(s) × \(configuration.followers) followers" + sourcesText + polling
         }
-        return "\(format(rate)) updates/s per presenter, \(configuration.rooms) room(s) × \(configuration.followers) followers" + polling
+        return "\(format(rate)) updates/s per presenter (rooms at spread phases), \(configuration.rooms) room(s) × \(configuration.followers) followers"
+            + sourcesText + polling
+    }
+
+    /// Where the connections came from, when spread over several local addresses.
+    private var sourcesText: String {
+        guard let first = configuration.sources.first, let last = configuration.sources.last else { return "" }
+        return configuration.sources.count == 1 ? ", from \(first.numericHost)"
+            : ", from \(configuration.sources.count) addresses (\(first.numericHost) … \(last.numericHost))"
     }
 
     private var failureText: String {
@@ -118,6 +126,10 @@ public struct LoadReport: Sendable {
         } else {
             w.null()
         }
+        w.key("sources")
+        w.beginArray()
+        for source in configuration.sources { w.string(source.numericHost) }
+        w.endArray()
         w.field("durationSeconds", configuration.duration)
         w.field("rampUpSeconds", configuration.rampUp)
         w.field("compress", configuration.compress)

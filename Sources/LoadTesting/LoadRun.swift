@@ -48,6 +48,21 @@ public struct LoadConfiguration: Sendable {
     /// Presenters replay these moves at their times (a recorded session, `--trace`), from
     /// the start again when it ends, instead of sending at `rate`.
     public var trace: Trace?
+    /// Local addresses to connect from, a room's connections all from one, rooms spread over
+    /// them in turn (empty: the system's choice). A server limits what one address may do
+    /// (rooms created per minute, unclaimed rooms): many rooms need many addresses.
+    public var sources: [SocketAddress] = []
+
+    /// Rooms one address may create by the server's defaults without a refusal (it allows
+    /// 60 a minute and 50 unclaimed): `loopbackSources` spreads over more past it.
+    public static let roomsPerSource = 50
+
+    /// 127.0.0.2, 127.0.0.3, …: enough loopback addresses (all of 127/8 is this machine's)
+    /// for `rooms` rooms at `roomsPerSource` each, at most 250.
+    public static func loopbackSources(rooms: Int) -> [SocketAddress] {
+        let count = min(250, (rooms + roomsPerSource - 1) / roomsPerSource)
+        return (0..<count).compactMap { try? SocketAddress.resolve(host: "127.0.0.\($0 + 2)", port: 0) }
+    }
 
     public init(base: WebSocketURL) { self.base = base }
 
@@ -118,7 +133,9 @@ public final class LoadRun: @unchecked Sendable {
         address = try SocketAddress.resolve(host: configuration.base.host, port: configuration.base.port)
         followerAddresses = try configuration.followerBases.map { try SocketAddress.resolve(host: $0.host, port: $0.port) }
         probes = group.loops.map { LoopProbes(loop: $0, slowReceiveBuffer: configuration.slowReceiveBuffer) }
-        rooms = (0..<configuration.rooms).map { RoomTrack(name: "\(configuration.roomPrefix)-\($0)") }
+        rooms = (0..<configuration.rooms).map {
+            RoomTrack(name: "\(configuration.roomPrefix)-\($0)", phase: Double($0) / Double(configuration.rooms))
+        }
         group.start()
     }
 
@@ -160,9 +177,11 @@ public final class LoadRun: @unchecked Sendable {
                 let node = isPresenter || config.followerBases.isEmpty ? nil : (roomIndex * config.followers + member - 1) % config.followerBases.count
                 let url = (node.map { config.followerBases[$0] } ?? config.base).with(target: target)
                 let address = node.map { followerAddresses[$0] } ?? address
+                let source = config.sources.isEmpty ? nil : config.sources[roomIndex % config.sources.count]
                 let tls = tls
                 pending[probeIndex].append {
-                    loopProbes.open(url: url, address: address, tls: tls, compress: config.compress, room: room, presenter: isPresenter, slow: slow)
+                    loopProbes.open(url: url, address: address, source: source, tls: tls, compress: config.compress, room: room,
+                                    presenter: isPresenter, slow: slow)
                 }
                 if (index + 1) % group == 0 {
                     dispatch(delay: group == 1 ? config.rampUp * Double(index) / Double(total) : Double(index / group) * 50e-6)
@@ -298,8 +317,14 @@ final class RoomTrack: Sendable {
     /// presenter appends, followers read it on their loops to see which states a state
     /// they receive covers.
     let sent = Mutex<[Int64]>([])
+    /// Where in each 1/rate interval its presenter sends (0 ..< 1): rooms spread evenly, not
+    /// all in the same millisecond, as people's scrolling is.
+    let phase: Double
 
-    init(name: String) { self.name = name }
+    init(name: String, phase: Double = 0) {
+        self.name = name
+        self.phase = phase
+    }
 
     /// Calls `body` with the send times in (`after`, `upTo`]: the updates a follower that
     /// held the state sent at `after` covers on receiving the one sent at `upTo`.
@@ -375,13 +400,14 @@ final class LoopProbes: @unchecked Sendable {
         init(room: RoomTrack) { self.room = room }
     }
 
-    func open(url: WebSocketURL, address: SocketAddress, tls: TLSContext?, compress: Bool, room: RoomTrack, presenter: Bool, slow: Bool) {
+    func open(url: WebSocketURL, address: SocketAddress, source: SocketAddress?, tls: TLSContext?, compress: Bool, room: RoomTrack,
+              presenter: Bool, slow: Bool) {
         let started = monotonicMicroseconds()
         let follower = presenter ? nil : Follower(room: room, slow: slow)
         let driver = presenter ? Presenter(room: room) : nil
         var opened = false
         let client = WebSocketClient.connect(url, address: address, on: loop, tls: tls, protocols: [protocolName], deflate: compress,
-                                              receiveBuffer: slow ? slowReceiveBuffer : nil) { [self] client, event in
+                                              receiveBuffer: slow ? slowReceiveBuffer : nil, source: source) { [self] client, event in
             switch event {
             case .open:
                 opened = true
@@ -543,8 +569,9 @@ final class LoopProbes: @unchecked Sendable {
     private func tick() {
         guard sending else { return }
         let elapsed = Double(monotonicMicroseconds() - phaseStart) / 1e6
-        let due = Int(elapsed * rate) + 1
         for presenter in presenters {
+            let intervals = elapsed * rate - presenter.room.phase
+            let due = intervals < 0 ? 0 : Int(intervals) + 1
             var burst = 0
             while presenter.sentThisPhase < due && burst < 1000 {
                 send(presenter)

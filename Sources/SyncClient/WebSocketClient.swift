@@ -49,12 +49,13 @@ public final class WebSocketClient: ChannelHandler {
     @discardableResult
     public static func connect(
         _ url: WebSocketURL, address: SocketAddress, on loop: EventLoop, tls: TLSContext?, protocols: [String] = [],
-        deflate: Bool = false, limits: WebSocketConnection.Limits = .init(), receiveBuffer: Int? = nil, onEvent: @escaping (WebSocketClient, Event) -> Void
+        deflate: Bool = false, limits: WebSocketConnection.Limits = .init(), receiveBuffer: Int? = nil, source: SocketAddress? = nil,
+        onEvent: @escaping (WebSocketClient, Event) -> Void
     ) -> WebSocketClient {
         let client = WebSocketClient(url: url, protocols: protocols, deflate: deflate, limits: limits, onEvent: onEvent)
         client.deadline = loop.now + 10_000_000_000
         do {
-            client.channel = try loop.connect(to: address, tls: url.secure ? tls : nil, serverName: url.host, receiveBuffer: receiveBuffer) { _ in client }
+            client.channel = try loop.connect(to: address, from: source, tls: url.secure ? tls : nil, serverName: url.host, receiveBuffer: receiveBuffer) { _ in client }
         } catch {
             client.finish(error: "\(error)")
         }

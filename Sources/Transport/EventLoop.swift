@@ -164,15 +164,16 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Starts a non-blocking connect to `address` and returns its channel at once
-    /// (`receiveBuffer` caps the kernel's receive buffer, e.g. to play a slow reader);
+    /// (`receiveBuffer` caps the kernel's receive buffer, e.g. to play a slow reader;
+    /// `source` is the local address to connect from, its port chosen at connect time);
     /// the handler hears `channelActive` when it may write, or `channelClosed` (with
     /// `connectError` set) when the connect fails, never before this returns.
     /// Plain TCP writes optimistically: `channelActive` comes at once, and what it queues
     /// is sent right away if the connect has already finished (on loopback it has), or
     /// when it does. Call on this loop's thread.
     public func connect(
-        to address: SocketAddress, tls: TLSContext? = nil, serverName: String? = nil, verifyHostName: Bool = false, receiveBuffer: Int? = nil,
-        makeHandler: (Channel) -> any ChannelHandler
+        to address: SocketAddress, from source: SocketAddress? = nil, tls: TLSContext? = nil, serverName: String? = nil, verifyHostName: Bool = false,
+        receiveBuffer: Int? = nil, makeHandler: (Channel) -> any ChannelHandler
     ) throws -> Channel {
         let fd = try syscallChecked("socket") {
             socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -180,6 +181,11 @@ public final class EventLoop: @unchecked Sendable {
         do {
             if var size = receiveBuffer.map(Int32.init(clamping:)) {
                 setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, 4)  // before connect, so the window scale fits
+            }
+            if let source {
+                var on: Int32 = 1
+                setsockopt(fd, Int32(IPPROTO_IP), 24 /* IP_BIND_ADDRESS_NO_PORT: the port is picked by connect, per destination */, &on, 4)
+                guard source.withSockaddr({ Glibc.bind(fd, $0, $1) }) == 0 else { throw SystemError(call: "bind(\(source))", errno: errno) }
             }
             let result = address.withSockaddr { Glibc.connect(fd, $0, $1) }
             if result != 0 && errno != EINPROGRESS { throw SystemError(call: "connect(\(address))", errno: errno) }

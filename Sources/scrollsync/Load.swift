@@ -41,6 +41,10 @@ struct Load: ParsableCommand {
     @Option(help: "Seconds to wait for the last states after sending stops.") var drain = 2.0
     @Option(help: "Event loops for the clients (default one per core).") var loops: Int?
     @Option(help: "Room name prefix.") var roomPrefix = "load"
+    @Option(name: .customLong("source"), help: ArgumentHelp(
+        "Connect from this local address (repeat for several; rooms are spread over them in turn).",
+        discussion: "A server limits what one address may do (by default 60 new rooms a minute). Against a server on this machine, more than 50 rooms are spread over 127.0.0.2, 127.0.0.3, … by themselves; against another machine, give this machine's addresses."))
+    var sources: [String] = []
     @Flag(help: "Client loops poll without sleeping: each uses a whole core, adds no wake-up time to the latency it measures, and spares the server the cost of waking it (on loopback the sender pays for that).")
     var busyPoll = false
     @Option(help: "Write the report as JSON to this file.") var json: String?
@@ -83,6 +87,15 @@ struct Load: ParsableCommand {
         configuration.drain = drain
         configuration.roomPrefix = roomPrefix
         configuration.busyPolling = busyPoll
+        do {
+            configuration.sources = try sources.map { try SocketAddress.resolve(host: $0, port: 0) }
+        } catch {
+            throw ValidationError("--source: \(error)")
+        }
+        // An IPv4 loopback server: all of 127/8 is this machine, so its addresses are free to use.
+        if configuration.sources.isEmpty, rooms > LoadConfiguration.roomsPerSource, base.host.hasPrefix("127.") {
+            configuration.sources = LoadConfiguration.loopbackSources(rooms: rooms)
+        }
         if let trace {
             let recording = readRecording(trace)
             let moves = Trace(recording, name: trace.split(separator: "/").last.map(String.init) ?? trace, speed: speed)

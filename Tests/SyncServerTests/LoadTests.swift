@@ -57,6 +57,27 @@ struct LoadTests {
         #expect(output.contains("slow: states read before the newest"), "\(output)")
     }
 
+    /// Issue 30.5: many rooms against a server with its default limits (60 new rooms a minute
+    /// per address). From one address the rooms past the limit are refused (429); spread over
+    /// loopback addresses, every connection opens, and every presenter's updates reach its room.
+    @Test func manyRoomsSpreadOverSourceAddressesPastTheServersPerAddressLimit() throws {
+        let server = try ServerProcess()
+        let one = try load(server, ["--rooms", "70", "--followers", "1", "--rate", "2", "--duration", "1", "--drain", "1",
+                                    "--source", "127.0.0.1", "--room-prefix", "one"])
+        let oneConnections = one.report["connections"] as? [String: Any] ?? [:]
+        #expect((oneConnections["failed"] as? Int ?? 0) >= 10, "70 rooms from one address: 10 over the limit: \(oneConnections)")
+        #expect(one.output.contains("429") || one.output.contains("room"), "\(one.output)")
+
+        let (status, output, report) = try load(server, ["--rooms", "120", "--followers", "1", "--rate", "2", "--duration", "1", "--drain", "1",
+                                                         "--room-prefix", "spread", "--max-errors", "0", "--max-loss", "0"])
+        #expect(status == 0, "\(output)")
+        let connections = report["connections"] as? [String: Any] ?? [:]
+        #expect(connections["open"] as? Int == 240 && connections["failed"] as? Int == 0, "\(connections)")
+        let configuration = report["configuration"] as? [String: Any] ?? [:]
+        #expect(configuration["sources"] as? [String] == ["127.0.0.2", "127.0.0.3", "127.0.0.4"], "\(configuration)")
+        #expect(output.contains("from 3 addresses (127.0.0.2 … 127.0.0.4)"), "\(output)")
+    }
+
     @Test func deliveriesAgreeWithTheServersCounters() throws {
         let server = try ServerProcess(["--no-conflation"])
         let before = try metric("scrollsync_state_deliveries_total", port: server.port)
