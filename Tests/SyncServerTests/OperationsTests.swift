@@ -201,33 +201,6 @@ struct ConfigurationTests {
 
 @Suite("Limits")
 struct LimitTests {
-    @Test func connectionsInAllAndPerAddress() throws {
-        let server = try ServerProcess(["--max-connections", "3"])
-        let open = try (0..<3).map { _ in try RoomConnection(port: server.port, path: "/rooms/limits") }
-        #expect(open.allSatisfy { $0.status.contains(" 101 ") })
-        let fourth = try RoomConnection(port: server.port, path: "/rooms/limits")
-        #expect(fourth.status.hasPrefix("HTTP/1.1 503 "), "\(fourth.head)")
-        #expect(fourth.answer.contains("connection limit (3)"))
-
-        let perAddress = try ServerProcess(["--max-connections-per-address", "2"])
-        var two = try (0..<2).map { _ in try RoomConnection(port: perAddress.port, path: "/rooms/limits") }
-        #expect(two.allSatisfy { $0.status.contains(" 101 ") })
-        let third = try RoomConnection(port: perAddress.port, path: "/rooms/limits")
-        #expect(third.status.hasPrefix("HTTP/1.1 429 "), "\(third.head)")
-        #expect(third.answer.contains("too many connections from 127.0.0.1 (limit 2)"))
-        // A closed connection frees its place.
-        two[0].client.send(maskedFrame(0x8, [0x03, 0xE8]))
-        #expect(two[0].wait { $0 == "close 1000" })
-        two.removeFirst()  // and its socket closes
-        var admitted = false
-        for _ in 0..<50 where !admitted {
-            admitted = try RoomConnection(port: perAddress.port, path: "/rooms/limits").status.contains(" 101 ")
-            if !admitted { usleep(50_000) }
-        }
-        #expect(admitted, "a place is free again after a close")
-        two.removeAll()  // /metrics is a connection from this address too
-        #expect(eventually { ((try? metricValue("scrollsync_handshake_failures_total{status=\"429\"}", port: perAddress.port)) ?? 0) >= 1 })
-    }
 }
 
 /// A sample's value in the server's /metrics (the line `name value`, labels included in `name`).
@@ -347,15 +320,6 @@ struct PersistenceTests {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    @Test func inMemoryServersKeepNothing() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("scrollsync-store-\(UUID().uuidString)").path
-        let server = try ServerProcess(["--data-dir", directory, "--in-memory"])
-        let presenter = try RoomConnection(port: server.port, path: "/rooms/gone?role=presenter")
-        presenter.send(#"{"type":"scroll","offset":1}"#)
-        #expect(presenter.wait { $0.contains("\"offset\":1,") })
-        server.stop()  // a stopping server writes what it holds, if it writes anything
-        #expect(!FileManager.default.fileExists(atPath: directory), "--in-memory writes nothing")
-    }
 }
 
 /// The `seq` of a `state` message or of a `welcome`'s state.
