@@ -5,7 +5,7 @@ import Testing
 import Transport
 
 /// The operations endpoints' HTTP rules and `GET /rooms` on the in-process server (issue 28.3).
-/// The Prometheus text itself is checked against the real process (`OperationsEndpointTests`).
+/// The Prometheus text is parsed as a scraper would (`OperationsEndpointTests.parsePrometheus`).
 @Suite("Operations endpoints in process (embedded loop)")
 struct InProcessOperationsTests {
     /// HEAD is GET without the body (load balancers probe health that way); other methods
@@ -59,5 +59,73 @@ struct InProcessOperationsTests {
         let room = list.first { $0["name"]?.string == "listed" }
         #expect(room?["presenters"]?.double == 1 && room?["followers"]?.double == 1, "\(body)")
         #expect(room?["seq"]?.double == 2 && room?["driving"]?.bool == true)
+    }
+}
+
+extension InProcessOperationsTests {
+    static func metrics(_ server: Server, _ loop: EventLoop) throws -> [String: Double] {
+        let answer = ask("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", of: server, on: loop)
+        return try OperationsEndpointTests().parsePrometheus(String(answer.split(separator: "\r\n\r\n", maxSplits: 1).last ?? ""))
+    }
+
+    /// /metrics parses as Prometheus text and moves with traffic: connections, rooms, members,
+    /// messages, deliveries, handshakes and their failures, close codes.
+    @Test func metricsParseAndMoveWithTraffic() throws {
+        let (server, loop) = try InProcessRoomTests.server()
+        defer { server.shutdown() }
+        let before = try Self.metrics(server, loop)
+        let presenter = try InProcessClient(server, loop: loop, path: "/rooms/m?role=presenter")
+        let follower = try InProcessClient(server, loop: loop, path: "/rooms/m")
+        #expect(follower.wait { $0.contains(#""type":"welcome""#) })
+        for offset in 1...10 { presenter.send(#"{"type":"scroll","offset":\#(offset)}"#) }
+        #expect(follower.wait { $0.contains(#""offset":10,"#) })
+        _ = try InProcessClient(server, loop: loop, path: "/nowhere")
+        let after = try Self.metrics(server, loop)
+        #expect(after[#"scrollsync_connections{state="open"}"#] == 2)
+        #expect(after[#"scrollsync_rooms{state="active"}"#] == 1)
+        #expect(after[#"scrollsync_room_members{role="follower"}"#] == 1)
+        #expect((after["scrollsync_messages_in_total"] ?? 0) - (before["scrollsync_messages_in_total"] ?? 0) == 10)
+        #expect((after["scrollsync_state_deliveries_total"] ?? 0) - (before["scrollsync_state_deliveries_total"] ?? 0) >= 2,
+                "the newest state to the follower and the presenter (older ones may be conflated)")
+        #expect((after["scrollsync_bytes_out_total"] ?? 0) > (before["scrollsync_bytes_out_total"] ?? 0))
+        #expect(after["scrollsync_handshakes_total"] == 2)
+        #expect(after[#"scrollsync_handshake_failures_total{status="404"}"#] == 1)
+        #expect((after["scrollsync_broadcast_latency_seconds_count"] ?? 0) > 0)
+        #expect(after[#"scrollsync_event_loop_lag_seconds{loop="0"}"#] != nil)
+        presenter.connection.write(maskedFrame(0x8, [0x03, 0xE8]))
+        #expect(loop.advance(until: { presenter.connection.sendingShutDown }), "the server answers the close and shuts down its side")
+        presenter.connection.hangUp()
+        #expect(try Self.metrics(server, loop)[#"scrollsync_close_codes_total{code="1000"}"#] == 1)
+    }
+
+    /// Refusals are logged with their status and reason, the path without its query; a key
+    /// never reaches the log.
+    @Test func refusalsAreLoggedWithTheirReasonAndNeverAKey() throws {
+        let log = CapturedLog()
+        let (server, loop) = try InProcessStoreTests.server(directory: nil, log: log) {
+            $0.rooms.requirePresenterKey = true
+            $0.allowedOrigins = ["https://ok.example"]
+        }
+        defer { server.shutdown() }
+        _ = try InProcessClient(server, loop: loop, path: "/rooms/logged?role=presenter&key=hunter2", headers: ["Origin: https://bad.example"])
+        _ = try InProcessClient(server, loop: loop, path: "/rooms/bad%20name?key=hunter2")
+        let output = log.text
+        #expect(output.contains("status=403") && output.contains("origin https://bad.example is not allowed"), "\(output)")
+        #expect(output.contains("status=400") && output.contains("room names are 1 to 64 characters"), "\(output)")
+        #expect(output.contains("path=/rooms/logged "), "the path is logged without its query: \(output)")
+        #expect(!output.contains("hunter2"), "a key never reaches the log: \(output)")
+    }
+
+    /// One server per data directory: a second is refused, naming the first's process.
+    @Test func aSecondServerOnTheSameDirectoryIsRefused() throws {
+        let directory = StoreFaultTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (first, _) = try InProcessStoreTests.server(directory: directory)
+        defer { first.shutdown() }
+        #expect {
+            _ = try InProcessStoreTests.server(directory: directory)
+        } throws: { error in
+            "\(error)".contains("in use by another scrollsync server (pid \(getpid()))")
+        }
     }
 }

@@ -19,15 +19,6 @@ struct StoreFaultTests {
         #expect(eventually { String(decoding: FileManager.default.contents(atPath: directory + "/kept.state") ?? Data(), as: UTF8.self).contains("\"offset\":12,") })
     }
 
-    @Test func aSecondServerOnTheSameDirectoryIsRefused() throws {
-        let directory = Self.temporaryDirectory()
-        let first = try ServerProcess(["--data-dir", directory])
-        let second = try run(ServerProcess.binary.path, ["serve", "--port", "0", "--data-dir", directory], timeout: 20)
-        #expect(second.status != 0)
-        #expect(second.output.contains("in use by another scrollsync server (pid \(first.pid))"), "\(second.output)")
-        #expect(first.isRunning)
-    }
-
     /// A full disk: writes fail, are logged and retried; /healthz and /metrics show it; once
     /// space is back everything is written. A `kill -9` then restores the room with its key.
     @Test func aFullDiskIsRetriedVisiblyAndNeverUnkeysARoom() throws {
