@@ -286,3 +286,26 @@ struct InProcessRoomTests {
         #expect(document.contains("X-Document-Fingerprint: "))
     }
 }
+
+extension InProcessRoomTests {
+    /// Presence goes out a chunk of members per loop turn (issue 30: 6,000 sends in one turn
+    /// held a join storm's handshakes for 57 ms); every member still ends on the newest count.
+    @Test func presenceReachesEveryMemberOfALargeRoomInChunksAndEndsOnTheNewestCount() throws {
+        let (server, loop) = try Self.server { $0.limits.connectionsPerAddress = 0 }
+        defer { server.shutdown() }
+        let presenter = try InProcessClient(server, loop: loop, path: "/rooms/big?role=presenter&key=k")
+        #expect(presenter.wait { $0.contains(#""type":"welcome""#) })
+        let followers = try (0..<600).map { try InProcessClient(server, loop: loop, path: "/rooms/big", from: "10.9.\($0 / 250).\($0 % 250)") }
+        #expect(followers.allSatisfy { $0.upgraded })
+        // Past every throttle interval (a room of 600 sends presence at most every 0.6 s).
+        for _ in 0..<4 { loop.advance(by: 1_000_000_000) }
+        let settled = loop.advance(until: {
+            followers.allSatisfy { follower in
+                follower.pump()
+                return follower.messages.last { $0.contains(#""type":"presence""#) }?.contains(#""followers":600"#) == true
+            }
+        })
+        #expect(settled, "every follower ends on 600 followers")
+        #expect(presenter.wait { $0.contains(#""type":"presence""#) && $0.contains(#""followers":600"#) })
+    }
+}
