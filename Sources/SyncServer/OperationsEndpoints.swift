@@ -7,7 +7,7 @@ import WebSocketCore
 /// after it say what: `redis: up|unavailable`, `store: ok|failing (reason)`, and
 /// `store: N damaged files at start-up` when some were.
 struct HealthEndpoint: HTTPEndpoint {
-    let engine: RedisRoomEngine?
+    let redis: [RedisRoomEngine]
     let store: (any RoomStore)?
     var recordings: RecordingFiles?
     var path: String { "/healthz" }
@@ -15,9 +15,14 @@ struct HealthEndpoint: HTTPEndpoint {
     func respond(to request: HTTPRequest, from address: String) -> HTTPResponse {
         var degraded = false
         var lines = [String]()
-        if let engine {
-            degraded = degraded || !engine.isAvailable
-            lines.append(engine.isAvailable ? "redis: up" : "redis: unavailable")
+        if !redis.isEmpty {
+            let down = redis.filter { !$0.isAvailable }
+            degraded = degraded || !down.isEmpty
+            if down.isEmpty {
+                lines.append("redis: up")
+            } else {
+                lines.append("redis: unavailable" + (redis.count > 1 ? " (\(down.count) of \(redis.count) shards: \(down.map { "\($0.endpoint)" }.joined(separator: ", ")))" : ""))
+            }
         }
         if let store {
             let health = store.health

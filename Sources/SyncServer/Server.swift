@@ -25,7 +25,10 @@ public final class Server: Sendable {
     /// Where rooms are kept across restarts (nil: in memory only).
     let store: (any RoomStore)?
     /// Shares rooms with other nodes, when Redis is configured.
-    public let engine: RedisRoomEngine?
+    public let engine: (any RoomEngine)?
+    /// The Redis servers rooms are shared through (`redis.url`, then `redis.shards`); empty
+    /// for a single process.
+    public let redisShards: [RedisRoomEngine]
     /// Makes the handler of each new connection.
     private let makePeer: @Sendable (Channel) -> any ChannelHandler
     /// What a reload may change (`reload`): the certificate, the admin token, the origins and
@@ -49,17 +52,21 @@ public final class Server: Sendable {
             tls = try TLSContext(certificateChainFile: certificate, privateKeyFile: key, ciphers: configuration.tlsCiphers)
             logger.info("TLS certificate loaded", metadata: ["certificate": "\(certificate)"])
         }
-        var redis: RedisEndpoint?
+        var redis = [RedisEndpoint]()
         if let url = configuration.redisURL {
-            do {
-                redis = try RedisEndpoint(url: url)
-            } catch {
-                throw ConfigurationError("redis.url: \(error)")
+            for (key, url) in [("redis.url", url)] + configuration.redisShards.map({ ("redis.shards", $0) }) {
+                var endpoint: RedisEndpoint
+                do {
+                    endpoint = try RedisEndpoint(url: url)
+                } catch {
+                    throw ConfigurationError("\(key): \(error)")
+                }
+                if let password = configuration.redisPassword { endpoint.password = password }
+                endpoint.caFile = configuration.redisCAFile
+                redis.append(endpoint)
             }
-            if let password = configuration.redisPassword { redis?.password = password }
-            redis?.caFile = configuration.redisCAFile
         }
-        store = redis != nil ? nil : try configuration.dataDirectory.map { directory throws(StoreError) in try FileRoomStore(directory: directory, logger: logger) }
+        store = !redis.isEmpty ? nil : try configuration.dataDirectory.map { directory throws(StoreError) in try FileRoomStore(directory: directory, logger: logger) }
         let group = try embedded.map { EventLoopGroup(loops: [$0]) } ?? EventLoopGroup(count: configuration.loops ?? EventLoopGroup.coreCount)
         self.group = group
         var roomOptions = configuration.rooms
@@ -74,9 +81,11 @@ public final class Server: Sendable {
         roomOptions.recordingURLBase = "\(tls == nil ? "ws" : "wss")://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\(configuration.port)"
         var messageLimits = ClientMessage.Limits()
         messageLimits.maxDocumentBytes = configuration.limits.documentBytes
-        let engine = redis.map {
+        let shards = redis.map {
             RedisRoomEngine(endpoint: $0, loop: group.loops[0], roomIdleSeconds: roomOptions.roomIdleSeconds, limits: messageLimits, logger: logger)
         }
+        redisShards = shards
+        let engine: (any RoomEngine)? = shards.count > 1 ? ShardedRoomEngine(shards: shards) : shards.first
         self.engine = engine
         roomOptions.messageLimits = messageLimits
         hub = try LocalRoomHub(loops: group.loops, options: roomOptions, store: store, engine: engine, recordingsDirectory: store == nil ? nil : configuration.dataDirectory.map { $0 + "/recordings" },
@@ -93,13 +102,13 @@ public final class Server: Sendable {
         rooms.tokenRequired = configuration.authRequired
         var endpoints: [any WebSocketEndpoint] = [rooms]
         if configuration.echoEnabled { endpoints.append(EchoEndpoint(limits: configuration.echoLimits)) }
-        let metrics = ServerMetrics(counters: counters, hub: hub, loops: group.loops, engine: engine, messageBudget: messageBudget, store: store)
+        let metrics = ServerMetrics(counters: counters, hub: hub, loops: group.loops, redis: shards, messageBudget: messageBudget, store: store)
         self.metrics = metrics
         let adminToken = Reloadable(configuration.adminToken)
         self.adminToken = adminToken
         self.tls = tls
         let httpEndpoints: [any HTTPEndpoint] = [
-            HealthEndpoint(engine: engine, store: store, recordings: hub.recordingFiles),
+            HealthEndpoint(redis: shards, store: store, recordings: hub.recordingFiles),
             MetricsEndpoint(metrics: metrics, adminToken: adminToken),
             RoomsEndpoint(hub: hub, adminToken: adminToken),
             RecordingEndpoint(hub: hub, adminToken: adminToken),
@@ -122,9 +131,11 @@ public final class Server: Sendable {
             port = try group.listen(host: configuration.host, port: configuration.port, tls: tls, makeHandler: makePeer)
             group.start()
         }
-        if let engine {
-            logger.info("sharing rooms through Redis", metadata: ["redis": "\(engine.endpoint)", "node": "\(engine.node)"])
-            engine.start()
+        if !shards.isEmpty {
+            logger.info("sharing rooms through Redis", metadata: [
+                "redis": "\(shards.map { "\($0.endpoint)" }.joined(separator: ","))", "node": "\(shards[0].node)",
+            ])
+            for shard in shards { shard.start() }
         }
     }
 

@@ -56,6 +56,8 @@ public struct ServerConfiguration: Sendable {
     /// `redis://HOST:PORT[/DB]`: share rooms with other nodes through Redis (the file store
     /// is then off: Redis keeps the rooms). Nil: this process alone.
     public var redisURL: String?
+    /// More Redis servers to spread rooms over with `redisURL` (by a stable hash of the room).
+    public var redisShards: [String] = []
     /// Redis password (AUTH), instead of one in the URL.
     public var redisPassword: String?
     /// CA certificates (PEM) that a `rediss://` server's certificate must chain to; nil:

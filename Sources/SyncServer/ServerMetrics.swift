@@ -9,7 +9,8 @@ struct ServerMetrics: Sendable {
     let counters: ServerCounters
     let hub: LocalRoomHub
     let loops: [EventLoop]
-    let engine: RedisRoomEngine?
+    /// The Redis shards (empty: a single process); counts are summed over them.
+    let redis: [RedisRoomEngine]
     let messageBudget: MessageBudget
     let store: (any RoomStore)?
 
@@ -86,16 +87,18 @@ struct ServerMetrics: Sendable {
             text.metric("scrollsync_store_pending_rooms", "gauge", "Rooms waiting to be written.", [([], health.pendingRooms)])
             text.metric("scrollsync_store_damaged_files", "gauge", "Stored files found damaged at start-up.", [([], health.damagedFiles)])
         }
-        if let engine {
-            text.metric("scrollsync_redis_up", "gauge", "1 while Redis is reachable (rooms are shared), 0 while this node serves alone.",
-                        [([], engine.isAvailable ? 1 : 0)])
-            text.metric("scrollsync_redis_outages_total", "counter", "Times Redis became unreachable.",
-                        [([], engine.statistics.outages.load(ordering: .relaxed))])
+        if !redis.isEmpty {
+            text.metric("scrollsync_redis_up", "gauge", "1 while every Redis shard is reachable (rooms are shared), 0 while this node serves alone.",
+                        [([], redis.allSatisfy(\.isAvailable) ? 1 : 0)])
+            text.metric("scrollsync_redis_shards", "gauge", "Redis servers rooms are spread over (redis.url and redis.shards), and how many answer.",
+                        [([("state", "configured")], redis.count), ([("state", "up")], redis.filter(\.isAvailable).count)])
+            text.metric("scrollsync_redis_outages_total", "counter", "Times a Redis shard became unreachable.",
+                        [([], redis.reduce(0) { $0 + $1.statistics.outages.load(ordering: .relaxed) })])
             text.metric("scrollsync_redis_messages_total", "counter", "Room changes and counts received from Redis.",
-                        [([], engine.statistics.messagesIn.load(ordering: .relaxed))])
+                        [([], redis.reduce(0) { $0 + $1.statistics.messagesIn.load(ordering: .relaxed) })])
             text.metric("scrollsync_redis_refused_total", "counter",
                         "What was read from Redis and refused (never applied or forwarded), by reason: malformed, invalid (fails the protocol's checks), implausible (a version or seq that cannot follow; the room is fetched again), snapshot (a room hash field).",
-                        SharedInput.Refusal.Reason.allCases.map { ([("reason", $0.rawValue)], engine.statistics.refusals($0)) })
+                        SharedInput.Refusal.Reason.allCases.map { reason in ([("reason", reason.rawValue)], redis.reduce(0) { $0 + $1.statistics.refusals(reason) }) })
         }
         return text
     }

@@ -89,6 +89,7 @@ public enum Settings {
         bool("log.json", \.log.json, "One JSON object per log line."),
         optionalString("store.directory", \.dataDirectory, "Where rooms are kept across restarts; null keeps them in memory only."),
         optionalString("redis.url", \.redisURL, "redis://HOST:PORT[/DB] (rediss:// for TLS) shares rooms with other nodes; null serves this process alone."),
+        stringList("redis.shards", \.redisShards, "More Redis servers (redis://…) to spread rooms over with redis.url, by a stable hash of the room's name; every node lists the same ones in the same order."),
         optionalString("redis.password", \.redisPassword, "Password for Redis AUTH.", secret: true),
         optionalString("redis.caFile", \.redisCAFile, "CA certificates (PEM) for a rediss:// server; null trusts the system's roots."),
     ]
@@ -195,6 +196,10 @@ public enum Settings {
         }
         if let url = configuration.redisURL {
             do { _ = try RedisEndpoint(url: url) } catch { throw ConfigurationError("redis.url: \(error)") }
+        }
+        for url in configuration.redisShards {
+            guard configuration.redisURL != nil else { throw ConfigurationError("redis.shards needs redis.url: the first shard") }
+            do { _ = try RedisEndpoint(url: url) } catch { throw ConfigurationError("redis.shards: \(error)") }
         }
         if let secret = configuration.authSecret, secret.utf8.count < 32 {
             throw ConfigurationError("auth.secret: at least 32 characters (an HMAC-SHA256 key should be as strong as its hash; e.g. openssl rand -hex 32)")

@@ -156,7 +156,7 @@ struct Serve: ParsableCommand {
         }
         logger.info("serving \(server.url)", metadata: [
             "url": "\(server.url)", "rooms": "\(server.url)/rooms/NAME", "echo": "\(configuration.echoEnabled)",
-            "store": "\(server.engine.map { "redis \($0.endpoint)" } ?? configuration.dataDirectory ?? "memory only")",
+            "store": "\(server.redisShards.isEmpty ? configuration.dataDirectory ?? "memory only" : "redis " + server.redisShards.map { "\($0.endpoint)" }.joined(separator: ","))",
         ])
         let systemd = SystemdNotifier()
         systemd?.send("READY=1\nSTATUS=serving \(server.url)")

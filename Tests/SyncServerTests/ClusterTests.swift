@@ -347,3 +347,55 @@ struct RedisURLTests {
         do { _ = try RedisEndpoint(url: url) } catch { #expect(error.description.contains(message), "\(error)") }
     }
 }
+
+/// Rooms spread over two Redis servers (issue 30.4: capacity that grows with Redis instances):
+/// each room lives on one shard, picked the same way by every node; rooms on both shards are
+/// shared across nodes; a shard going away is said in /healthz and /metrics.
+@Suite("Rooms sharded over several Redis servers", .serialized)
+struct ShardedClusterTests {
+    static func keys(_ redis: RedisServer) throws -> Set<String> {
+        let listed = try run("redis-cli", ["-p", String(redis.port), "--raw", "keys", "scrollsync:{*"])
+        return Set(listed.output.split(separator: "\n").compactMap { line in
+            line.firstMatch(of: /scrollsync:\{([^}]+)\}/).map { String($0.1) }
+        })
+    }
+
+    @Test func roomsSpreadOverTwoRedisServersAndEveryNodeFindsThemAlike() throws {
+        let (first, second) = (try RedisServer(), try RedisServer())
+        let shards = ["SCROLLSYNC_REDIS_SHARDS": second.url]
+        let (a, b) = (try ServerProcess(["--redis", first.url], environment: shards), try ServerProcess(["--redis", first.url], environment: shards))
+        let cluster = ClusterTests()
+        let rooms = (0..<10).map { "shard-\($0)" }
+        var connections = [RoomConnection]()
+        for (index, room) in rooms.enumerated() {
+            let (presenter, _) = try cluster.join(a, room, query: "role=presenter&key=k")
+            let (follower, _) = try cluster.join(b, room)
+            #expect(presenter.wait(timeout: 15) { $0.contains(#""type":"driver","driver":""#) }, "the lease on \(room)")
+            presenter.send(cluster.scroll(index + 1))
+            #expect(follower.wait(for: cluster.hasOffset(index + 1)), "\(room) reaches node B: \(follower.received.suffix(2))")
+            connections += [presenter, follower]
+        }
+        let onFirst = try Self.keys(first), onSecond = try Self.keys(second)
+        #expect(onFirst.union(onSecond) == Set(rooms), "every room is kept: \(onFirst) \(onSecond)")
+        #expect(onFirst.isDisjoint(with: onSecond), "each room on one shard")
+        #expect(!onFirst.isEmpty && !onSecond.isEmpty, "both shards hold rooms: \(onFirst) \(onSecond)")
+        #expect(try metricValue(#"scrollsync_redis_shards{state="configured"}"#, port: a.port) == 2)
+        #expect(try httpGet("/healthz", port: b.port).contains("redis: up"))
+
+        second.stop()
+        #expect(cluster.eventually { (try? httpGet("/healthz", port: a.port))?.contains("redis: unavailable (1 of 2 shards: ") == true },
+                "\((try? httpGet("/healthz", port: a.port)) ?? "")")
+        #expect(try metricValue("scrollsync_redis_up", port: a.port) == 0)
+        try second.start()
+        #expect(cluster.eventually { (try? httpGet("/healthz", port: a.port))?.contains("redis: up") == true }, "both shards again")
+        // After the outage the rooms are shared again, on the same shards.
+        let room = try #require(onSecond.sorted().first)
+        let index = try #require(rooms.firstIndex(of: room))
+        let (presenter, follower) = (connections[2 * index], connections[2 * index + 1])
+        #expect(cluster.eventually {
+            presenter.send(cluster.scroll(77))
+            return follower.wait(timeout: 1, for: cluster.hasOffset(77))
+        }, "\(room) is shared again after its shard came back: \(follower.received.suffix(2))")
+        withExtendedLifetime(connections) {}
+    }
+}

@@ -110,7 +110,7 @@ struct ConfigurationTests {
         (#"{"tls":{"certificate":"/x.pem"}}"#, "tls.certificate and tls.key go together"),
         (#"{"limits":"#, "not JSON"),
         (#"{"redis":{"url":"http://10.0.0.5:6379"}}"#, "redis.url: a Redis URL starts with redis://"),
-        (#"{"redis":"redis://x"}"#, "redis: expected an object with keys redis.url, redis.password"),
+        (#"{"redis":"redis://x"}"#, "redis: expected an object with keys redis.url, redis.shards, redis.password"),
     ])
     func badFilesStopStartUpNamingTheKey(_ text: String, _ message: String) throws {
         let file = try temporaryFile(text)
