@@ -134,6 +134,7 @@ public final class LocalRoomHub: RoomHub {
             }
         }
         if !restored.isEmpty { logger.info("rooms restored", metadata: ["count": "\(restored.count)"]) }
+        recordingFiles?.removeAll(except: Set(restored.map(\.name)))
         store?.written = { [weak self] name, ceiling in self?.seqWritten(room: name, ceiling: ceiling) }
         loops.first?.onTick { [weak self] in
             self?.forgetIdleRooms()
@@ -240,6 +241,7 @@ public final class LocalRoomHub: RoomHub {
             room.guarded.withLock { guarded -> String? in
                 guard let creator = guarded.creator, guarded.core.isEmpty, !guarded.removed, guarded.waiting.isEmpty else { return nil }
                 guarded.removed = true
+                dropRecording(in: &guarded, room: room.name)
                 guarded.creator = nil
                 if rooms[room.name] === room { rooms[room.name] = nil }
                 return creator

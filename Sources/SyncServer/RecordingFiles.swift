@@ -84,6 +84,20 @@ final class RecordingFiles: @unchecked Sendable {
         }
     }
 
+    /// Deletes the recordings of rooms that were not restored (forgotten while the server was
+    /// down, or past the restore budget): a recording lives as long as its room.
+    func removeAll(except rooms: Set<String>) {
+        guard let dir = opendir(directory) else { return }
+        var names = [String]()
+        while let entry = readdir(dir) {
+            let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard file.hasSuffix(".rec") else { continue }
+            names.append(String(file.dropLast(4)))
+        }
+        closedir(dir)
+        for name in names where !rooms.contains(name) { unlink("\(directory)/\(name).rec") }
+    }
+
     private static func readFile(_ path: String) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }

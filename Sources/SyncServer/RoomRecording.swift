@@ -19,6 +19,9 @@ struct RoomRecording {
     /// It stopped at a bound; nothing more is added.
     private(set) var stopped = false
     private var events = 0
+    /// The last event's time: a room's messages come from every loop, whose clocks are read
+    /// at different moments, and a recording's times never go back (RECORDING.md).
+    private var lastSeconds: Double
 
     /// Starts a recording with `header`, or nil when even that does not fit.
     init?(header: Recording.Header, now: UInt64, limit: Int, budget: ByteBudget) {
@@ -26,6 +29,7 @@ struct RoomRecording {
         guard line.count <= limit, budget.reserve(line.count) == nil else { return nil }
         bytes = line
         base = 0
+        lastSeconds = 0
         resumedAt = now
         self.limit = limit
     }
@@ -36,6 +40,7 @@ struct RoomRecording {
         self.bytes = bytes
         saved = bytes.count
         base = lastSeconds
+        self.lastSeconds = lastSeconds
         resumedAt = now
         self.limit = limit
         events = bytes.reduce(0) { $1 == 10 ? $0 + 1 : $0 } - 1
@@ -45,8 +50,8 @@ struct RoomRecording {
     /// Adds `message` (a server message's JSON) at `now`; false when this is where it stops.
     mutating func append(_ message: [UInt8], now: UInt64, budget: ByteBudget) -> Bool {
         guard !stopped else { return true }
-        let seconds = base + Double(elapsedNanoseconds(from: resumedAt, to: now)) / 1e9
-        let prefix = Array("[\((seconds * 1000).rounded() / 1000),".utf8)
+        let seconds = max(lastSeconds, ((base + Double(elapsedNanoseconds(from: resumedAt, to: now)) / 1e9) * 1000).rounded() / 1000)
+        let prefix = Array("[\(seconds),".utf8)
         let size = prefix.count + message.count + 2
         // A reader takes at most a week and a million events (RECORDING.md).
         guard seconds <= Recording.maxSeconds, events < Recording.maxEvents, bytes.count + size <= limit, budget.reserve(size) == nil else {
@@ -57,6 +62,7 @@ struct RoomRecording {
         bytes += message
         bytes += [UInt8(ascii: "]"), 10]
         events += 1
+        lastSeconds = seconds
         return true
     }
 

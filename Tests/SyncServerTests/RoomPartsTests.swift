@@ -110,3 +110,26 @@ extension RoomPartsTests {
         #expect(loop.advance(until: { next != nil }))
     }
 }
+
+extension RoomPartsTests {
+    /// A server's recording (issue 29.3): a room's messages come from every loop, each with its
+    /// own reading of the clock, yet the recording's times never go back; past its limit it
+    /// stops, counted against the budget, and what it holds still reads as a recording.
+    @Test func aRoomRecordingsTimesNeverGoBackAndItStopsAtItsLimit() throws {
+        let budget = ByteBudget(limit: 0, holding: "recordings")
+        let header = Recording.Header(room: "r", started: "2026-11-26T12:00:00.000Z", url: "ws://h/rooms/r")
+        var recording = try #require(RoomRecording(header: header, now: 1_000_000_000, limit: 400, budget: budget))
+        let state = #"{"type":"driver","driver":null,"driverName":null}"#
+        let first = recording.append(Array(state.utf8), now: 3_000_000_000, budget: budget)
+        let earlier = recording.append(Array(state.utf8), now: 2_999_000_000, budget: budget)  // another loop's clock, read a moment before
+        let later = recording.append(Array(state.utf8), now: 3_500_000_000, budget: budget)
+        #expect(first && earlier && later)
+        let read = try Recording.read(recording.bytes)
+        #expect(read.events.map(\.seconds) == [2, 2, 2.5])
+        var appended = 3
+        while recording.append(Array(state.utf8), now: 4_000_000_000, budget: budget) { appended += 1 }
+        #expect(recording.stopped && recording.bytes.count <= 400 && appended > 3)
+        #expect(budget.bytesHeld == recording.bytes.count, "the budget holds exactly what it keeps")
+        #expect(try Recording.read(recording.bytes).events.count == appended)
+    }
+}

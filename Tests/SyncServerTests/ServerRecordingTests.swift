@@ -116,8 +116,11 @@ struct ServerRecordingTests {
         #expect(written.components(separatedBy: "\n").filter { $0.contains(#""type":"state""#) }.count == 3, "the file is the recording: \(written)")
         // A crash in the middle of a line.
         try (written + #"[2.0,{"type":"sta"#).write(toFile: file, atomically: false, encoding: .utf8)
+        // A recording whose room is not kept any more goes with it.
+        try Data(written.utf8).write(to: URL(fileURLWithPath: directory + "/recordings/gone.rec"))
         let (second, loop) = try server()
         defer { second.shutdown() }
+        #expect(!FileManager.default.fileExists(atPath: directory + "/recordings/gone.rec"))
         #expect(Self.get("/healthz", second, loop).body.contains("recordings: 1 damaged files"))
         let presenter = try InProcessClient(second, loop: loop, path: "/rooms/talk?role=presenter&key=k")
         #expect(presenter.wait { $0.contains(#""type":"welcome""#) })
