@@ -64,7 +64,9 @@ struct FollowAcrossWidthsTests {
         defer { try? FileManager.default.removeItem(at: file) }
         let name = "wide-\(UUID().uuidString.prefix(6))"
         let room = "\(server.url)/rooms/\(name)"
-        let presenter = Viewer(try Tmux([binary, "present", room, file.path, "--key", "k", "--name", "Ann"], width: 120, height: 30), width: 120, height: 30)
+        // `--record`: the server records the talk (issue 29.3), checked at the end.
+        let presenter = Viewer(try Tmux([binary, "present", room, file.path, "--key", "k", "--name", "Ann", "--record"], width: 120, height: 30),
+                               width: 120, height: 30)
         presenter.tmux.wait { $0.statusLine.contains("PRESENTING") && $0.statusLine.contains("● live") }
         let followers = try [30, 60, 200].map { width in
             Viewer(try Tmux([binary, "follow", room], width: width, height: 20), width: width, height: 20)
@@ -125,6 +127,14 @@ struct FollowAcrossWidthsTests {
             follower.tmux.wait { $0.statusLine.contains("driver Ann") }
         }
         try check(after: "-")
+
+        // The server recorded it: the document, then the presenter's moves by block id.
+        let answer = try httpGet("/rooms/\(name)/recording?key=k", port: server.port)
+        #expect(answer.hasPrefix("HTTP/1.1 200 "), "\(answer.prefix(300))")
+        let recording = try Recording.read(Array(String(answer.split(separator: "\r\n\r\n", maxSplits: 1).last ?? "").utf8))
+        #expect(recording.events.contains { if case .document(let document) = $0.message { document.name == file.lastPathComponent } else { false } })
+        let anchors = recording.events.compactMap { if case .state(let state) = $0.message { state.anchor?.id } else { nil } }
+        #expect(anchors.count >= 10 && Set(anchors).count >= 3, "the moves, by block: \(anchors)")
 
         // Resizing a follower keeps the presenter's block in view.
         let place = try #require(presenter.shown(presenter.tmux.screen))
