@@ -49,7 +49,9 @@ public final class EmbeddedConnection {
     /// Lets the channel read while it has something to read and reads.
     func deliver() {
         while !closed, unreadStart < unread.count, channel.acceptsInput {
+            let before = unreadStart
             channel.readable()
+            if unreadStart == before { break }  // the channel took nothing: it reads on a later step
         }
         if unreadStart == unread.count, unreadStart > 0 {
             unread.removeAll()
