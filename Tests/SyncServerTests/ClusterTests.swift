@@ -10,10 +10,11 @@ import Glibc
 /// Nodes that share rooms through a real redis-server (Debian: redis-server).
 @Suite("Several nodes through Redis", .serialized)
 struct ClusterTests {
-    func node(_ redis: RedisServer) throws -> ServerProcess { try ServerProcess(["--redis", redis.url]) }
+    /// A node sharing rooms through `redis`, in this process (no `kill -9` needed).
+    func node(_ redis: RedisServer) throws -> any ServerNode { try InProcessNode(redis: redis.url) }
 
     /// Joins `room` on `server` and waits for the welcome.
-    func join(_ server: ServerProcess, _ room: String, query: String = "") throws -> (RoomConnection, JSON) {
+    func join(_ server: any ServerNode, _ room: String, query: String = "") throws -> (RoomConnection, JSON) {
         let connection = try RoomConnection(port: server.port, path: "/rooms/\(room)" + (query.isEmpty ? "" : "?" + query))
         guard connection.status.contains(" 101 "), connection.wait(for: { $0.contains(#""type":"welcome""#) }),
               let text = connection.received.first(where: { $0.contains(#""type":"welcome""#) }) else {
@@ -92,7 +93,7 @@ struct ClusterTests {
 
     @Test func killingTheDriversNodeMovesControlToItsPresenterOnAnotherNode() throws {
         let redis = try RedisServer.shared()
-        let (a, b, c) = (try node(redis), try node(redis), try node(redis))
+        let (a, b, c) = (try ServerProcess(["--redis", redis.url]), try node(redis), try node(redis))  // A dies: a process
         let (presenter, welcome) = try join(a, "handover", query: "role=presenter&key=k")
         let first = try #require(welcome["you"]?.string)
         #expect(presenter.wait { $0.contains(#""driver":"\#(first)""#) })
@@ -363,7 +364,7 @@ struct ShardedClusterTests {
     @Test func roomsSpreadOverTwoRedisServersAndEveryNodeFindsThemAlike() throws {
         let (first, second) = (try RedisServer(), try RedisServer())
         let shards = ["SCROLLSYNC_REDIS_SHARDS": second.url]
-        let (a, b) = (try ServerProcess(["--redis", first.url], environment: shards), try ServerProcess(["--redis", first.url], environment: shards))
+        let (a, b) = (try InProcessNode(redis: first.url, shards: [second.url]), try InProcessNode(redis: first.url, shards: [second.url]))
         let cluster = ClusterTests()
         let rooms = (0..<10).map { "shard-\($0)" }
         var connections = [RoomConnection]()

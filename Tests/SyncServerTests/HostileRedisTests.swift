@@ -17,12 +17,12 @@ struct HostileRedisTests {
         guard result.status == 0 else { throw Failure("redis-cli \(arguments.prefix(2)): \(result.output)") }
     }
 
-    func refused(_ node: ServerProcess, _ reason: String) -> Double {
+    func refused(_ node: any ServerNode, _ reason: String) -> Double {
         (try? metricValue("scrollsync_redis_refused_total{reason=\"\(reason)\"}", port: node.port)) ?? -1
     }
 
     /// One room on two nodes: a presenter on A, a follower on B that has seen offset 10.
-    func room(_ name: String, _ a: ServerProcess, _ b: ServerProcess) throws -> (presenter: RoomConnection, follower: RoomConnection) {
+    func room(_ name: String, _ a: any ServerNode, _ b: any ServerNode) throws -> (presenter: RoomConnection, follower: RoomConnection) {
         let (presenter, welcome) = try cluster.join(a, name, query: "role=presenter&key=k&name=Ann")
         // The lease in Redis makes it the driver: its scrolls count from then on.
         let me = try #require(welcome["you"]?.string)
@@ -80,7 +80,7 @@ struct HostileRedisTests {
         _ = late
         #expect(welcome["state"]?["offset"]?.double == 20)
         #expect(welcome["presence"]?["followers"]?.double ?? 99 <= 3, "no injected counts: \(welcome)")
-        let log = b.child.output
+        let log = b.output
         #expect(log.contains("refused what redis holds"), "the refusal is logged")
         #expect(!log.contains("\u{1B}"), "the log holds no control character from Redis")
     }
@@ -128,7 +128,7 @@ struct ClusterLimitTests {
     let cluster = ClusterTests()
 
     /// The answer to a presenter join with `key`: "welcome", "unauthorized" or "limited".
-    func attempt(_ node: ServerProcess, key: String) throws -> String {
+    func attempt(_ node: any ServerNode, key: String) throws -> String {
         let connection = try RoomConnection(port: node.port, path: "/rooms/vault?role=presenter&key=\(key)")
         if connection.status.contains(" 429 ") { return "limited" }
         guard connection.wait(for: { $0.contains(#""type":"welcome""#) || $0.contains(#""type":"error""#) }) else { return "no answer" }
@@ -175,10 +175,10 @@ struct ClusterPrivateRoomTests {
 
 extension ClusterTests {
     /// A node that has connected to Redis (its rooms are shared from its first join).
-    func sharingNode(_ redis: RedisServer) throws -> ServerProcess {
+    func sharingNode(_ redis: RedisServer) throws -> any ServerNode {
         let node = try node(redis)
         guard eventually(timeout: 15, { (try? httpGet("/healthz", port: node.port))?.contains("redis: up") == true }) else {
-            throw Failure("node on port \(node.port) did not connect to Redis: \(node.child.output)")
+            throw Failure("node on port \(node.port) did not connect to Redis: \(node.output)")
         }
         return node
     }
