@@ -128,8 +128,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     public func scroll(room: String, session: String, suffix: [UInt8], done: @escaping @Sendable (EngineResult) -> Void) {
         loop.execute { [self] in
             let k = keys(room)
-            let arguments: [[UInt8]] = ["EVAL", Scripts.scroll, "2", k.hash, k.lease, session].map { Array($0.utf8) }
-                + [suffix, Array(k.channel.utf8), Array(String(roomIdleMilliseconds).utf8)]
+            let arguments: [[UInt8]] = ["EVAL", Scripts.scroll, "2", k.hash, k.lease, session].map { Array($0.utf8) } + [suffix, Array(k.channel.utf8)]
             commands.send(arguments) { answer in
                 switch answer {
                 case .error(let message) where message.hasPrefix("NOTDRIVER"):

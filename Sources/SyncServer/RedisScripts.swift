@@ -6,13 +6,14 @@ enum Scripts {
         return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]) or '', redis.call('HGETALL', KEYS[3])}
         """
 
-    /// KEYS hash, lease; ARGV session, suffix, channel, idle ms
+    /// KEYS hash, lease; ARGV session, suffix, channel. The hash's expiry is not renewed here:
+    /// only the lease holder scrolls, and its node renews the lease and the hash every second
+    /// (`control` renew), so a scroll costs one Redis call less.
     static let scroll = """
         if redis.call('GET', KEYS[2]) ~= ARGV[1] then return redis.error_reply('NOTDRIVER') end
         local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
         local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
         redis.call('HSET', KEYS[1], 'suf', ARGV[2])
-        redis.call('PEXPIRE', KEYS[1], ARGV[4])
         redis.call('PUBLISH', ARGV[3], ver .. ' \(String(decoding: statePrefix, as: UTF8.self))' .. seq .. ARGV[2])
         return seq
         """
