@@ -175,7 +175,7 @@ struct ClusterTests {
                   onA["state"]?["offset"]?.double == onB["state"]?["offset"]?.double else { return false }
             agreed = (driver, seq)
             return true
-        }, "the nodes agree on state and driver")
+        }, "the nodes agree on state and driver; A's log:\n\(a.output.suffix(3000))\nB's log:\n\(b.output.suffix(3000))")
         let winner = try #require(agreed)
         #expect([idA, idB].contains(winner.driver))
         let (driving, other) = winner.driver == idA ? (presenterA, presenterB) : (presenterB, presenterA)
