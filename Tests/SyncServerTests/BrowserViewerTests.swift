@@ -125,7 +125,7 @@ struct BrowserViewerTests {
     /// (3) Scrolling in the browser detaches (the room counts it), f follows again; (4) a
     /// hostile document renders as text.
     @Test func userScrollDetachesFResumesAndHostileMarkupIsText() throws {
-        let server = try ServerProcess()
+        let server = try InProcessNode()
         let name = "browser-\(UUID().uuidString.prefix(6))"
         let presenter = try RoomConnection(port: server.port, path: "/rooms/\(name)?role=presenter&key=k&name=Eve")
         #expect(presenter.wait { $0.contains(#""type":"welcome""#) })
@@ -163,7 +163,7 @@ extension BrowserViewerTests {
     /// A private room's page asks for the follow key (the socket's 401 is not visible to a
     /// page), then follows with it; the key never stays in the address bar.
     @Test func aPrivateRoomsPageAsksForTheFollowKeyThenFollows() throws {
-        let server = try ServerProcess()
+        let server = try InProcessNode()
         let name = "private-\(UUID().uuidString.prefix(6))"
         let presenter = try RoomConnection(port: server.port, path: "/rooms/\(name)?role=presenter&key=k&followKey=fk-browser-1")
         #expect(presenter.wait { $0.contains(#""type":"welcome""#) })
@@ -187,7 +187,7 @@ extension BrowserViewerTests {
     /// Issue 27.4: a presenter's name from the form; a wrong key can be corrected without a
     /// reload, and a right one clears the refusal.
     @Test func theBrowserFormTakesANameAndRecoversFromAWrongKey() throws {
-        let server = try ServerProcess()
+        let server = try InProcessNode()
         let name = "form-\(UUID().uuidString.prefix(6))"
         let owner = try RoomConnection(port: server.port, path: "/rooms/\(name)?role=presenter&key=right")
         #expect(owner.wait { $0.contains(#""type":"welcome""#) })
@@ -214,7 +214,10 @@ extension BrowserViewerTests {
     /// document), and the token leaves the address bar.
     @Test func aLinkWithATokenOpensTheViewerWhereTokensAreRequired() throws {
         let secret = "browser-secret-0123456789abcdef0123456789"
-        let server = try ServerProcess([], environment: ["SCROLLSYNC_AUTH_SECRET": secret, "SCROLLSYNC_AUTH_REQUIRED": "true"])
+        let server = try InProcessNode {
+            $0.authSecret = secret
+            $0.authRequired = true
+        }
         let name = "token-\(UUID().uuidString.prefix(6))"
         let now = Int(Date().timeIntervalSince1970)
         let verifier = TokenVerifier(secret: secret)

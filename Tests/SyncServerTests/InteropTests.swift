@@ -8,8 +8,14 @@ struct InteropTests {
 
     static let variants: [(tls: Bool, deflate: Bool)] = [(false, false), (false, true), (true, false), (true, true)]
 
-    func server(tls: Bool) throws -> ServerProcess {
-        try ServerProcess(tls ? ["--tls-cert", testCertificate.cert, "--tls-key", testCertificate.key] : [])
+    /// The server in this process (the peers are the processes here).
+    func server(tls: Bool) throws -> any ServerNode {
+        try InProcessNode {
+            if tls {
+                $0.tlsCertificateFile = testCertificate.cert
+                $0.tlsKeyFile = testCertificate.key
+            }
+        }
     }
 
     func check(_ result: (status: Int32, output: String), deflate: Bool, peer: String) {

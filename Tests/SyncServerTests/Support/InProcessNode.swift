@@ -9,7 +9,7 @@ protocol ServerNode: AnyObject {
     var url: String { get }
     /// What it logged so far.
     var output: String { get }
-    /// Still serving (a process: running; in process: it answers /healthz).
+    /// Still serving (a process: running; in process: it accepts connections).
     var isRunning: Bool { get }
 }
 
@@ -44,5 +44,5 @@ final class InProcessNode: ServerNode, @unchecked Sendable {
     var port: Int { server.port }
     var url: String { server.url }
     var output: String { log.text }
-    var isRunning: Bool { (try? httpGet("/healthz", port: port))?.hasPrefix("HTTP/1.1 200 ") == true }
+    var isRunning: Bool { (try? RawClient(port: port)) != nil }
 }
