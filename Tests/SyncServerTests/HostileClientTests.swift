@@ -111,7 +111,10 @@ struct TLSSuiteTests {
 
     @Test func onlyForwardSecretAEADSuitesAreNegotiated() throws {
         let tls = Self.rsaCertificate
-        let server = try ServerProcess(["--tls-cert", tls.cert, "--tls-key", tls.key])
+        let server = try InProcessNode {
+            $0.tlsCertificateFile = tls.cert
+            $0.tlsKeyFile = tls.key
+        }
         for weak in ["AES128-SHA", "AES256-SHA256", "AES128-GCM-SHA256", "ECDHE-RSA-AES128-SHA", "ECDHE-RSA-AES256-SHA384", "DHE-RSA-AES128-GCM-SHA256"] {
             let (accepted, output) = try Self.handshakes(port: server.port, cipher: weak)
             #expect(!accepted, "\(weak) was negotiated: \(output)")
