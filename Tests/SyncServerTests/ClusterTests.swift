@@ -223,11 +223,16 @@ struct ClusterTests {
 struct RedisTLSTests {
     @Test func nodesShareRoomsThroughATLSRedisWhoseCertificateTheyVerify() throws {
         let redis = try RedisServer(tls: testCertificate)
-        let trusted = ["--redis", redis.url, "--config", try configFile(caFile: testCertificate.cert)]
-        let (a, b) = (try ServerProcess(trusted), try ServerProcess(trusted))
+        func trusted() throws -> InProcessNode {
+            try InProcessNode {
+                $0.redisURL = redis.url
+                $0.redisCAFile = testCertificate.cert
+            }
+        }
+        let (a, b) = (try trusted(), try trusted())
         for node in [a, b] {
             #expect(ClusterTests().eventually { (try? httpGet("/healthz", port: node.port))?.contains("redis: up") == true },
-                    "connected over TLS: \(node.child.output)")
+                    "connected over TLS: \(node.output)")
         }
         let (presenter, _) = try ClusterTests().join(a, "tls", query: "role=presenter")
         let (follower, _) = try ClusterTests().join(b, "tls")
@@ -236,15 +241,19 @@ struct RedisTLSTests {
         #expect(follower.wait(for: ClusterTests().hasOffset(42)), "\(follower.received)")
 
         // Without the CA the certificate is not trusted: the node says why and serves alone.
-        let untrusting = try ServerProcess(["--redis", redis.url])
-        #expect(untrusting.child.waitForOutput(timeout: 10) { $0.contains { $0.contains("redis unavailable") && $0.contains("certificate is not trusted") } },
-                "\(untrusting.child.output)")
+        let untrusting = try InProcessNode(redis: redis.url)
+        #expect(ClusterTests().eventually { untrusting.log.all.contains { $0.contains("redis unavailable") && $0.contains("certificate is not trusted") } },
+                "\(untrusting.output)")
         #expect(try httpGet("/healthz", port: untrusting.port).contains("redis: unavailable"))
 
         // A trusted certificate for another name (localhost, reached as 127.0.0.1) is refused too.
-        let misnamed = try ServerProcess(["--redis", "rediss://127.0.0.1:\(redis.port)", "--config", try configFile(caFile: testCertificate.cert)])
-        #expect(misnamed.child.waitForOutput(timeout: 10) { $0.contains { $0.contains("redis unavailable") && $0.contains("certificate is not trusted") && $0.contains("address mismatch") } },
-                "\(misnamed.child.output)")
+        let misnamed = try InProcessNode {
+            $0.redisURL = "rediss://127.0.0.1:\(redis.port)"
+            $0.redisCAFile = testCertificate.cert
+        }
+        #expect(ClusterTests().eventually {
+            misnamed.log.all.contains { $0.contains("redis unavailable") && $0.contains("certificate is not trusted") && $0.contains("address mismatch") }
+        }, "\(misnamed.output)")
     }
 
     /// Issue 19: a URL's ACL user is the user the node logs in as (`HELLO 3 AUTH user pw`),
@@ -256,9 +265,9 @@ struct RedisTLSTests {
             try #require(result.status == 0 && result.output.contains("OK"), "\(command): \(result.output)")
         }
         let url = "redis://node:s3cret@127.0.0.1:\(redis.port)"
-        let (a, b) = (try ServerProcess(["--redis", url]), try ServerProcess(["--redis", url]))
+        let (a, b) = (try InProcessNode(redis: url), try InProcessNode(redis: url))
         for node in [a, b] {
-            #expect(ClusterTests().eventually { (try? httpGet("/healthz", port: node.port))?.contains("redis: up") == true }, "\(node.child.output)")
+            #expect(ClusterTests().eventually { (try? httpGet("/healthz", port: node.port))?.contains("redis: up") == true }, "\(node.output)")
         }
         let (presenter, _) = try ClusterTests().join(a, "acl", query: "role=presenter")
         let (follower, _) = try ClusterTests().join(b, "acl")
@@ -277,17 +286,12 @@ struct RedisTLSTests {
         #expect(follower.wait(for: ClusterTests().hasOffset(11)), "after SCRIPT FLUSH: \(follower.received.suffix(3))")
 
         for refused in ["redis://:s3cret@127.0.0.1:\(redis.port)", "redis://node:wrong@127.0.0.1:\(redis.port)"] {
-            let node = try ServerProcess(["--redis", refused])
-            #expect(node.child.waitForOutput(timeout: 10) { $0.contains { $0.contains("redis unavailable") && $0.contains("WRONGPASS") } }, "\(node.child.output)")
-            #expect(!node.child.output.contains("s3cret") && !node.child.output.contains("wrong@"), "no password in the log")
+            let node = try InProcessNode(redis: refused)
+            #expect(ClusterTests().eventually { node.log.all.contains { $0.contains("redis unavailable") && $0.contains("WRONGPASS") } }, "\(node.output)")
+            #expect(!node.output.contains("s3cret") && !node.output.contains("wrong@"), "no password in the log")
         }
     }
 
-    func configFile(caFile: String) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("redis-tls-\(UUID().uuidString).json").path
-        try #"{"redis":{"caFile":"\#(caFile)"}}"#.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
 }
 
 @Suite("Terminal clients across nodes", .serialized)

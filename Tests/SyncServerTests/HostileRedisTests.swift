@@ -192,8 +192,10 @@ struct RemoteByteBudgetTests {
     /// for documents (limits.documentsTotalBytes), as a client's would: over it, it is refused.
     @Test func aPublishedDocumentOverTheNodesBudgetIsRefused() throws {
         let redis = try RedisServer()
-        let small = ["SCROLLSYNC_LIMITS_DOCUMENTS_TOTAL_BYTES": "2048"]
-        let node = try ServerProcess(["--redis", redis.url], environment: small)
+        let node = try InProcessNode {
+            $0.redisURL = redis.url
+            $0.limits.documentsTotalBytes = 2048
+        }
         #expect(cluster.eventually { (try? httpGet("/healthz", port: node.port))?.contains("redis: up") == true })
         let (follower, _) = try cluster.join(node, "budget")
         let version = try run("/usr/bin/env", ["redis-cli", "-p", String(redis.port), "HGET", "scrollsync:{budget}", "ver"], timeout: 20)
