@@ -93,8 +93,9 @@ enum Scripts {
     /// local state suffix, channel, lease ms, idle ms, driver message, document message,
     /// presenter key digest (kept only if the room has none), follow key record (the same).
     /// The local driver keeps control if the lease is free or its own; its state then goes
-    /// out again with a `seq` above every node's. A node that got further alone raises `seq`
-    /// the same way, with the shared state, so no follower is left ahead of it.
+    /// out again with a `seq` above every node's. A node that got as far or further alone raises
+    /// `seq` the same way, with the shared state, so that no follower is left ahead of it and no
+    /// two nodes keep different states under one `seq`.
     static let reconcile = """
         local cur = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
         local holder = redis.call('GET', KEYS[2])
@@ -120,7 +121,10 @@ enum Scripts {
         local suffix = false
         if mine and ARGV[4] ~= '' then
           suffix = ARGV[4]
-        elseif localSeq > cur then
+        elseif localSeq >= cur and localSeq > 0 then
+          -- This node's state is as new as the room's (or newer): the room's state goes out
+          -- again above both, so this node takes it (a state at an equal seq would not replace
+          -- its own, and the two nodes would show different places with the same seq).
           suffix = redis.call('HGET', KEYS[1], 'suf') or (ARGV[4] ~= '' and ARGV[4])
         end
         if suffix then
