@@ -191,6 +191,44 @@ struct ClusterTests {
         }
     }
 
+    /// After an outage in which one node got a step further than the other (its `seq` one
+    /// above), whichever reconciles first, both end on one state under one `seq`: a node whose
+    /// state is as new as the room's raises `seq` with the room's state rather than keep its own.
+    @Test(arguments: 0..<3)
+    func nodesThatDivergedByOneStepDuringAnOutageEndOnOneState(_ round: Int) throws {
+        let redis = try RedisServer()
+        let (a, b) = (try node(redis), try node(redis))
+        let room = "diverge-\(round)"
+        let (presenterA, welcomeA) = try join(a, room, query: "role=presenter&key=k")
+        let idA = try #require(welcomeA["you"]?.string)
+        #expect(presenterA.wait { $0.contains(#""driver":"\#(idA)""#) })
+        let (presenterB, welcomeB) = try join(b, room, query: "role=presenter&key=k")
+        let idB = try #require(welcomeB["you"]?.string)
+        let (followerB, _) = try join(b, room)
+        presenterA.send(scroll(10))
+        #expect(followerB.wait(for: hasOffset(10)))
+        redis.stop()
+        for node in [a, b] {
+            #expect(eventually { (try? httpGet("/healthz", port: node.port))?.contains("redis: unavailable") == true })
+        }
+        presenterA.send(scroll(20))
+        #expect(presenterA.wait(for: hasOffset(20)))
+        presenterB.send(#"{"type":"control","action":"take"}"#)
+        #expect(presenterB.wait { $0.contains(#""driver":"\#(idB)""#) })
+        presenterB.send(scroll(30))
+        #expect(followerB.wait(for: hasOffset(30)))
+        presenterB.send(scroll(31))
+        #expect(followerB.wait(for: hasOffset(31)))
+        try redis.start()
+        #expect(try eventually {
+            let (_, onA) = try join(a, room)
+            let (_, onB) = try join(b, room)
+            return onA["driver"]?.string != nil && onA["driver"]?.string == onB["driver"]?.string
+                && onA["state"]?["seq"]?.double != nil && onA["state"]?["seq"]?.double == onB["state"]?["seq"]?.double
+                && onA["state"]?["offset"]?.double == onB["state"]?["offset"]?.double
+        }, "one state under one seq on both nodes; A's log:\n\(a.output.suffix(2000))\nB's log:\n\(b.output.suffix(2000))")
+    }
+
     @Test func aFrozenRedisIsNoticedAndTheRoomCatchesUpWhenItAnswersAgain() throws {
         let redis = try RedisServer()
         let (a, b) = (try node(redis), try node(redis))
