@@ -230,21 +230,12 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
     /// A file's checked contents; nil when it does not exist. A file written before files
     /// carried checksums is read if it is exactly what was written then.
     private func read(_ file: String) -> Result<StoreFile.Contents, StoreError>? {
-        let path = "\(directory)/\(file)"
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            return errno == ENOENT ? nil : .failure(StoreError(description: "cannot open: \(String(cString: strerror(errno)))"))
-        }
-        defer { Glibc.close(fd) }
-        var bytes = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = Glibc.read(fd, &buffer, buffer.count)
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 { return .failure(StoreError(description: "cannot read: \(String(cString: strerror(errno)))")) }
-            guard count > 0 else { break }
-            bytes += buffer[0..<count]
-            if bytes.count > 64 << 20 { return .failure(StoreError(description: "larger than 64 MiB")) }
+        let bytes: [UInt8]
+        do {
+            guard let read = try readWholeFile("\(directory)/\(file)", atMost: 64 << 20) else { return nil }
+            bytes = read
+        } catch {
+            return .failure(StoreError(description: error.errno == EFBIG ? "larger than 64 MiB" : "cannot \(error.call): \(String(cString: strerror(error.errno)))"))
         }
         if bytes.starts(with: Array(StoreFile.magic.utf8)) { return StoreFile.decode(bytes) }
         // Before checksums: a key file was exactly 64 hex digits, the others one JSON message.

@@ -79,6 +79,28 @@ public func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
     return nil
 }
 
+/// The bytes of the file at `path`, or nil when there is none. A file of more than `limit`
+/// bytes fails with EFBIG (what it holds is not read past that); other failures carry the
+/// call (`open`, `read`) and errno (a directory: EISDIR). Reads again after a signal.
+public func readWholeFile(_ path: String, atMost limit: Int = .max) throws(SystemError) -> [UInt8]? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else {
+        if errno == ENOENT { return nil }
+        throw SystemError(call: "open", errno: errno)
+    }
+    defer { close(fd) }
+    var bytes = [UInt8]()
+    var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let count = read(fd, &chunk, chunk.count)
+        if count < 0 && errno == EINTR { continue }
+        if count < 0 { throw SystemError(call: "read", errno: errno) }
+        guard count > 0 else { return bytes }
+        bytes += chunk[0..<count]
+        if bytes.count > limit { throw SystemError(call: "read", errno: EFBIG) }
+    }
+}
+
 /// Writes all of `bytes` to `fd` (`writeAll(_:_:)`).
 @discardableResult
 public func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int32? {

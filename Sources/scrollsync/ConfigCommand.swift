@@ -1,4 +1,5 @@
 import ArgumentParser
+import Transport
 import ScrollModel
 import SyncServer
 #if canImport(Glibc)
@@ -45,15 +46,14 @@ enum ProcessEnvironment {
 
 /// A whole text file, or nil (errno says why).
 func readTextFile(_ path: String) -> String? {
-    guard let file = fopen(path, "r") else { return nil }
-    defer { fclose(file) }
-    var bytes = [UInt8]()
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let count = fread(&buffer, 1, buffer.count, file)
-        if count == 0 { break }
-        bytes += buffer[0..<count]
-        if bytes.count > 16 << 20 { errno = EFBIG; return nil }
+    do {
+        guard let bytes = try readWholeFile(path, atMost: 16 << 20) else {
+            errno = ENOENT
+            return nil
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    } catch {
+        errno = error.errno
+        return nil
     }
-    return String(decoding: bytes, as: UTF8.self)
 }

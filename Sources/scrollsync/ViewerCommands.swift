@@ -67,18 +67,14 @@ struct CommandFailure: Error, CustomStringConvertible {
 
 /// The bytes of the file at `path`, at most `limit` of them (more is a failure that says so).
 func readFile(_ path: String, atMost limit: Int = .max) throws(CommandFailure) -> [UInt8] {
-    guard let file = fopen(path, "rb") else { throw CommandFailure("cannot read \(path): \(String(cString: strerror(errno)))") }
-    defer { fclose(file) }
-    var bytes = [UInt8]()
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let count = fread(&chunk, 1, chunk.count, file)
-        if count <= 0 { break }
-        bytes += chunk[0..<count]
-        guard bytes.count <= limit else { throw CommandFailure("\(path) is larger than \(limit >> 20) MiB") }
+    let bytes: [UInt8]?
+    do {
+        bytes = try readWholeFile(path, atMost: limit)
+    } catch {
+        if error.errno == EFBIG { throw CommandFailure("\(path) is larger than \(limit >> 20) MiB") }
+        throw CommandFailure("cannot read \(path): \(String(cString: strerror(error.errno)))")  // a directory: EISDIR
     }
-    // fopen opens a directory for reading; the read then fails (EISDIR).
-    if ferror(file) != 0 { throw CommandFailure("cannot read \(path): \(String(cString: strerror(errno)))") }
+    guard let bytes else { throw CommandFailure("cannot read \(path): \(String(cString: strerror(ENOENT)))") }
     return bytes
 }
 
