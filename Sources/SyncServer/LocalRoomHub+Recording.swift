@@ -42,11 +42,18 @@ extension LocalRoomHub {
         if let chunk = guarded.recording?.takeUnsaved() { recordingFiles?.append(chunk, room: room.name) }
     }
 
-    /// A restored room's recording, read back and checked as a file from outside.
+    /// A restored room's recording, read back and checked as a file from outside, and held to
+    /// the limits a recording grows under (a room's, and all rooms' together: past that, it is
+    /// not restored and its file goes).
     func restoreRecording(in guarded: inout Room.Guarded, room name: String, now: UInt64) {
-        guard let files = recordingFiles, let (bytes, lastSeconds) = files.load(name, limits: options.messageLimits) else { return }
-        guarded.recording = RoomRecording(restoring: bytes, lastSeconds: lastSeconds, now: now, limit: options.recordingBytes,
-                                          budget: recordingBytes)
+        guard let files = recordingFiles,
+              let (bytes, lastSeconds) = files.load(name, limits: options.messageLimits, atMost: options.recordingBytes) else { return }
+        guard recordingBytes.reserve(bytes.count) == nil else {
+            logger.warning("recording not restored: limits.recordingsTotalBytes is reached", metadata: ["room": "\(name)"])
+            files.remove(name)
+            return
+        }
+        guarded.recording = RoomRecording(restoring: bytes, lastSeconds: lastSeconds, now: now, limit: options.recordingBytes)
     }
 
     /// The room is forgotten: its recording with it.

@@ -62,10 +62,21 @@ final class RecordingFiles: @unchecked Sendable {
         return false
     }
 
-    /// Room `name`'s recording as far as it reads (nil: none, or unreadable from its header).
-    func load(_ name: String, limits: ClientMessage.Limits) -> (bytes: [UInt8], lastSeconds: Double)? {
+    /// Room `name`'s recording as far as it reads (nil: none, unreadable from its header, or
+    /// larger than a room's recording may be: `atMost` bytes).
+    func load(_ name: String, limits: ClientMessage.Limits, atMost limit: Int) -> (bytes: [UInt8], lastSeconds: Double)? {
         let path = "\(directory)/\(name).rec"
-        guard let bytes = Self.readFile(path) else { return nil }
+        let bytes: [UInt8]
+        do {
+            guard let read = try readWholeFile(path, atMost: limit) else { return nil }
+            bytes = read
+        } catch {
+            state.withLock { $0.damaged += 1 }
+            let reason = error.errno == EFBIG ? "larger than limits.recordingBytes (\(limit))" : "\(error)"
+            logger.error("stored recording not read", metadata: ["file": "\(path)", "reason": "\(reason)"])
+            if error.errno == EFBIG { rename(path, path + ".damaged") }
+            return nil
+        }
         do {
             let recording = try Recording.read(bytes, limits: limits)
             return (bytes, recording.events.last?.seconds ?? 0)
@@ -96,21 +107,6 @@ final class RecordingFiles: @unchecked Sendable {
         }
         closedir(dir)
         for name in names where !rooms.contains(name) { unlink("\(directory)/\(name).rec") }
-    }
-
-    private static func readFile(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { Glibc.close(fd) }
-        var bytes = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = read(fd, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += chunk[0..<count]
-        }
-        return bytes
     }
 
     private func run() {

@@ -34,9 +34,9 @@ struct RoomRecording {
         self.limit = limit
     }
 
-    /// A recording read back from the store (already checked by `Recording.read`), counted
-    /// against `budget` as it was before the restart.
-    init(restoring bytes: [UInt8], lastSeconds: Double, now: UInt64, limit: Int, budget: ByteBudget) {
+    /// A recording read back from the store (already checked by `Recording.read`, within
+    /// `limit`); the caller has counted its bytes against the budget.
+    init(restoring bytes: [UInt8], lastSeconds: Double, now: UInt64, limit: Int) {
         self.bytes = bytes
         saved = bytes.count
         base = lastSeconds
@@ -44,7 +44,6 @@ struct RoomRecording {
         resumedAt = now
         self.limit = limit
         events = bytes.reduce(0) { $1 == 10 ? $0 + 1 : $0 } - 1
-        budget.restore(bytes.count)
     }
 
     /// Adds `message` (a server message's JSON) at `now`; false when this is where it stops.

@@ -137,3 +137,28 @@ struct ServerRecordingTests {
         #expect(states.last?.0 == 1.75, "it goes on from its last event: \(states)")
     }
 }
+
+extension ServerRecordingTests {
+    /// A recording read back from disk is held to the limits it grew under: a file larger than
+    /// a room's recording may be is not read into memory, but set aside and counted.
+    @Test func aStoredRecordingOverTheRoomsLimitIsNotRestored() throws {
+        let directory = StoreFaultTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let (first, loop) = try InProcessRoomTests.server { $0.dataDirectory = directory }
+            _ = try Self.recordTalk(first, loop)
+            first.shutdown()
+        }
+        let file = directory + "/recordings/talk.rec"
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
+        let (second, loop) = try InProcessRoomTests.server {
+            $0.dataDirectory = directory
+            $0.limits.recordingBytes = size - 1
+            $0.adminToken = "admin"
+        }
+        defer { second.shutdown() }
+        #expect(Self.get("/rooms/talk/recording", second, loop, authorization: "Bearer admin").status == 404, "not restored")
+        #expect(FileManager.default.fileExists(atPath: file + ".damaged") && !FileManager.default.fileExists(atPath: file))
+        #expect(Self.get("/healthz", second, loop).body.contains("recordings: 1 damaged files"))
+    }
+}
