@@ -15,7 +15,7 @@ extension LocalRoomHub {
     func startRecording(in guarded: inout Room.Guarded, room: Room, now: UInt64) {
         guard guarded.recording == nil else { return }
         let header = Recording.Header(room: room.name, started: utcTimestamp(),
-                                      url: "\(options.recordingURLBase)/rooms/\(room.name)", document: guarded.core.document)
+                                      url: "\(publicURL.value)/rooms/\(room.name)", document: guarded.core.document)
         guard var recording = RoomRecording(header: header, now: now, limit: options.recordingBytes, budget: recordingBytes) else {
             logger.warning("room not recorded: the recordings' byte limit is reached", metadata: ["room": "\(room.name)"])
             return

@@ -57,8 +57,6 @@ public final class LocalRoomHub: RoomHub {
         public var recordingBytes = 8 << 20
         /// Bytes all rooms' recordings may hold together (`limits.recordingsTotalBytes`); 0 is no limit.
         public var recordingsTotalBytes = 256 << 20
-        /// The server's own URL (`ws://HOST:PORT`) for a recording's header.
-        public var recordingURLBase = "ws://localhost"
         public init() {}
     }
 
@@ -83,6 +81,9 @@ public final class LocalRoomHub: RoomHub {
     let recordingBytes: ByteBudget
     /// Where recordings are kept across restarts (with the embedded store), or nil.
     let recordingFiles: RecordingFiles?
+    /// The server's URL (`ws://HOST:PORT`, the port it bound) for a recording's header; the
+    /// server sets it once it listens.
+    let publicURL = Reloadable("ws://localhost")
 
     /// Refusals by reason, for /metrics (shared with the server's other counters).
     let refusals: RefusalCounters

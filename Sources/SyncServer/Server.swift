@@ -78,7 +78,6 @@ public final class Server: Sendable {
         roomOptions.keyFailuresPerMinute = configuration.limits.keyFailuresPerMinute
         roomOptions.recordingBytes = configuration.limits.recordingBytes
         roomOptions.recordingsTotalBytes = configuration.limits.recordingsTotalBytes
-        roomOptions.recordingURLBase = "\(tls == nil ? "ws" : "wss")://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\(configuration.port)"
         var messageLimits = ClientMessage.Limits()
         messageLimits.maxDocumentBytes = configuration.limits.documentBytes
         let shards = redis.map {
@@ -125,12 +124,9 @@ public final class Server: Sendable {
         }
         let makePeer: @Sendable (Channel) -> any ChannelHandler = { channel in WebSocketPeer(channel: channel, router: router) }
         self.makePeer = makePeer
-        if embedded != nil {
-            port = 0
-        } else {
-            port = try group.listen(host: configuration.host, port: configuration.port, tls: tls, makeHandler: makePeer)
-            group.start()
-        }
+        port = embedded != nil ? 0 : try group.listen(host: configuration.host, port: configuration.port, tls: tls, makeHandler: makePeer)
+        hub.publicURL.set(url)  // the port bound (port 0 picks one), before anyone can ask for a recording
+        if embedded == nil { group.start() }
         if !shards.isEmpty {
             logger.info("sharing rooms through Redis", metadata: [
                 "redis": "\(shards.map { "\($0.endpoint)" }.joined(separator: ","))", "node": "\(shards[0].node)",

@@ -132,6 +132,7 @@ struct FollowAcrossWidthsTests {
         let answer = try httpGet("/rooms/\(name)/recording?key=k", port: server.port)
         #expect(answer.hasPrefix("HTTP/1.1 200 "), "\(answer.prefix(300))")
         let recording = try Recording.read(Array(String(answer.split(separator: "\r\n\r\n", maxSplits: 1).last ?? "").utf8))
+        #expect(recording.header.url == room, "the header names the room at the port the server bound: \(recording.header.url)")
         #expect(recording.events.contains { if case .document(let document) = $0.message { document.name == file.lastPathComponent } else { false } })
         let anchors = recording.events.compactMap { if case .state(let state) = $0.message { state.anchor?.id } else { nil } }
         #expect(anchors.count >= 10 && Set(anchors).count >= 3, "the moves, by block: \(anchors)")
