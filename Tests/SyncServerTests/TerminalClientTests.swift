@@ -104,7 +104,8 @@ struct TerminalClientTests {
         let presenter = try Tmux([binary, "present", room, Self.document, "--name", "Ann"], width: 120, height: 30)
         let follower = try Tmux([binary, "follow", room], width: 60, height: 20)
         presenter.wait { $0.statusLine.contains("PRESENTING") && $0.statusLine.contains("● live") && $0.statusLine.contains("1 follower") }
-        let ready = follower.wait { $0.statusLine.contains("FOLLOWING") && $0.statusLine.contains("driver Ann") }
+        // The driver can arrive before the document does: wait for both.
+        let ready = follower.wait { $0.statusLine.contains("FOLLOWING") && $0.statusLine.contains("driver Ann") && $0.header.contains("ScrollSync Tour") }
         #expect(ready.header.contains("ScrollSync Tour"), "\(ready.joined(separator: "\n"))")
 
         // (key, expected arrow) — n jumps sections, j/k move a line, space pages, G/g jump to the ends.
