@@ -128,58 +128,21 @@ struct Load: ParsableCommand {
             _ = report.json.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
             fclose(file)
         }
-        var violations = [String]()
-        if let maxLoss, report.loss > maxLoss { violations.append("loss \(percent(report.loss)) > \(percent(maxLoss))") }
-        let errors = report.failedConnections + report.stats.serverErrors
-        if let maxErrors, errors > maxErrors { violations.append("errors \(errors) > \(maxErrors)") }
-        if let maxAgeP99, report.ageMs(99) > maxAgeP99 { violations.append("age p99 \(report.ageMs(99)) ms > \(maxAgeP99) ms") }
-        if let maxStalenessP99, report.stalenessMs(99) > maxStalenessP99 {
-            violations.append("staleness p99 \(report.stalenessMs(99)) ms > \(maxStalenessP99) ms")
-        }
-        if let minCoverage, report.coverage < minCoverage { violations.append("coverage \(percent(report.coverage)) < \(percent(minCoverage))") }
-        if report.stats.outOfOrder > 0 { violations.append("\(report.stats.outOfOrder) states out of order") }
+        let thresholds = LoadThresholds(maxLoss: maxLoss, maxErrors: maxErrors, maxAgeP99: maxAgeP99, maxStalenessP99: maxStalenessP99,
+                                        minCoverage: minCoverage)
+        let violations = thresholds.violations(of: report)
         if !violations.isEmpty { fail("thresholds exceeded: " + violations.joined(separator: "; ")) }
     }
 
-    /// Doubles the rate while it holds, then bisects once between the last good and the
-    /// first bad rate. A rate holds when the presenters kept it up, the room turned every one
-    /// of their updates into a state (none refused, e.g. by its scroll-rate limit, and no error),
-    /// every follower ended on the newest state, and staleness p99 stayed within the bound.
+    /// `--max-rate`: the steps of a `MaxRateSearch`, each logged with its verdict.
     private func findMaxRate(_ load: LoadRun, progress: (LoadProgress) -> Void) -> LoadReport {
-        func holds(_ report: LoadReport) -> Bool {
-            report.stalenessMs(99) <= stalenessBound && report.reach.reached == report.reach.followers
-                && report.updatesPerSecond >= 0.9 * report.rate * Double(rooms) && report.stats.serverErrors == 0 && report.updatesRefused == 0
+        let search = MaxRateSearch(start: rate, stalenessBound: stalenessBound)
+        let found = search.run(load, progress: progress) { report in
+            log("rate \(report.rate)/s: staleness p99 \(report.stalenessMs(99)) ms, \(Int(report.updatesPerSecond)) updates/s — \(search.verdict(report))",
+                to: STDERR_FILENO)
         }
-        func verdict(_ report: LoadReport) -> String {
-            if holds(report) { return "holds" }
-            if report.updatesRefused > 0 || report.stats.serverErrors > 0 {
-                return "does not hold (the server refused \(report.updatesRefused) of \(report.stats.updatesSent) updates, \(report.stats.serverErrors) errors)"
-            }
-            if report.stalenessMs(99) > stalenessBound { return "does not hold (staleness p99 over \(stalenessBound) ms)" }
-            return "does not hold"
-        }
-        var good: LoadReport?
-        var candidate = rate
-        var bad: Double?
-        while bad == nil && candidate <= 1_000_000 {
-            let report = load.runPhase(rate: candidate, progress: progress)
-            log("rate \(candidate)/s: staleness p99 \(report.stalenessMs(99)) ms, \(Int(report.updatesPerSecond)) updates/s — \(verdict(report))", to: STDERR_FILENO)
-            if holds(report) { good = report; candidate *= 2 } else { bad = candidate }
-        }
-        if let bad, let last = good {
-            let middle = (last.rate + bad) / 2
-            let report = load.runPhase(rate: middle, progress: progress)
-            log("rate \(middle)/s: staleness p99 \(report.stalenessMs(99)) ms — \(verdict(report))", to: STDERR_FILENO)
-            if holds(report) { good = report }
-        }
-        guard let good else { fail("even \(rate) updates/s per presenter does not hold (staleness p99 within \(stalenessBound) ms, nothing refused)") }
-        log("highest rate that holds (staleness p99 within \(stalenessBound) ms, nothing refused): \(good.rate) updates/s per presenter", to: STDERR_FILENO)
-        return good
+        guard let found else { fail("even \(rate) updates/s per presenter does not hold (staleness p99 within \(stalenessBound) ms, nothing refused)") }
+        log("highest rate that holds (staleness p99 within \(stalenessBound) ms, nothing refused): \(found.rate) updates/s per presenter", to: STDERR_FILENO)
+        return found
     }
-}
-
-/// A fraction as a percentage for messages: 0.0079 → "0.79 %".
-func percent(_ fraction: Double) -> String {
-    let hundredths = Int((fraction * 10_000).rounded())
-    return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100) %"
 }
