@@ -206,9 +206,9 @@ extension Serve {
 
 /// Defaults, then systemd's `$STATE_DIRECTORY` as the data directory, then the file (`file` or
 /// SCROLLSYNC_CONFIG), then SCROLLSYNC_… variables, then `flags`.
-func loadConfiguration(file: String?, flags: [(key: String, value: JSON)]) throws(ConfigurationError) -> ServerConfiguration {
+func loadConfiguration(file: String?, flags: [(key: String, value: JSON)],
+                       environment: [String: String] = ProcessEnvironment.all) throws(ConfigurationError) -> ServerConfiguration {
     var configuration = ServerConfiguration()
-    let environment = ProcessEnvironment.all
     if let state = environment["STATE_DIRECTORY"]?.split(separator: ":").first, !state.isEmpty {
         configuration.dataDirectory = String(state)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import ScrollModel
+@testable import scrollsync
 import SyncServer
 import Testing
 
@@ -114,14 +115,15 @@ struct ConfigurationTests {
     ])
     func badFilesStopStartUpNamingTheKey(_ text: String, _ message: String) throws {
         let file = try temporaryFile(text)
-        let result = try run(ServerProcess.binary.path, ["serve", "--config", file, "--port", "0", "--in-memory"], timeout: 30)
-        #expect(result.status == 78, "\(result.output)")
-        #expect(result.output.contains(message), "\(result.output)")
-        if !message.contains("go together") && !message.contains("redis.url:") { #expect(result.output.contains(file), "the file is named: \(result.output)") }
+        let error = try #require(throws: ConfigurationError.self) { try loadConfiguration(file: file, flags: [], environment: [:]) }
+        #expect(error.message.contains(message), "\(error)")
+        if !message.contains("go together") && !message.contains("redis.url:") { #expect(error.message.contains(file), "the file is named: \(error)") }
     }
 
-    /// Issue 27.9: what the configuration names outside itself is checked before serving.
-    @Test func filesTheConfigurationNamesAreCheckedWithStatus78() throws {
+    /// Issue 27.9: what the configuration names outside itself is checked before serving
+    /// (`serve` and `config check` read it alike: `loadConfiguration`; their status 78 is
+    /// `TerminalClientTests.usageErrorsNameTheCommand`'s).
+    @Test func filesTheConfigurationNamesAreChecked() throws {
         let notADirectory = try temporaryFile("{}")
         let cases = [
             (#"{"tls":{"certificate":"\#(testCertificate.cert)","key":"\#(testCertificate.cert)"}}"#, "do not load"),
@@ -131,40 +133,54 @@ struct ConfigurationTests {
         ]
         for (text, message) in cases {
             let file = try temporaryFile(text)
-            for command in [["config", "check", file], ["serve", "--config", file, "--port", "0"]] {
-                let result = try run(ServerProcess.binary.path, command, timeout: 30)
-                #expect(result.status == 78 && result.output.contains(message), "\(command[0]) \(text): \(result.output)")
-            }
+            let error = try #require(throws: ConfigurationError.self) { try loadConfiguration(file: file, flags: [], environment: [:]) }
+            #expect(error.message.contains(message), "\(text): \(error)")
         }
     }
 
     @Test func flagsBeatEnvironmentBeatFileBeatDefaults() throws {
         let file = try temporaryFile(#"{"listen":{"port":1111},"limits":{"rooms":5,"connections":7},"admin":{"token":"file-secret"}}"#)
         let environment = ["SCROLLSYNC_LIMITS_ROOMS": "6", "SCROLLSYNC_LIMITS_CONNECTIONS": "8", "SCROLLSYNC_ADMIN_TOKEN": "env-secret"]
-        let checked = try run(ServerProcess.binary.path, ["config", "check", file], environment: environment, timeout: 30)
-        #expect(checked.status == 0, "\(checked.output)")
-        let effective = try JSON.parse(checked.output)
+        let checked = Settings.describe(try loadConfiguration(file: file, flags: [], environment: environment))
+        let effective = try JSON.parse(checked)
         #expect(effective["listen"]?["port"]?.double == 1111, "file over default")
         #expect(effective["limits"]?["rooms"]?.double == 6, "environment over file")
         #expect(effective["limits"]?["membersPerRoom"]?.double == 16384, "default where nothing is said")
         #expect(effective["admin"]?["token"]?.string == "********", "secrets are masked")
-        #expect(!checked.output.contains("env-secret") && !checked.output.contains("file-secret"), "no secret is printed")
+        #expect(!checked.contains("env-secret") && !checked.contains("file-secret"), "no secret is printed")
 
-        // A flag over the environment: the server refuses its 9th room with --max-rooms 1.
-        let server = try ServerProcess(["--config", file, "--port", "0", "--max-rooms", "1"], environment: environment)
-        let first = try RoomConnection(port: server.port, path: "/rooms/one")
+        // A flag over the environment: `serve --max-rooms 1` refuses its second room.
+        let serve = try Serve.parse(["--config", file, "--port", "0", "--max-rooms", "1", "--in-memory"])
+        let configuration = try loadConfiguration(file: serve.config, flags: serve.overrides, environment: environment)
+        #expect(configuration.limits.rooms == 1 && configuration.port == 0 && configuration.dataDirectory == nil)
+        let node = try InProcessNode { $0 = configuration }
+        let first = try RoomConnection(port: node.port, path: "/rooms/one")
         #expect(first.status.contains(" 101 "))
-        let second = try RoomConnection(port: server.port, path: "/rooms/two")
+        let second = try RoomConnection(port: node.port, path: "/rooms/two")
         #expect(second.status.hasPrefix("HTTP/1.1 503 "), "\(second.head)")
     }
 
     @Test func environmentTyposAreErrors() throws {
-        let result = try run(ServerProcess.binary.path, ["config", "check"], environment: ["SCROLLSYNC_LIMITS_ROOM": "3"], timeout: 30)
-        #expect(result.status == 78)
-        #expect(result.output.contains("SCROLLSYNC_LIMITS_ROOM names no configuration key"), "\(result.output)")
-        let typed = try run(ServerProcess.binary.path, ["config", "check"], environment: ["SCROLLSYNC_LISTEN_PORT": "eighty"], timeout: 30)
-        #expect(typed.status == 78)
-        #expect(typed.output.contains("SCROLLSYNC_LISTEN_PORT (listen.port)"), "\(typed.output)")
+        let typo = try #require(throws: ConfigurationError.self) { try loadConfiguration(file: nil, flags: [], environment: ["SCROLLSYNC_LIMITS_ROOM": "3"]) }
+        #expect(typo.message.contains("SCROLLSYNC_LIMITS_ROOM names no configuration key"), "\(typo)")
+        let typed = try #require(throws: ConfigurationError.self) { try loadConfiguration(file: nil, flags: [], environment: ["SCROLLSYNC_LISTEN_PORT": "eighty"]) }
+        #expect(typed.message.contains("SCROLLSYNC_LISTEN_PORT (listen.port)"), "\(typed)")
+    }
+
+    /// Under systemd (`StateDirectory=`), `$STATE_DIRECTORY` is the data directory, unless
+    /// the configuration names one.
+    @Test func stateDirectoryIsTheDataDirectoryUnlessOneIsSet() throws {
+        let state = try loadConfiguration(file: nil, flags: [], environment: ["STATE_DIRECTORY": "/var/lib/scrollsync:/var/lib/other"])
+        #expect(state.dataDirectory == "/var/lib/scrollsync")
+        #expect(Settings.describe(state).contains(#""directory": "/var/lib/scrollsync""#))
+        let set = try loadConfiguration(file: nil, flags: [], environment: ["STATE_DIRECTORY": "/var/lib/scrollsync", "SCROLLSYNC_STORE_DIRECTORY": "/srv/rooms"])
+        #expect(set.dataDirectory == "/srv/rooms", "an explicit setting wins")
+    }
+
+    @Test func configCheckMasksARedisPassword() throws {
+        let described = Settings.describe(try loadConfiguration(file: nil, flags: [], environment: ["SCROLLSYNC_REDIS_URL": "redis://ops:hunter2@10.0.0.5:6379/0"]))
+        #expect(!described.contains("hunter2"))
+        #expect(described.contains("redis://ops:********@10.0.0.5:6379/0"), "\(described)")
     }
 
     @Test func shippedFilesAreValidAndTheDefaultsFileIsTheDefaults() throws {
@@ -174,23 +190,21 @@ struct ConfigurationTests {
         for example in ["Config/scrollsync.json", "Config/examples/tls.json", "Config/examples/public.json", "Config/examples/cluster.json"] {
             // The public example needs an admin token of the operator's own; the TLS example's
             // files are where a Debian machine keeps them, here the tests' own.
-            let result = try run(ServerProcess.binary.path, ["config", "check", Self.repository.appendingPathComponent(example).path],
-                                 environment: ["SCROLLSYNC_ADMIN_TOKEN": "an-operators-own-token-0123456789",
-                                               "SCROLLSYNC_TLS_CERTIFICATE": testCertificate.cert, "SCROLLSYNC_TLS_KEY": testCertificate.key,
-                                               "SCROLLSYNC_STORE_DIRECTORY": FileManager.default.temporaryDirectory.path], timeout: 30)
-            #expect(result.status == 0, "\(example): \(result.output)")
+            let environment = ["SCROLLSYNC_ADMIN_TOKEN": "an-operators-own-token-0123456789",
+                               "SCROLLSYNC_TLS_CERTIFICATE": testCertificate.cert, "SCROLLSYNC_TLS_KEY": testCertificate.key,
+                               "SCROLLSYNC_STORE_DIRECTORY": FileManager.default.temporaryDirectory.path]
+            #expect(throws: Never.self, "\(example)") {
+                try loadConfiguration(file: Self.repository.appendingPathComponent(example).path, flags: [], environment: environment)
+            }
         }
-        // As shipped, the TLS example names files this machine does not have: config check and
-        // serve both say which, with status 78.
+        // As shipped, the TLS example names files this machine does not have: it says which.
         let tls = Self.repository.appendingPathComponent("Config/examples/tls.json").path
-        for command in [["config", "check", tls], ["serve", "--config", tls]] {
-            let missing = try run(ServerProcess.binary.path, command, timeout: 30)
-            #expect(missing.status == 78 && missing.output.contains("tls.certificate: cannot read /etc/scrollsync/fullchain.pem"),
-                    "\(command[0]): \(missing.output)")
+        let missing = try #require(throws: ConfigurationError.self) { try loadConfiguration(file: tls, flags: [], environment: [:]) }
+        #expect(missing.message.contains("tls.certificate: cannot read /etc/scrollsync/fullchain.pem"), "\(missing)")
+        let placeholder = try #require(throws: ConfigurationError.self) {
+            try loadConfiguration(file: Self.repository.appendingPathComponent("Config/examples/public.json").path, flags: [], environment: [:])
         }
-        let placeholder = try run(ServerProcess.binary.path, ["config", "check", Self.repository.appendingPathComponent("Config/examples/public.json").path],
-                                  timeout: 30)
-        #expect(placeholder.status == 78 && placeholder.output.contains("admin.token: replace the example's placeholder"), "\(placeholder.output)")
+        #expect(placeholder.message.contains("admin.token: replace the example's placeholder"), "\(placeholder)")
         let readme = try String(contentsOf: Self.repository.appendingPathComponent("Config/README.md"), encoding: .utf8)
         for setting in Settings.all {
             #expect(readme.contains("`\(setting.key)`"), "Config/README.md documents \(setting.key)")

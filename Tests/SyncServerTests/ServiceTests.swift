@@ -63,14 +63,6 @@ struct ServiceTests {
         #expect(server.child.wait(timeout: 20) == 0)
     }
 
-    @Test func stateDirectoryIsTheDataDirectoryUnlessOneIsSet() throws {
-        let check = try run(ServerProcess.binary.path, ["config", "check"], environment: ["STATE_DIRECTORY": "/var/lib/scrollsync:/var/lib/other"])
-        #expect(check.output.contains(#""directory": "/var/lib/scrollsync""#), "\(check.output)")
-        let set = try run(ServerProcess.binary.path, ["config", "check"],
-                          environment: ["STATE_DIRECTORY": "/var/lib/scrollsync", "SCROLLSYNC_STORE_DIRECTORY": "/srv/rooms"])
-        #expect(set.output.contains(#""directory": "/srv/rooms""#), "an explicit setting wins: \(set.output)")
-    }
-
     /// The certificate the server shows a new handshake (its subject).
     static func subject(port: Int) throws -> String {
         let answer = try run("openssl", ["s_client", "-connect", "127.0.0.1:\(port)", "-brief"], timeout: 20)

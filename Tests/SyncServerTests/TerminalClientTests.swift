@@ -1,5 +1,6 @@
 import Foundation
 import ScrollModel
+@testable import scrollsync
 import Testing
 import TerminalUI
 
@@ -52,11 +53,6 @@ extension [String] {
 
 @Suite("Terminal client under tmux", .serialized)
 struct TerminalClientTests {
-    @Test func versionIsPrinted() throws {
-        let result = try run(ServerProcess.binary.path, ["--version"], timeout: 20)
-        #expect(result.status == 0 && result.output.contains("scrollsync.v1"), "\(result.output)")
-    }
-
     /// Issue 17.1 under a real pty: a hostile presenter's document, headings and name carry
     /// clipboard writes (OSC 52), hidden links (OSC 8), screen clears, a cursor report request,
     /// leaving the alternate screen and a C1 CSI. The bytes the follower writes to its
@@ -303,10 +299,10 @@ struct CommandLineTests {
     /// have taken the next line's first word.
     @Test(arguments: ["serve", "load", "drive", "follow", "present", "config"])
     func helpWrapsAtWordBoundaries(command: String) throws {
-        let result = try run(ServerProcess.binary.path, [command, "--help"], timeout: 20)
-        #expect(result.status == 0)
-        let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        // Without a terminal the parser wraps at 80 columns, leaving the last one free.
+        // What `scrollsync COMMAND --help` prints without a terminal: wrapped at 80 columns,
+        // leaving the last one free.
+        let subcommand = try #require(ScrollSync.configuration.subcommands.first { $0._commandName == command })
+        let lines = ScrollSync.helpMessage(for: subcommand, columns: 80).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let overview = lines.prefix { !$0.hasPrefix("USAGE:") }
         #expect(!overview.isEmpty && overview.allSatisfy { $0.count < 80 }, "\(overview)")
         for (line, next) in zip(overview, overview.dropFirst()) where !line.isEmpty && !next.isEmpty && !next.hasPrefix(" ") {
@@ -328,5 +324,17 @@ struct CommandLineTests {
         let missing = try run(ServerProcess.binary.path, ["present", "ws://127.0.0.1:9/rooms/a", "/nonexistent/notes.md"], timeout: 20)
         #expect(missing.status == 1)
         #expect(missing.output.contains("scrollsync: error: cannot read /nonexistent/notes.md") && !missing.output.contains("Usage:"), "\(missing.output)")
+        // A configuration that does not hold stops `serve` and `config check` with EX_CONFIG (78),
+        // saying why (what each check says: ConfigurationTests).
+        let badFile = FileManager.default.temporaryDirectory.appendingPathComponent("config-\(UUID().uuidString).json").path
+        try #"{"limits":{"conections":5}}"#.write(toFile: badFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: badFile) }
+        for command in [["config", "check", badFile], ["serve", "--config", badFile, "--port", "0", "--in-memory"]] {
+            let result = try run(ServerProcess.binary.path, command, timeout: 30)
+            #expect(result.status == 78, "\(command): \(result.output)")
+            #expect(result.output.contains("configuration: \(badFile): unknown key limits.conections"), "\(command): \(result.output)")
+        }
+        let version = try run(ServerProcess.binary.path, ["--version"], timeout: 20)
+        #expect(version.status == 0 && version.output.contains("scrollsync.v1"), "\(version.output)")
     }
 }
