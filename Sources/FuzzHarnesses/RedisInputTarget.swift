@@ -58,6 +58,8 @@ extension FuzzTarget {
             try expect(counts.allSatisfy { (0...Presence.maxNodeCount).contains($0) } && presence.detached <= presence.followers, "counts \(counts)")
             let total = (0..<SharedInput.maxNodes).reduce(Presence()) { sum, _ in sum.adding(presence) }
             try expect(total.followers >= presence.followers, "the sum over nodes wrapped")
+        case .led(let state):
+            try checkAccepted(.change(version: 1, .state(state)), limits: limits)
         case .change(let version, let change):
             try expect((1...SharedInput.maxVersion).contains(version), "version \(version)")
             let encoded: [UInt8]

@@ -14,6 +14,7 @@ extension LocalRoomHub {
             switch share(message, from: member, room: room, engine: engine) {
             case .sent: return nil
             case .refused(let error): return error
+            case .led(let later): return finish(later, room: room, answering: member)
             case .local: break
             }
         }
@@ -27,6 +28,8 @@ extension LocalRoomHub {
         case refused(ProtocolError)
         /// A change this node keeps to itself (`follow`).
         case local
+        /// The driver's scroll, ordered here (this node holds the lease): what is left to do.
+        case led([Room.Machine.Effect])
     }
 
     /// Sends a change to the engine, which orders it and brings it back to every node.
@@ -50,6 +53,10 @@ extension LocalRoomHub {
         return room.guarded.withLock { guarded -> Sharing in
             let role = guarded.core.members[sender.id]?.role
             switch message {
+            case .scroll(let update) where guarded.machine.leads(sender.id):
+                // The driver is this node's member, so this node holds the lease: it orders
+                // the state, its members hear it at once, and the engine publishes it as it is.
+                return .led(step(.lead(update, from: sender.id, sender: Unchecked(sender)), in: &guarded, room: room, loop: loop))
             case .scroll(let update):
                 let proposed = guarded.machine.proposed
                 let previous = proposed.flatMap { SessionID($0.by) } == sender.id ? proposed : guarded.core.state
@@ -127,6 +134,8 @@ extension LocalRoomHub {
                 engine?.control(room: room.name, .claim(session: id.description, name: guarded.core.names[id])) { _ in }
             case .releaseControl(let id):
                 engine?.control(room: room.name, .release(session: id.description)) { _ in }
+            case .publishLed(let state):
+                engine?.publish(led: state, room: room.name)
             default: later.append(effect)
             }
         }
@@ -154,7 +163,7 @@ extension LocalRoomHub {
                 engine?.refused(refusal, room: room.name)
             case .resync:
                 resyncRoom(room, now: loops.first?.now ?? 0)
-            case .broadcast, .save, .evictFollowers, .bindKey, .claimControl, .releaseControl, .welcome, .joinRefused:
+            case .broadcast, .save, .evictFollowers, .bindKey, .claimControl, .releaseControl, .publishLed, .welcome, .joinRefused:
                 break  // carried out under the lock, or by the join that asked
             }
         }

@@ -47,6 +47,15 @@ extension LocalRoomHub: SharedRoomsDelegate {
         finish(effects, room: room)
     }
 
+    public func shared(room name: String, led state: ScrollState) {
+        guard let room = rooms.withLock({ $0[name] }), let loop = loops.first else { return }
+        let effects = room.guarded.withLock { guarded -> [Room.Machine.Effect] in
+            guard guarded.attached else { return [] }
+            return step(.led(state), in: &guarded, room: room, loop: loop)
+        }
+        finish(effects, room: room)
+    }
+
     /// Fetches a room's hash again and takes what it holds (validated like every input); at
     /// most once a second per room, the rest at the next tick.
     func resyncRoom(_ room: Room, now: UInt64) {

@@ -16,9 +16,11 @@ import Glibc
 /// - `scrollsync:{R}:lease`: the driving session, with a 5 s expiry renewed every second;
 /// - `scrollsync:{R}:nodes` hash: each node's member counts and when it said them.
 ///
-/// Every change runs as one Lua script that checks, assigns `seq`/`ver`, stores and
-/// publishes `VER MESSAGE` on channel `scrollsync:{R}`; each node decodes it once and sends
-/// the message bytes as they are to its members. Presence goes out as `P NODE p f d`.
+/// The lease holder's node orders its driver's states and publishes `S MESSAGE` with `HSET`
+/// of `seq`/`suf` (`publish(led:room:)`, no script). Every other change runs as one Lua script
+/// that checks, assigns `seq`/`ver`, stores and publishes `VER MESSAGE` on channel
+/// `scrollsync:{R}`. Each node decodes what it reads once and sends its own encoding to its
+/// members. Presence goes out as `P NODE p f d`.
 /// Two connections on one loop (commands, and a pattern subscriber), both `RedisConnection`s.
 public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     public let node: String
@@ -33,7 +35,8 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     private let subscriber: RedisConnection
     private let available = Atomic<Bool>(false)
     /// Changes seen for rooms being attached: applied after their snapshot.
-    private var attaching: [String: [(version: Int, change: SharedChange)]] = [:]
+    /// (A led state has no version: it is taken after the snapshot if it is newer.)
+    private var attaching: [String: [(version: Int?, change: SharedChange)]] = [:]
     private let logger: Logger
     private let counters = EngineCounters()
 
@@ -43,6 +46,11 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     public var statistics: EngineCounters { counters }
 
     static let channelPrefix = "scrollsync:{"
+
+    /// What a node writes to Redis goes out at most this long after it is sent (1 ms): many
+    /// rooms' states in one write cost Redis far less than one write each (BENCHMARKS.md,
+    /// many rooms through Redis), at half a millisecond more for followers on other nodes.
+    static let corkNanoseconds: UInt64 = 1_000_000
 
     /// What a change read from Redis may hold (the same limits as a client's messages).
     let limits: ClientMessage.Limits
@@ -54,7 +62,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         self.logger = logger
         roomIdleMilliseconds = max(60, roomIdleSeconds) * 1000
         node = SessionID.make().description
-        commands = RedisConnection(endpoint: endpoint, loop: loop)
+        commands = RedisConnection(endpoint: endpoint, loop: loop, corkNanoseconds: Self.corkNanoseconds)
         var onMessage: ((ArraySlice<UInt8>, [UInt8]) -> Void)?
         subscriber = RedisConnection(endpoint: endpoint, loop: loop, role: .subscriber(patterns: [Self.channelPrefix + "*}"]) { channel, payload in
             onMessage?(channel[...], payload)
@@ -127,6 +135,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
 
     public func scroll(room: String, session: String, suffix: [UInt8], done: @escaping @Sendable (EngineResult) -> Void) {
         loop.execute { [self] in
+            counters.scriptedChanges.add(1, ordering: .relaxed)
             let k = keys(room)
             let arguments: [[UInt8]] = ["EVAL", Scripts.scroll, "2", k.hash, k.lease, session].map { Array($0.utf8) } + [suffix, Array(k.channel.utf8)]
             commands.send(arguments) { answer in
@@ -140,7 +149,22 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         }
     }
 
+    /// Two plain commands, pipelined with the loop's other writes: `PUBLISH` of `S MESSAGE`
+    /// and `HSET` of `seq` and `suf` for late joiners (about a tenth of a script's Redis CPU).
+    public func publish(led state: ScrollState, room: String) {
+        let message = ServerMessage.state(state)
+        loop.execute { [self] in
+            guard isAvailable else { return }
+            counters.ledStates.add(1, ordering: .relaxed)
+            let k = keys(room)
+            commands.send([Array("PUBLISH".utf8), Array(k.channel.utf8), Array("S ".utf8) + message])
+            commands.send([Array("HSET".utf8), Array(k.hash.utf8), Array("seq".utf8), Array(String(state.seq).utf8),
+                           Array("suf".utf8), stateSuffix(message)])
+        }
+    }
+
     public func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void) {
+        if case .renew = action { return renew(room: room, done: done) }
         loop.execute { [self] in
             let k = keys(room)
             let (mode, session, name, stale): (String, String, String?, String) = switch action {
@@ -151,6 +175,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
             case .release(let session): ("release", session, nil, "")
             }
             let message = mode == "release" ? ServerMessage.driver(nil, name: nil) : ServerMessage.driver(session, name: name)
+            counters.scriptedChanges.add(1, ordering: .relaxed)
             commands.send(["EVAL", Scripts.control, "2", k.hash, k.lease, mode, session, name ?? "", stale,
                            String(leaseMilliseconds), String(roomIdleMilliseconds), k.channel, String(decoding: message, as: UTF8.self)]) { answer in
                 switch answer {
@@ -162,9 +187,28 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         }
     }
 
+    /// Keeps the lease and the room's hash alive: two plain `PEXPIRE`s (the holder's node does
+    /// this every second for each room it drives, so no script). Without a check of the
+    /// holder: in the moment after another node took the lease, this extends the new holder's,
+    /// which that node renews itself anyway.
+    private func renew(room: String, done: @escaping @Sendable (EngineResult) -> Void) {
+        loop.execute { [self] in
+            let k = keys(room)
+            commands.send(["PEXPIRE", k.hash, String(roomIdleMilliseconds)])
+            commands.send(["PEXPIRE", k.lease, String(leaseMilliseconds)]) { answer in
+                switch answer {
+                case .error: done(.unavailable)
+                case .integer(0): done(.refused(ProtocolError(.notDriver, "the lease is gone")))
+                default: done(.done)
+                }
+            }
+        }
+    }
+
     public func share(document message: [UInt8], room: String, done: @escaping @Sendable (EngineResult) -> Void) {
         loop.execute { [self] in
             let k = keys(room)
+            counters.scriptedChanges.add(1, ordering: .relaxed)
             commands.send(["EVAL", Scripts.setAndPublish, "1", k.hash, "doc"].map { Array($0.utf8) }
                           + [message, message, Array(k.channel.utf8), Array(String(roomIdleMilliseconds).utf8)]) { answer in
                 done(answer.isError ? .unavailable : .done)
@@ -175,6 +219,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     public func setFollowKey(room: String, record: String) {
         loop.execute { [self] in
             let k = keys(room)
+            counters.scriptedChanges.add(1, ordering: .relaxed)
             commands.send(["EVAL", Scripts.setAndPublish, "1", k.hash, "fkey"].map { Array($0.utf8) }
                           + [Array(record.utf8), SharedChange.access(followKey: record), Array(k.channel.utf8), Array(String(roomIdleMilliseconds).utf8)])
         }
@@ -218,8 +263,16 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         loop.execute { [self] in
             let k = keys(room)
             let text = "\(counts.presenters) \(counts.followers) \(counts.detached)"
-            commands.send(["EVAL", Scripts.presence, "2", k.nodes, k.hash, node, text, String(wallMilliseconds()), k.channel,
-                           String(roomIdleMilliseconds)])
+            // Plain commands, pipelined (a heartbeat per room every 5 s: no script). Expiring a
+            // room's hash that is gone does nothing.
+            if counts == Presence() {
+                commands.send(["HDEL", k.nodes, node])
+            } else {
+                commands.send(["HSET", k.nodes, node, text + " " + String(wallMilliseconds())])
+                commands.send(["PEXPIRE", k.nodes, String(roomIdleMilliseconds)])
+            }
+            commands.send(["PEXPIRE", k.hash, String(roomIdleMilliseconds)])
+            commands.send(["PUBLISH", k.channel, "P " + node + " " + text])
         }
     }
 
@@ -245,8 +298,12 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         let waiting = attaching.removeValue(forKey: room) ?? []
         reply(snapshot)
         guard let snapshot else { return }
-        for change in waiting where change.version > snapshot.version {
-            delegate?.shared(room: room, version: change.version, change: change.change)
+        for (version, change) in waiting {
+            if let version {
+                if version > snapshot.version { delegate?.shared(room: room, version: version, change: change) }
+            } else if case .state(let state) = change {
+                delegate?.shared(room: room, led: state)
+            }
         }
     }
 
@@ -269,6 +326,12 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
                 attaching[room]?.append((version, change))
             } else {
                 delegate?.shared(room: room, version: version, change: change)
+            }
+        case .success(.led(let state)?):
+            if attaching[room] != nil {
+                attaching[room]?.append((nil, .state(state)))
+            } else {
+                delegate?.shared(room: room, led: state)
             }
         }
     }

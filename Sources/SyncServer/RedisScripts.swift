@@ -22,12 +22,7 @@ enum Scripts {
     static let control = """
         local holder = redis.call('GET', KEYS[2])
         local mode, session = ARGV[1], ARGV[2]
-        if mode == 'renew' then
-          if holder ~= session then return 0 end
-          redis.call('PEXPIRE', KEYS[2], ARGV[5])
-          redis.call('PEXPIRE', KEYS[1], ARGV[6])
-          return 1
-        elseif mode == 'claim' then
+        if mode == 'claim' then
           if holder then return 0 end
         elseif mode == 'inherit' then
           if holder or redis.call('HGET', KEYS[1], 'driver') ~= ARGV[4] then return 0 end
@@ -73,19 +68,6 @@ enum Scripts {
     /// KEYS count -> gives one use back (never below 0).
     static let giveBack = """
         if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then redis.call('DECR', KEYS[1]) end
-        return 1
-        """
-
-    /// KEYS nodes, hash; ARGV node, "p f d", wall ms, channel, idle ms
-    static let presence = """
-        if ARGV[2] == '0 0 0' then
-          redis.call('HDEL', KEYS[1], ARGV[1])
-        else
-          redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ' ' .. ARGV[3])
-          redis.call('PEXPIRE', KEYS[1], ARGV[5])
-        end
-        if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[5]) end
-        redis.call('PUBLISH', ARGV[4], 'P ' .. ARGV[1] .. ' ' .. ARGV[2])
         return 1
         """
 

@@ -1,8 +1,8 @@
 import ScrollModel
 
 /// How a hub shares its rooms with other nodes. The hub keeps a local copy of each room
-/// for its own members; the engine orders changes (it assigns `seq`), holds the one
-/// driver lease per room, and brings every node's changes back to the hub through
+/// for its own members; the engine orders changes (the lease holder's node orders its
+/// driver's states), holds the one driver lease per room, and brings every node's changes back to the hub through
 /// `SharedRoomsDelegate`. Calls are safe from any thread; answers come on the engine's loop.
 public protocol RoomEngine: AnyObject, Sendable {
     /// Whether changes go through the engine now; while false the hub serves its rooms alone.
@@ -13,6 +13,10 @@ public protocol RoomEngine: AnyObject, Sendable {
     func attach(room: String, reply: @escaping @Sendable (RoomSnapshot?) -> Void)
     /// Publishes a state: `suffix` is its JSON after `"seq":`, which the engine assigns.
     func scroll(room: String, session: String, suffix: [UInt8], done: @escaping @Sendable (EngineResult) -> Void)
+    /// A state this node ordered as the holder of the room's driver lease (the driver is one
+    /// of its members): published as it is, and kept as the room's newest. No script runs: the
+    /// other nodes take it only from the room's driver and above their `seq`.
+    func publish(led state: ScrollState, room: String)
     /// Changes or keeps the room's driver lease.
     func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void)
     /// Publishes a `document` message (its JSON text).
@@ -41,6 +45,8 @@ public protocol RoomEngine: AnyObject, Sendable {
 public protocol SharedRoomsDelegate: AnyObject, Sendable {
     /// A change any node made, checked (`SharedInput`); `version` orders the room's changes.
     func shared(room: String, version: Int, change: SharedChange)
+    /// A state the lease holder's node ordered (`RoomEngine.publish(led:room:)`), checked.
+    func shared(room: String, led state: ScrollState)
     /// Another node's member counts.
     func shared(room: String, node: String, presence: Presence)
     /// The engine became available (after an outage, rooms should reconcile) or went away.
@@ -90,7 +96,11 @@ let statePrefix = Array(#"{"type":"state","seq":"#.utf8)
 
 /// A state message's JSON after `"seq":N` (what `RoomEngine.scroll` takes).
 func stateSuffix(_ state: ScrollState) -> [UInt8] {
-    let message = ServerMessage.state(state)
+    stateSuffix(ServerMessage.state(state))
+}
+
+/// The same, of an encoded `state` message.
+func stateSuffix(_ message: [UInt8]) -> [UInt8] {
     var index = statePrefix.count
     while index < message.count, message[index] >= UInt8(ascii: "0"), message[index] <= UInt8(ascii: "9") { index += 1 }
     return Array(message[index...])

@@ -18,6 +18,13 @@ struct RoomMachine<Sender> {
     var version = 0
     /// The last state this node proposed to the engine (the base for the next one's direction).
     var proposed: ScrollState?
+    /// The driver as the engine last said (a change or a snapshot). A member of this node who
+    /// is both the room's driver and this one holds the lease: its scrolls are led here. (A
+    /// driver taken here alone while the engine was away leads only once the engine agrees.)
+    private(set) var leaseHolder: SessionID?
+
+    /// Whether `id`'s scrolls are ordered on this node (`lead`).
+    func leads(_ id: SessionID) -> Bool { core.driver == id && leaseHolder == id }
 
     init(core: RoomCore, seq: SeqReservation = .unbounded) {
         self.core = core
@@ -47,6 +54,12 @@ struct RoomMachine<Sender> {
         /// A change the engine ordered (from any node, this one included), `version` one above
         /// the last.
         case shared(version: Int, SharedChange)
+        /// The driver's scroll on the node that holds the room's lease (the driver is its
+        /// member): ordered here, heard here at once and published (`publishLed`).
+        case lead(ScrollUpdate, from: SessionID, sender: Sender)
+        /// A state the lease holder's node ordered: taken from the room's driver only, above
+        /// the room's `seq`.
+        case led(ScrollState)
         /// The room as the engine holds it (fetched on attach, again after a gap, after an
         /// outage), validated like every input: its version replaces the room's.
         case snapshot(RoomSnapshot)
@@ -93,7 +106,15 @@ struct RoomMachine<Sender> {
         case resync
         /// The room became private: its followers must go (they follow again with the key).
         case evictFollowers
+        /// A state this node ordered as the lease holder: to the engine, in order.
+        case publishLed(ScrollState)
     }
+
+    /// How far a new driver's first state leaps over the room's `seq`, so that states the
+    /// previous holder's node sent before it heard of the change (which Redis may still
+    /// have written to the room's hash) stay below the new driver's. Well under
+    /// `SeqReservation.block`, the most a state may leap before a node fetches the room again.
+    static var handoverLeap: Int { 1024 }
 
     mutating func step(_ event: Event, _ context: Context) -> [Effect] {
         switch event {
@@ -110,6 +131,10 @@ struct RoomMachine<Sender> {
             return receive(message, from: id, sender: sender, context)
         case .shared(let version, let change):
             return take(change, version: version, context)
+        case .lead(let update, let id, let sender):
+            return lead(update, from: id, sender: sender)
+        case .led(let state):
+            return takeLed(state)
         case .snapshot(let snapshot):
             return adopt(snapshot, context)
         case .ceilingWritten(let ceiling):
@@ -184,6 +209,30 @@ struct RoomMachine<Sender> {
         return [.releaseHeld(on: held.sender)]
     }
 
+    private mutating func lead(_ update: ScrollUpdate, from id: SessionID, sender: Sender) -> [Effect] {
+        var state: ScrollState
+        switch core.proposeScroll(update, from: id) {
+        case .failure(let error): return [.refuse(error, to: sender)]
+        case .success(let next): state = next
+        }
+        if let last = core.state, last.by != state.by { state.seq = core.lastSeq + Self.handoverLeap }
+        proposed = nil
+        guard core.adopt(state: state) else { return [] }
+        return [.broadcast(.state(state)), .publishLed(state)]
+    }
+
+    /// A led state: from the driver this node knows (one from a node that lost the lease and
+    /// did not know yet is dropped), newer than the room's, and not leaping implausibly far.
+    private mutating func takeLed(_ state: ScrollState) -> [Effect] {
+        guard let driver = core.driver, state.by == driver.description, state.seq > core.lastSeq else { return [] }
+        if state.seq > core.lastSeq + SeqReservation.block {
+            return [.refusedShared(SharedInput.Refusal(reason: .implausible, detail: "seq \(state.seq) cannot follow the room's; fetching the room again")), .resync]
+        }
+        guard core.adopt(state: state) else { return [] }
+        if proposed?.by != state.by { proposed = nil }
+        return [.broadcast(.state(state))]
+    }
+
     /// A change the engine ordered. Versions come one by one: a gap means changes were missed,
     /// or the version cannot be right (anyone who can publish on the channel can write one);
     /// so can a `seq` far above the room's. Either way the room is fetched again instead.
@@ -200,6 +249,7 @@ struct RoomMachine<Sender> {
             if proposed?.by != state.by { proposed = nil }
             return [.broadcast(.state(state))]
         case .driver(let driver, let name):
+            leaseHolder = driver
             guard driver != core.driver else { return [] }
             core.adopt(driver: driver, name: name)
             return [.broadcast(.driver(driver, name: name))]
@@ -240,6 +290,7 @@ extension RoomMachine {
         }
         if let state = snapshot.state, core.adopt(state: state) { effects.append(.broadcast(.state(state))) }
         let driver = snapshot.driver.flatMap(SessionID.init)
+        leaseHolder = driver
         if driver != core.driver || (driver != nil && snapshot.driverName != core.driverName) {
             core.adopt(driver: driver, name: snapshot.driverName)
             effects.append(.broadcast(.driver(driver, name: snapshot.driverName)))

@@ -96,6 +96,10 @@ struct ServerMetrics: Sendable {
                         [([], redis.reduce(0) { $0 + $1.statistics.outages.load(ordering: .relaxed) })])
             text.metric("scrollsync_redis_messages_total", "counter", "Room changes and counts received from Redis.",
                         [([], redis.reduce(0) { $0 + $1.statistics.messagesIn.load(ordering: .relaxed) })])
+            text.metric("scrollsync_redis_changes_sent_total", "counter",
+                        "Changes this node sent to Redis: led (a state its driver made, published without a script) or scripted (control, documents, a scroll before the lease was known).",
+                        [([("kind", "led")], redis.reduce(0) { $0 + $1.statistics.ledStates.load(ordering: .relaxed) }),
+                         ([("kind", "scripted")], redis.reduce(0) { $0 + $1.statistics.scriptedChanges.load(ordering: .relaxed) })])
             text.metric("scrollsync_redis_refused_total", "counter",
                         "What was read from Redis and refused (never applied or forwarded), by reason: malformed, invalid (fails the protocol's checks), implausible (a version or seq that cannot follow; the room is fetched again), snapshot (a room hash field).",
                         SharedInput.Refusal.Reason.allCases.map { reason in ([("reason", reason.rawValue)], redis.reduce(0) { $0 + $1.statistics.refusals(reason) }) })

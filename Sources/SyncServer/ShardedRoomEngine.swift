@@ -44,6 +44,10 @@ public final class ShardedRoomEngine: RoomEngine, SharedRoomsDelegate, @unchecke
         shard(for: room).scroll(room: room, session: session, suffix: suffix, done: done)
     }
 
+    public func publish(led state: ScrollState, room: String) {
+        shard(for: room).publish(led: state, room: room)
+    }
+
     public func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void) {
         shard(for: room).control(room: room, action, done: done)
     }
@@ -84,6 +88,10 @@ public final class ShardedRoomEngine: RoomEngine, SharedRoomsDelegate, @unchecke
 
     public func shared(room: String, version: Int, change: SharedChange) {
         delegate?.shared(room: room, version: version, change: change)
+    }
+
+    public func shared(room: String, led state: ScrollState) {
+        delegate?.shared(room: room, led: state)
     }
 
     public func shared(room: String, node: String, presence: Presence) {

@@ -11,6 +11,9 @@ public enum SharedInput {
         case change(version: Int, SharedChange)
         /// Another node's member counts.
         case presence(node: String, Presence)
+        /// A state the lease holder's node ordered and published itself (`S MESSAGE`): no
+        /// version; taken where it is by the room's driver and newer than the room's.
+        case led(ScrollState)
     }
 
     /// Why something read from Redis was refused.
@@ -33,7 +36,7 @@ public enum SharedInput {
     /// The largest version a room's hash may hold (it counts changes: far beyond any room's life).
     public static let maxVersion = SharedChange.maxSeq
 
-    /// Decodes `VERSION MESSAGE` or `P NODE PRESENTERS FOLLOWERS DETACHED`.
+    /// Decodes `VERSION MESSAGE`, `S STATE` or `P NODE PRESENTERS FOLLOWERS DETACHED`.
     /// `node` is this node's id: its own counts come back too and are ignored (nil).
     public static func message(_ payload: [UInt8], node: String, limits: ClientMessage.Limits) -> Result<Message?, Refusal> {
         guard let space = payload.firstIndex(of: UInt8(ascii: " ")) else {
@@ -50,6 +53,16 @@ public enum SharedInput {
             }
             let name = nodeID.description
             return .success(name == node ? nil : .presence(node: name, presence))
+        }
+        if head.elementsEqual("S".utf8) {
+            do throws(ProtocolError) {
+                guard case .state(let state) = try SharedChange.decode(Array(payload[(space + 1)...]), limits: limits) else {
+                    return .failure(Refusal(reason: .malformed, detail: "S carries only a state"))
+                }
+                return .success(.led(state))
+            } catch {
+                return .failure(Refusal(reason: .invalid, detail: error.message))
+            }
         }
         guard let version = integer(head, in: 1...maxVersion) else {
             return .failure(Refusal(reason: .malformed, detail: "the version must be an integer from 1 to 2^53"))

@@ -69,6 +69,51 @@ struct ClusterTests {
         #expect(presenter.wait { $0.contains(#""type":"presence","presenters":1,"followers":3,"#) }, "\(presenter.received.suffix(3))")
     }
 
+    /// Issue 30.4: the lease holder's node orders its driver's states and publishes them
+    /// without a script. When control moves, what the previous holder's node still sends
+    /// before it hears of it (here forged with redis-cli: a publish and the room's hash) is
+    /// taken by no node, and the new driver's first state leaps above it, so a node that
+    /// fetches the room from Redis afterwards ends on the new driver's state.
+    @Test func whenControlMovesThePreviousHoldersLateStatesAreTakenNowhere() throws {
+        let redis = try RedisServer()
+        let (a, b) = (try sharingNode(redis), try sharingNode(redis))
+        let (ann, annWelcome) = try join(a, "handover", query: "role=presenter&name=Ann")
+        let annID = try #require(annWelcome["you"]?.string)
+        #expect(ann.wait { $0.contains(#""type":"driver","driver":"\#(annID)""#) })
+        let (follower, _) = try join(b, "handover")
+        for offset in 1...5 { ann.send(scroll(offset)) }
+        #expect(follower.wait(for: hasOffset(5)), "\(follower.received.suffix(2))")
+        let annSeq = try #require(states(follower).last?["seq"]?.double).map { Int($0) }!
+        #expect(eventually { ((try? metricValue("scrollsync_redis_changes_sent_total{kind=\"led\"}", port: a.port)) ?? 0) >= 4 },
+                "the lease holder's node publishes its driver's states itself")
+
+        let (bob, bobWelcome) = try join(b, "handover", query: "role=presenter&name=Bob")
+        let bobID = try #require(bobWelcome["you"]?.string)
+        bob.send(#"{"type":"control","action":"take"}"#)
+        #expect(follower.wait { $0.contains(#""type":"driver","driver":"\#(bobID)""#) })
+        // Ann's node, late: a state by Ann published and written after the take.
+        let late = #"{"type":"state","seq":\#(annSeq + 1),"offset":666,"viewport":10,"content":1000,"direction":"down","atTop":false,"atBottom":false,"by":"\#(annID)"}"#
+        for command in [["PUBLISH", "scrollsync:{handover}", "S " + late],
+                        ["HSET", "scrollsync:{handover}", "seq", String(annSeq + 1), "suf", String(late.drop { $0 != "," })]] {
+            let result = try run("/usr/bin/env", ["redis-cli", "-p", String(redis.port)] + command, timeout: 20)
+            try #require(result.status == 0, "\(command[0]): \(result.output)")
+        }
+        bob.send(scroll(7))
+        #expect(follower.wait(for: hasOffset(7)), "\(follower.received.suffix(2))")
+        #expect(ann.wait(for: hasOffset(7)), "\(ann.received.suffix(2))")
+        for connection in [follower, ann, bob] {
+            #expect(!connection.received.contains { $0.contains(#""offset":666,"#) }, "the late state is taken nowhere: \(connection.received.suffix(3))")
+        }
+        let bobSeq = try #require(states(follower).last?["seq"]?.double).map { Int($0) }!
+        #expect(bobSeq > annSeq + 1, "the new driver's first state leaps over the late one: \(annSeq) → \(bobSeq)")
+        // A node that fetches the room now (its first member there) gets Bob's state from the hash.
+        let c = try sharingNode(redis)
+        let (onC, welcome) = try join(c, "handover")
+        #expect(welcome["state"]?["offset"]?.double == 7 && welcome["state"]?["seq"]?.double == Double(bobSeq), "\(welcome)")
+        bob.send(scroll(8))
+        #expect(onC.wait(for: hasOffset(8)), "and follows from there: \(onC.received.suffix(2))")
+    }
+
     @Test func messagesSentBeforeTheWelcomeAreKeptWhileTheRoomIsFetched() throws {
         let redis = try RedisServer.shared()
         let (a, b) = (try node(redis), try node(redis))
@@ -313,15 +358,20 @@ struct RedisTLSTests {
         presenter.send(ClusterTests().scroll(7))
         #expect(follower.wait(for: ClusterTests().hasOffset(7)), "\(follower.received)")
 
-        // Scripts go by SHA once the server knows them; after SCRIPT FLUSH, NOSCRIPT sends them again.
+        // A script (control: the join's claim, then this release) goes by SHA once the server
+        // knows it; after SCRIPT FLUSH, NOSCRIPT sends it again (the take).
         let cli = ["redis-cli", "--no-auth-warning", "--user", "node", "--pass", "s3cret", "-p", String(redis.port)]
-        for offset in 8...10 { presenter.send(ClusterTests().scroll(offset)) }
-        #expect(follower.wait(for: ClusterTests().hasOffset(10)), "\(follower.received)")
+        presenter.send(#"{"type":"control","action":"release"}"#)
+        #expect(follower.wait { $0.contains(#""type":"driver","driver":null"#) }, "\(follower.received.suffix(3))")
         let stats = try run("/usr/bin/env", cli + ["INFO", "commandstats"], timeout: 20).output
         #expect(stats.contains("cmdstat_evalsha:calls="), "\(stats)")
         #expect(try run("/usr/bin/env", cli + ["SCRIPT", "FLUSH"], timeout: 20).output.contains("OK"))
+        let released = follower.received.count
+        presenter.send(#"{"type":"control","action":"take"}"#)
+        #expect(follower.wait { _ in follower.received.dropFirst(released).contains { $0.contains(#""type":"driver","driver":""#) } },
+                "after SCRIPT FLUSH: \(follower.received.suffix(3))")
         presenter.send(ClusterTests().scroll(11))
-        #expect(follower.wait(for: ClusterTests().hasOffset(11)), "after SCRIPT FLUSH: \(follower.received.suffix(3))")
+        #expect(follower.wait(for: ClusterTests().hasOffset(11)), "\(follower.received.suffix(3))")
 
         for refused in ["redis://:s3cret@127.0.0.1:\(redis.port)", "redis://node:wrong@127.0.0.1:\(redis.port)"] {
             let node = try InProcessNode(redis: refused)

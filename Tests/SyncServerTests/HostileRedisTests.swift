@@ -48,6 +48,10 @@ struct HostileRedisTests {
             #"1000 {"type":"state","seq":1000,"offset":5,"anchor":{"id":"x","fraction":7},"direction":"down","atTop":false,"atBottom":false,"by":"\#(by)"}"#,
             #"1000 {"type":"state","seq":1000,"offset":5,"anchor":{"id":"\#(String(repeating: "a", count: 100_000))","fraction":0},"direction":"down","atTop":false,"atBottom":false,"by":"\#(by)"}"#,
             #"1000 {"type":"state","seq":1000,"offset":5,"direction":"down","atTop":false,"atBottom":false,"by":"\u001b]52;c;aGk=\u0007"}"#,
+            // Led states (the lease holder's own, `S STATE`) pass the same checks; S carries states only.
+            #"S {"type":"state","seq":1000,"offset":-1e300,"viewport":-5,"content":1e300,"direction":"down","atTop":false,"atBottom":false,"by":"\#(by)"}"#,
+            #"S {"type":"state","seq":1000,"offset":5,"direction":"down","atTop":false,"atBottom":false,"by":"\u001b]52;c;aGk=\u0007"}"#,
+            #"S {"type":"driver","driver":"\#(by)","name":"x"}"#,
             // A driver that is not a session id; a name far over the limit.
             #"1000 {"type":"driver","driver":"\u001b[2J","name":"x"}"#,
             #"1000 {"type":"driver","driver":"\#(by)","name":"\#(String(repeating: "n", count: 5000))"}"#,

@@ -85,6 +85,64 @@ struct RoomMachineTests {
         #expect(room.version == 2)
     }
 
+    static func led(_ effects: [Machine.Effect]) -> [ScrollState] {
+        effects.compactMap { if case .publishLed(let state) = $0 { state } else { nil } }
+    }
+
+    /// Issue 30.4: the node that holds the lease orders its driver's states itself: its members
+    /// hear each at once and the engine publishes the same state, in order.
+    @Test func theLeaseHoldersNodeOrdersItsDriversStates() {
+        var room = Self.room()
+        #expect(!room.leads(Self.ann), "a driver the engine has not named does not lead")
+        _ = room.step(.shared(version: 1, .driver(Self.ann, name: "Ann")), context)
+        #expect(room.leads(Self.ann) && !room.leads(Self.bob))
+        let first = room.step(.lead(ScrollUpdate(offset: 10, viewport: 10, content: 100), from: Self.ann, sender: "ann"), context)
+        let second = room.step(.lead(ScrollUpdate(offset: 5, viewport: 10, content: 100), from: Self.ann, sender: "ann"), context)
+        #expect(Self.states(first).map(\.seq) == [1] && Self.led(first).map(\.seq) == [1])
+        #expect(Self.states(second).map(\.seq) == [2] && Self.led(second) == Self.states(second))
+        #expect(Self.states(second).first?.direction == .up, "direction from the state before")
+        let refused = room.step(.lead(ScrollUpdate(offset: 1, viewport: 10, content: 100), from: Self.bob, sender: "bob"), context)
+        guard case .refuse(let error, "bob")? = refused.first, refused.count == 1 else { Issue.record("\(refused)"); return }
+        #expect(error.code == .notDriver)
+        #expect(room.core.state?.seq == 2)
+    }
+
+    /// A new driver's first state leaps over what the previous holder's node may still have
+    /// sent (and Redis written) before it heard of the change.
+    @Test func aNewDriversFirstStateLeapsOverThePreviousHoldersLateOnes() {
+        var room = Self.room()
+        _ = room.step(.lead(ScrollUpdate(offset: 10, viewport: 10, content: 100), from: Self.ann, sender: "ann"), context)
+        let carol = SessionID(0xC)
+        _ = room.core.join(carol, role: .presenter, name: "Carol", key: nil)
+        room.core.adopt(driver: carol, name: "Carol")
+        let first = Self.states(room.step(.lead(ScrollUpdate(offset: 20, viewport: 10, content: 100), from: carol, sender: "carol"), context))
+        #expect(first.map(\.seq) == [1 + Machine.handoverLeap])
+        #expect(Machine.handoverLeap < SeqReservation.block, "other nodes take the leap without fetching the room again")
+        let next = Self.states(room.step(.lead(ScrollUpdate(offset: 30, viewport: 10, content: 100), from: carol, sender: "carol"), context))
+        #expect(next.map(\.seq) == [2 + Machine.handoverLeap], "then one by one")
+    }
+
+    /// What another node led is taken from the room's driver only, when newer, and a leap past
+    /// the reservation block fetches the room again.
+    @Test func ledStatesAreTakenFromTheDriverOnlyAndInOrder() {
+        var room = Self.room()
+        func state(_ seq: Int, by: SessionID) -> ScrollState {
+            ScrollState(seq: seq, offset: Double(seq), viewport: 10, content: 100, progress: Double(seq) / 90, direction: .down, anchor: nil,
+                        atTop: false, atBottom: false, by: by.description, t: nil, doc: nil)
+        }
+        #expect(Self.states(room.step(.led(state(3, by: Self.ann)), context)).map(\.seq) == [3])
+        #expect(room.step(.led(state(3, by: Self.ann)), context).isEmpty, "its own echo, or a repeat")
+        #expect(room.step(.led(state(2, by: Self.ann)), context).isEmpty, "older")
+        #expect(room.step(.led(state(9, by: Self.bob)), context).isEmpty, "not the driver: a node that lost the lease and did not know yet")
+        let far = room.step(.led(state(3 + SeqReservation.block + 1, by: Self.ann)), context)
+        #expect(far.contains { if case .resync = $0 { true } else { false } })
+        #expect(far.contains { if case .refusedShared(let refusal) = $0 { refusal.reason == .implausible } else { false } })
+        #expect(room.core.state?.seq == 3, "nothing of them taken")
+        room.core.adopt(driver: nil)
+        #expect(room.step(.led(state(4, by: Self.ann)), context).isEmpty, "no driver: nobody leads")
+        #expect(room.version == 0, "led states take no version")
+    }
+
     @Test func documentsFromMembersAndNodesAreHeldToOneBudget() {
         var room = Self.room()
         let tooLarge = ClientMessage.document(name: "d", format: .text, text: String(repeating: "x", count: 101))

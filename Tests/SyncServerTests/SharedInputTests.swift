@@ -76,6 +76,23 @@ struct SharedInputTests {
         #expect(refusal.reason == .malformed)
     }
 
+    /// `S STATE`: a state the lease holder's node published itself, checked as every state is.
+    @Test func aLedStateIsCheckedAsAnyStateAndCarriesNothingElse() {
+        let payload = #"S {"type":"state","seq":9,"offset":100,"viewport":10,"content":110,"progress":0.5,"direction":"down","atTop":true,"atBottom":false,"by":"\#(by)"}"#
+        guard case .success(.led(let state)?) = read(payload) else { Issue.record("\(read(payload))"); return }
+        #expect(state.seq == 9 && state.progress == 1 && state.atBottom && !state.atTop && state.by == by, "derived fields computed")
+        guard case .failure(let driver) = read(#"S {"type":"driver","driver":"\#(by)","name":"Ann"}"#) else { Issue.record("a driver as S"); return }
+        #expect(driver.reason == .malformed)
+        guard case .failure(let bad) = read(#"S {"type":"state","seq":9,"offset":-1e300,"direction":"down","by":"\#(by)"}"#) else {
+            Issue.record("an invalid led state"); return
+        }
+        #expect(bad.reason == .invalid)
+        guard case .failure(let forged) = read(#"S {"type":"state","seq":9,"offset":1,"direction":"down","by":"not-a-session"}"#) else {
+            Issue.record("a led state by no session"); return
+        }
+        #expect(forged.reason == .invalid)
+    }
+
     @Test func driversMustBeSessionIDsWithNamesWithinTheLimit() {
         #expect(read(#"3 {"type":"driver","driver":"\#(by)","name":"Ann"}"#) == .success(.change(version: 3, .driver(SessionID(by), name: "Ann"))))
         #expect(read(#"3 {"type":"driver","driver":null,"name":null}"#) == .success(.change(version: 3, .driver(nil, name: nil))))
