@@ -48,7 +48,7 @@ public final class WebSocketConnection {
 
     /// permessage-deflate, when agreed: held apart, so a connection without it does not
     /// carry its state.
-    private final class Compression {
+    fileprivate final class Compression {
         let parameters: PerMessageDeflate
         let threshold: Int
         let deflater: Deflater?
@@ -109,11 +109,12 @@ public final class WebSocketConnection {
     // Swift's run-time exclusivity check, which cost several checks per message received.
     @exclusivity(unchecked) private var decoder: FrameDecoder
     private let messageLimit: UInt32
-    private let compression: Compression?
+    /// Compression, and a test's own masking keys: in a box only connections that have
+    /// either allocate (an idle server connection is 104 bytes, a 112-byte malloc chunk).
+    private let rare: Rare?
     @exclusivity(unchecked) private var outbound: [SharedBytes] = []
     @exclusivity(unchecked) private var storedPieces: Pieces?
     public let role: Role
-    private let maskingKeys: () -> UInt32
     @exclusivity(unchecked) public private(set) var state: State = .open
     @exclusivity(unchecked) private var messageOpcode: Opcode?
     @exclusivity(unchecked) private var messageCompressed = false
@@ -126,6 +127,7 @@ public final class WebSocketConnection {
     public var deflate: PerMessageDeflate? { compression?.parameters }
     /// Messages at least this long are compressed when permessage-deflate is on.
     public var compressionThreshold: Int { compression?.threshold ?? 64 }
+    private var compression: Compression? { rare?.compression }
     private var deflater: Deflater? { compression?.deflater }
     private var inflater: Inflater? { compression?.inflater }
     private func pieces(_ budget: MessageBudget?) -> Pieces {
@@ -149,7 +151,6 @@ public final class WebSocketConnection {
     public init(role: Role, limits: Limits = .init(), deflate: PerMessageDeflate? = nil, compressionThreshold: Int = 64,
                 sharedDeflater: Deflater? = nil, maskingKeys: (() -> UInt32)? = nil) {
         self.role = role
-        self.maskingKeys = maskingKeys ?? Entropy.uint32
         messageLimit = UInt32(clamping: limits.maxMessageSize)
         decoder = FrameDecoder(maxFrameSize: limits.maxFrameSize, expectMasked: role == .server)
         if let deflate {
@@ -157,10 +158,11 @@ public final class WebSocketConnection {
                 role == .server && deflate.serverNoContextTakeover && (deflate.serverMaxWindowBits ?? 15) == 15 ? $0 : nil
             }
             let codecs = deflate.codecs(isServer: role == .server, ownDeflater: shared == nil)
-            compression = Compression(parameters: deflate, threshold: compressionThreshold, deflater: shared ?? codecs.deflater,
-                                      inflater: codecs.inflater)
+            let compression = Compression(parameters: deflate, threshold: compressionThreshold, deflater: shared ?? codecs.deflater,
+                                          inflater: codecs.inflater)
+            rare = Rare(compression: compression, maskingKeys: maskingKeys)
         } else {
-            compression = nil
+            rare = maskingKeys.map { Rare(compression: Compression?.none, maskingKeys: $0) }
         }
     }
 
@@ -434,6 +436,17 @@ public final class WebSocketConnection {
     }
 
     private func maskKey() -> UInt32? {
-        role == .client ? maskingKeys() : nil
+        role == .client ? rare?.maskingKeys?() ?? Entropy.uint32() : nil
+    }
+}
+
+/// What few connections carry (see `WebSocketConnection.rare`).
+private final class Rare {
+    let compression: WebSocketConnection.Compression?
+    /// Where a client's masking keys come from when the caller chooses them.
+    let maskingKeys: (() -> UInt32)?
+    init(compression: WebSocketConnection.Compression?, maskingKeys: (() -> UInt32)?) {
+        self.compression = compression
+        self.maskingKeys = maskingKeys
     }
 }
