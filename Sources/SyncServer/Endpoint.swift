@@ -46,8 +46,9 @@ extension WebSocketSession {
 /// A plain HTTP endpoint (GET, and HEAD for its head), e.g. `/healthz` or `/metrics`.
 public protocol HTTPEndpoint: Sendable {
     var path: String { get }
-    /// Whether this endpoint answers `request` (by default: its path is `path`).
-    func matches(_ request: HTTPRequest) -> Bool
+    /// Whether this endpoint answers `request`, whose path is `path` (by default: its path is
+    /// `self.path`). Asked of every request before a WebSocket upgrade: compare bytes.
+    func matches(_ request: HTTPRequest, path: Substring) -> Bool
     /// The answer to `request` from `address` (a client group, `AddressGrouping`); runs on the
     /// connection's event loop and must not block.
     func respond(to request: HTTPRequest, from address: String) -> HTTPResponse
@@ -57,7 +58,7 @@ public protocol HTTPEndpoint: Sendable {
 }
 
 extension HTTPEndpoint {
-    public func matches(_ request: HTTPRequest) -> Bool { request.path.utf8.elementsEqual(path.utf8) }
+    public func matches(_ request: HTTPRequest, path: Substring) -> Bool { path.utf8.elementsEqual(self.path.utf8) }
     public func respond(to request: HTTPRequest, from address: String, on loop: EventLoop, answer: @escaping (HTTPResponse) -> Void) {
         answer(respond(to: request, from: address))
     }

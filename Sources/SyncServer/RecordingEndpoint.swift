@@ -12,11 +12,12 @@ struct RecordingEndpoint: HTTPEndpoint {
     let adminToken: Reloadable<String?>
     var path: String { "/rooms/NAME/recording" }
 
-    func matches(_ request: HTTPRequest) -> Bool { room(of: request) != nil }
+    func matches(_ request: HTTPRequest, path: Substring) -> Bool { room(of: request, path: path) != nil }
 
-    private func room(of request: HTTPRequest) -> String? {
-        let path = request.path
-        guard path.hasPrefix("/rooms/"), path.hasSuffix("/recording"), request.value("Upgrade") == nil else { return nil }
+    private func room(of request: HTTPRequest, path: Substring) -> String? {
+        let bytes = path.utf8
+        guard bytes.starts(with: "/rooms/".utf8), bytes.reversed().starts(with: "/recording".utf8.reversed()),
+              bytes.count > "/rooms//recording".utf8.count, request.value("Upgrade") == nil else { return nil }
         let name = String(path.dropFirst("/rooms/".count).dropLast("/recording".count))
         return RoomEndpoint.isValidRoomName(name) ? name : nil
     }
@@ -26,7 +27,7 @@ struct RecordingEndpoint: HTTPEndpoint {
     }
 
     func respond(to request: HTTPRequest, from address: String, on loop: EventLoop, answer: @escaping (HTTPResponse) -> Void) {
-        guard let name = room(of: request) else { return answer(.error(404, "no recording at \(request.path)")) }
+        guard let name = room(of: request, path: request.path) else { return answer(.error(404, "no recording at \(request.path)")) }
         guard let query = try? Query(request.query) else { return answer(.error(400, "malformed query")) }
         // The admin token only when one is set and given: without one, nobody is the operator.
         let token = adminToken.value

@@ -36,6 +36,14 @@ struct InProcessOperationsTests {
         let upgradeWithBody = ask(upgrade + "Content-Length: 2\r\n\r\nhi")
         #expect(upgradeWithBody.hasPrefix("HTTP/1.1 400 ") && upgradeWithBody.contains("a WebSocket upgrade carries no content"), "\(upgradeWithBody)")
         #expect(ask(upgrade + "Content-Length: 0\r\n\r\n").hasPrefix("HTTP/1.1 101 "), "an empty length is no content")
+        // A WebSocket upgrade is never an HTTP endpoint's (not even where one lives); another
+        // protocol's upgrade offer (curl's h2c) does not stop a plain answer.
+        let websocketToHealth = ask(upgrade.replacingOccurrences(of: "/rooms/body", with: "/healthz") + "\r\n")
+        #expect(websocketToHealth.hasPrefix("HTTP/1.1 404 ") && websocketToHealth.contains("no endpoint at /healthz"), "\(websocketToHealth)")
+        let h2c = ask("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n\r\n")
+        #expect(h2c.hasPrefix("HTTP/1.1 200 "), "\(h2c)")
+        let viewer = ask("GET /rooms/body HTTP/1.1\r\nHost: x\r\nAccept: text/html\r\n\r\n")
+        #expect(viewer.hasPrefix("HTTP/1.1 200 ") && viewer.contains("text/html"), "a browser's GET of a room is its page: \(viewer.prefix(200))")
     }
 
     @Test func roomsListsMembersAndSeqBehindTheAdminToken() throws {

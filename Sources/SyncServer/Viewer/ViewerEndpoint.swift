@@ -15,10 +15,10 @@ struct ViewerEndpoint: HTTPEndpoint {
     let rooms: RoomEndpoint
     var path: String { "/viewer.js" }
 
-    func matches(_ request: HTTPRequest) -> Bool { route(request) != nil }
+    func matches(_ request: HTTPRequest, path: Substring) -> Bool { route(request, path: path) != nil }
 
     func respond(to request: HTTPRequest, from address: String) -> HTTPResponse {
-        switch route(request) {
+        switch route(request, path: request.path) {
         case .page(let room): return Self.answer(ViewerAssets.page(room: room), type: "text/html; charset=utf-8")
         case .badName(let name):
             // A browser gets a page that says why, not a WebSocket refusal it cannot show.
@@ -59,12 +59,16 @@ struct ViewerEndpoint: HTTPEndpoint {
         case badName(String)
     }
 
-    func route(_ request: HTTPRequest) -> Resource? {
-        let path = String(request.path)
-        if path == "/viewer.js" { return .script }
-        if path == "/viewer-follow.js" { return .followScript }
-        if path == "/viewer.css" { return .style }
-        guard path.hasPrefix("/rooms/"), request.value("Upgrade") == nil else { return nil }
+    func route(_ request: HTTPRequest, path: Substring) -> Resource? {
+        // Bytes first: a WebSocket join to /rooms/NAME passes here before its upgrade.
+        let bytes = path.utf8
+        guard bytes.starts(with: "/rooms/".utf8) else {
+            if bytes.elementsEqual("/viewer.js".utf8) { return .script }
+            if bytes.elementsEqual("/viewer-follow.js".utf8) { return .followScript }
+            if bytes.elementsEqual("/viewer.css".utf8) { return .style }
+            return nil
+        }
+        guard request.value("Upgrade") == nil else { return nil }
         let rest = path.dropFirst("/rooms/".count)
         if rest.hasSuffix("/document") {
             let room = String(rest.dropLast("/document".count))
