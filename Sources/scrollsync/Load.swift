@@ -26,7 +26,9 @@ struct Load: ParsableCommand {
     @Option(help: "Rooms.") var rooms = 1
     @Option(help: "Followers per room.") var followers = 100
     @Option(help: "Scroll updates per second per presenter.") var rate = 60.0
-    @Option(help: "Keep this many updates in flight per presenter instead of a fixed rate.") var inFlight: Int?
+    @Option(help: ArgumentHelp("Keep this many updates in flight per presenter instead of a fixed rate.",
+                               discussion: "An update is in flight until the presenter's own copy of its state comes back (wsfan's --window counts one until every follower has it, which keeps fewer states queued per follower: BENCHMARKS.md)."))
+    var inFlight: Int?
     @Option(help: "Presenters replay this recording's moves at their times (scrollsync record), instead of a fixed rate; again from its start when it ends.")
     var trace: String?
     @Option(help: "With --trace: play it this many times as fast.") var speed = 1.0
