@@ -60,6 +60,8 @@ extension FuzzTarget {
             try expect(total.followers >= presence.followers, "the sum over nodes wrapped")
         case .led(let state):
             try checkAccepted(.change(version: 1, .state(state)), limits: limits)
+        case .stateWanted(let node):
+            try expect(SessionID(node) != nil, "node \(node.prefix(40))")
         case .change(let version, let change):
             try expect((1...SharedInput.maxVersion).contains(version), "version \(version)")
             let encoded: [UInt8]

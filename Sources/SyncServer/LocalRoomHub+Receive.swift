@@ -135,7 +135,7 @@ extension LocalRoomHub {
             case .releaseControl(let id):
                 engine?.control(room: room.name, .release(session: id.description)) { _ in }
             case .publishLed(let state):
-                engine?.publish(led: state, room: room.name)
+                engine?.publish(led: state, room: room.name, keep: true)
             default: later.append(effect)
             }
         }

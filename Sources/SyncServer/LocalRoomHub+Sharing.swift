@@ -56,6 +56,18 @@ extension LocalRoomHub: SharedRoomsDelegate {
         finish(effects, room: room)
     }
 
+    /// Every node that holds the room answers (not only the lease holder's, which may have
+    /// died with the newest state not yet in the hash): receivers take a state once, from the
+    /// room's driver, above their `seq`. Only the lease holder's answer is kept in the hash.
+    public func sharedStateWanted(room name: String) {
+        guard let engine, let room = rooms.withLock({ $0[name] }) else { return }
+        let answer = room.guarded.withLock { guarded -> (ScrollState, leads: Bool)? in
+            guard guarded.attached, let state = guarded.core.state else { return nil }
+            return (state, guarded.core.driver.map(guarded.machine.leads) ?? false)
+        }
+        if let (state, leads) = answer { engine.publish(led: state, room: name, keep: leads) }
+    }
+
     /// Fetches a room's hash again and takes what it holds (validated like every input); at
     /// most once a second per room, the rest at the next tick.
     func resyncRoom(_ room: Room, now: UInt64) {

@@ -128,8 +128,20 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
             let k = keys(room)
             attaching[room, default: []] = []
             commands.send(["EVAL", Scripts.snapshot, "3", k.hash, k.lease, k.nodes]) { [self] answer in
-                answered(room, answer, reply)
+                let snapshot = answer.isError ? nil : snapshotFrom(answer, room: room)
+                // A driven room's newest state may not be in its hash yet (written back every
+                // 250 ms): the nodes that hold the room answer the question below, and the
+                // welcome waits for the first answer (a round trip), at most 50 ms.
+                guard let snapshot, let driver = snapshot.driver else { return answered(room, snapshot, reply) }
+                let answeredAlready = attaching[room]?.contains { entry in
+                    if entry.version == nil, case .state(let state) = entry.change { state.by == driver } else { false }
+                } ?? false
+                if answeredAlready { return answered(room, snapshot, reply) }  // (the answer may overtake the snapshot)
+                settle(room)  // a fetch of the same room still waiting answers first
+                newestWanted[room] = (snapshot, reply)
+                loop.schedule(after: Self.newestWaitNanoseconds) { [weak self] in self?.settle(room) }
             }
+            commands.send(["PUBLISH", k.channel, "Q " + node])
         }
     }
 
@@ -149,24 +161,52 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         }
     }
 
-    /// Two plain commands, pipelined with the loop's other writes: `PUBLISH` of `S MESSAGE`
-    /// and `HSET` of `seq` and `suf` for late joiners (about a tenth of a script's Redis CPU).
-    public func publish(led state: ScrollState, room: String) {
+    /// `PUBLISH` of `S MESSAGE` at once; `HSET` of `seq` and `suf` (for nodes that fetch the
+    /// room) at most every `writeBackNanoseconds` per room, the newest state only.
+    public func publish(led state: ScrollState, room: String, keep: Bool = true) {
         let message = ServerMessage.state(state)
         loop.execute { [self] in
             guard isAvailable else { return }
             counters.ledStates.add(1, ordering: .relaxed)
-            let k = keys(room)
-            commands.send([Array("PUBLISH".utf8), Array(k.channel.utf8), Array("S ".utf8) + message])
-            commands.send([Array("HSET".utf8), Array(k.hash.utf8), Array("seq".utf8), Array(String(state.seq).utf8),
-                           Array("suf".utf8), stateSuffix(message)])
+            commands.send([Array("PUBLISH".utf8), Array(keys(room).channel.utf8), Array("S ".utf8) + message])
+            guard keep else { return }
+            if let pending = unwritten[room], pending.seq >= state.seq { return }
+            unwritten[room] = (state.seq, message)
+            guard !writeBackScheduled else { return }
+            writeBackScheduled = true
+            loop.schedule(after: Self.writeBackNanoseconds) { [weak self] in self?.writeBack() }
         }
+    }
+
+    /// Led states not yet in their rooms' hashes: the newest of each room.
+    private var unwritten: [String: (seq: Int, message: [UInt8])] = [:]
+    private var writeBackScheduled = false
+
+    /// How long a led state may wait for its `HSET` (250 ms): a room's hash is written at most
+    /// 4 times a second however fast it moves. Nodes that fetch the room ask for the newest
+    /// (`Q`); if every node died at once, the hash would be at most this far behind.
+    static let writeBackNanoseconds: UInt64 = 250_000_000
+
+    private func writeBack() {
+        writeBackScheduled = false
+        guard isAvailable else { return unwritten.removeAll() }
+        for room in Array(unwritten.keys) { writeBack(room: room) }
+    }
+
+    /// Writes `room`'s newest led state into its hash now, if one waits.
+    private func writeBack(room: String) {
+        guard let state = unwritten.removeValue(forKey: room) else { return }
+        commands.send([Array("HSET".utf8), Array(keys(room).hash.utf8), Array("seq".utf8), Array(String(state.seq).utf8),
+                       Array("suf".utf8), stateSuffix(state.message)])
     }
 
     public func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void) {
         if case .renew = action { return renew(room: room, done: done) }
         loop.execute { [self] in
             let k = keys(room)
+            // The room's newest led state goes into its hash before control changes: what a
+            // node fetches after a release or hand-over is the driver's last.
+            writeBack(room: room)
             let (mode, session, name, stale): (String, String, String?, String) = switch action {
             case .take(let session, let name): ("take", session, name, "")
             case .claim(let session, let name): ("claim", session, name, "")
@@ -292,10 +332,38 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         }
     }
 
-    /// A snapshot came: the hub takes it, then the changes seen meanwhile that are newer.
+    /// Driven rooms being fetched, waiting for their newest state (see `attach`).
+    private var newestWanted: [String: (snapshot: RoomSnapshot, reply: @Sendable (RoomSnapshot?) -> Void)] = [:]
+
+    /// How long a fetch waits for a node's answer with the newest state.
+    static let newestWaitNanoseconds: UInt64 = 50_000_000
+
+    /// The wait for the newest state is over (an answer came, or the time is up).
+    private func settle(_ room: String) {
+        guard let (snapshot, reply) = newestWanted.removeValue(forKey: room) else { return }
+        answered(room, snapshot, reply)
+    }
+
     private func answered(_ room: String, _ answer: RedisReply, _ reply: (RoomSnapshot?) -> Void) {
-        let snapshot = answer.isError ? nil : snapshotFrom(answer, room: room)
+        answered(room, answer.isError ? nil : snapshotFrom(answer, room: room), reply)
+    }
+
+    /// A snapshot came: the hub takes it (with the newest led state seen meanwhile from its
+    /// driver), then the changes seen meanwhile that are newer.
+    private func answered(_ room: String, _ snapshot: RoomSnapshot?, _ reply: (RoomSnapshot?) -> Void) {
         let waiting = attaching.removeValue(forKey: room) ?? []
+        var snapshot = snapshot
+        if let driver = snapshot?.driver {
+            let led = waiting.compactMap { entry -> ScrollState? in
+                guard entry.version == nil, case .state(let state) = entry.change, state.by == driver else { return nil }
+                return state
+            }
+            // Newer than the hash's, and within the leap any state may take (as `RoomMachine` holds them).
+            let base = snapshot?.state?.seq ?? 0
+            if let newest = led.filter({ $0.seq <= base + SeqReservation.block }).max(by: { $0.seq < $1.seq }), newest.seq > base {
+                snapshot?.state = newest
+            }
+        }
         reply(snapshot)
         guard let snapshot else { return }
         for (version, change) in waiting {
@@ -330,9 +398,12 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         case .success(.led(let state)?):
             if attaching[room] != nil {
                 attaching[room]?.append((nil, .state(state)))
+                if let wanted = newestWanted[room], wanted.snapshot.driver == state.by { settle(room) }
             } else {
                 delegate?.shared(room: room, led: state)
             }
+        case .success(.stateWanted?):
+            delegate?.sharedStateWanted(room: room)
         }
     }
 

@@ -14,9 +14,11 @@ public protocol RoomEngine: AnyObject, Sendable {
     /// Publishes a state: `suffix` is its JSON after `"seq":`, which the engine assigns.
     func scroll(room: String, session: String, suffix: [UInt8], done: @escaping @Sendable (EngineResult) -> Void)
     /// A state this node ordered as the holder of the room's driver lease (the driver is one
-    /// of its members): published as it is, and kept as the room's newest. No script runs: the
-    /// other nodes take it only from the room's driver and above their `seq`.
-    func publish(led state: ScrollState, room: String)
+    /// of its members): published as it is, and kept as the room's newest (written back at a
+    /// bounded rate; a node that fetches the room asks for the newest, see `sharedStateWanted`).
+    /// No script runs: the other nodes take it only from the room's driver and above their `seq`.
+    /// `keep` false: published only (another node's state, passed on to a node that asked).
+    func publish(led state: ScrollState, room: String, keep: Bool)
     /// Changes or keeps the room's driver lease.
     func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void)
     /// Publishes a `document` message (its JSON text).
@@ -47,6 +49,8 @@ public protocol SharedRoomsDelegate: AnyObject, Sendable {
     func shared(room: String, version: Int, change: SharedChange)
     /// A state the lease holder's node ordered (`RoomEngine.publish(led:room:)`), checked.
     func shared(room: String, led state: ScrollState)
+    /// Another node fetched the room: publish this node's newest state of it again.
+    func sharedStateWanted(room: String)
     /// Another node's member counts.
     func shared(room: String, node: String, presence: Presence)
     /// The engine became available (after an outage, rooms should reconcile) or went away.

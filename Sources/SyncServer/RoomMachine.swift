@@ -221,10 +221,12 @@ struct RoomMachine<Sender> {
         return [.broadcast(.state(state)), .publishLed(state)]
     }
 
-    /// A led state: from the driver this node knows (one from a node that lost the lease and
-    /// did not know yet is dropped), newer than the room's, and not leaping implausibly far.
+    /// A led state: from the driver this node knows (one from a node that lost the lease to
+    /// another driver and did not know yet is dropped), or any while nobody drives (the last
+    /// driver's newest, passed on by a node that holds it); newer than the room's, and not
+    /// leaping implausibly far.
     private mutating func takeLed(_ state: ScrollState) -> [Effect] {
-        guard let driver = core.driver, state.by == driver.description, state.seq > core.lastSeq else { return [] }
+        guard core.driver.map({ state.by == $0.description }) ?? true, state.seq > core.lastSeq else { return [] }
         if state.seq > core.lastSeq + SeqReservation.block {
             return [.refusedShared(SharedInput.Refusal(reason: .implausible, detail: "seq \(state.seq) cannot follow the room's; fetching the room again")), .resync]
         }

@@ -44,8 +44,8 @@ public final class ShardedRoomEngine: RoomEngine, SharedRoomsDelegate, @unchecke
         shard(for: room).scroll(room: room, session: session, suffix: suffix, done: done)
     }
 
-    public func publish(led state: ScrollState, room: String) {
-        shard(for: room).publish(led: state, room: room)
+    public func publish(led state: ScrollState, room: String, keep: Bool) {
+        shard(for: room).publish(led: state, room: room, keep: keep)
     }
 
     public func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void) {
@@ -92,6 +92,10 @@ public final class ShardedRoomEngine: RoomEngine, SharedRoomsDelegate, @unchecke
 
     public func shared(room: String, led state: ScrollState) {
         delegate?.shared(room: room, led: state)
+    }
+
+    public func sharedStateWanted(room: String) {
+        delegate?.sharedStateWanted(room: room)
     }
 
     public func shared(room: String, node: String, presence: Presence) {

@@ -14,6 +14,9 @@ public enum SharedInput {
         /// A state the lease holder's node ordered and published itself (`S MESSAGE`): no
         /// version; taken where it is by the room's driver and newer than the room's.
         case led(ScrollState)
+        /// A node fetched the room (`Q NODE`): the lease holder's node publishes its newest
+        /// state again, which the room's hash may not hold yet.
+        case stateWanted(node: String)
     }
 
     /// Why something read from Redis was refused.
@@ -36,7 +39,7 @@ public enum SharedInput {
     /// The largest version a room's hash may hold (it counts changes: far beyond any room's life).
     public static let maxVersion = SharedChange.maxSeq
 
-    /// Decodes `VERSION MESSAGE`, `S STATE` or `P NODE PRESENTERS FOLLOWERS DETACHED`.
+    /// Decodes `VERSION MESSAGE`, `S STATE`, `Q NODE` or `P NODE PRESENTERS FOLLOWERS DETACHED`.
     /// `node` is this node's id: its own counts come back too and are ignored (nil).
     public static func message(_ payload: [UInt8], node: String, limits: ClientMessage.Limits) -> Result<Message?, Refusal> {
         guard let space = payload.firstIndex(of: UInt8(ascii: " ")) else {
@@ -53,6 +56,13 @@ public enum SharedInput {
             }
             let name = nodeID.description
             return .success(name == node ? nil : .presence(node: name, presence))
+        }
+        if head.elementsEqual("Q".utf8) {
+            guard let asker = SessionID(String(decoding: payload[(space + 1)...], as: UTF8.self)) else {
+                return .failure(Refusal(reason: .malformed, detail: "Q needs a node id"))
+            }
+            let name = asker.description
+            return .success(name == node ? nil : .stateWanted(node: name))
         }
         if head.elementsEqual("S".utf8) {
             do throws(ProtocolError) {

@@ -139,7 +139,9 @@ struct RoomMachineTests {
         #expect(far.contains { if case .refusedShared(let refusal) = $0 { refusal.reason == .implausible } else { false } })
         #expect(room.core.state?.seq == 3, "nothing of them taken")
         room.core.adopt(driver: nil)
-        #expect(room.step(.led(state(4, by: Self.ann)), context).isEmpty, "no driver: nobody leads")
+        #expect(Self.states(room.step(.led(state(4, by: Self.ann)), context)).map(\.seq) == [4],
+                "nobody drives: the last driver's newest, passed on by a node that holds it")
+        #expect(room.step(.led(state(4, by: Self.bob)), context).isEmpty, "still only newer")
         #expect(room.version == 0, "led states take no version")
     }
 

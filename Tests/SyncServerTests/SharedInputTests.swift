@@ -93,6 +93,16 @@ struct SharedInputTests {
         #expect(forged.reason == .invalid)
     }
 
+    /// `Q NODE`: a node fetched a room and asks its lease holder's node for the newest state.
+    @Test func aNodeAskingForTheNewestStateNamesItself() {
+        #expect(read("Q \(by)") == .success(.stateWanted(node: by)))
+        #expect(read("Q \(node)") == .success(nil), "its own question is not answered by itself")
+        for bad in ["Q ", "Q evil\u{1B}[2J", "Q 0123456789abcdefff"] {
+            guard case .failure(let refusal) = read(bad) else { Issue.record("accepted \(bad.debugDescription)"); continue }
+            #expect(refusal.reason == .malformed)
+        }
+    }
+
     @Test func driversMustBeSessionIDsWithNamesWithinTheLimit() {
         #expect(read(#"3 {"type":"driver","driver":"\#(by)","name":"Ann"}"#) == .success(.change(version: 3, .driver(SessionID(by), name: "Ann"))))
         #expect(read(#"3 {"type":"driver","driver":null,"name":null}"#) == .success(.change(version: 3, .driver(nil, name: nil))))
