@@ -57,7 +57,7 @@ struct BrowserViewerTests {
     /// 1920 × 1080: after each move each browser shows the presenter's top block, its first
     /// line at the start and its last at the end.
     @Test func browserFollowersLandOnTheTerminalPresentersBlock() throws {
-        let server = try ServerProcess()
+        let server = try InProcessNode()  // the terminal is the process here; the server needs none
         let file = try document()
         defer { try? FileManager.default.removeItem(at: file) }
         let name = "browser-\(UUID().uuidString.prefix(6))"
@@ -88,7 +88,7 @@ struct BrowserViewerTests {
 
     /// (2) A browser presenter drives a terminal follower to the same block.
     @Test func aBrowserPresenterDrivesATerminalFollower() throws {
-        let server = try ServerProcess()
+        let server = try InProcessNode()  // the terminal is the process here; the server needs none
         let name = "browser-\(UUID().uuidString.prefix(6))"
         // The room's document comes from a presenter that shares it and leaves.
         let sharer = try RoomConnection(port: server.port, path: "/rooms/\(name)?role=presenter&key=k")

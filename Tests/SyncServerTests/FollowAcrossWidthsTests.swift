@@ -57,7 +57,7 @@ struct FollowAcrossWidthsTests {
     }
 
     @Test func followersAtThirtySixtyAndTwoHundredColumnsShowThePresentersBlock() throws {
-        let server = try ServerProcess()
+        let server = try InProcessNode()  // the terminal is the process here; the server needs none
         let binary = ServerProcess.binary.path
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("guide-\(UUID().uuidString.prefix(6)).md")
         try Self.document.write(to: file, atomically: true, encoding: .utf8)

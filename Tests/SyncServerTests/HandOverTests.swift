@@ -18,7 +18,7 @@ struct HandOverTests {
     }
 
     @Test func aSecondPresenterFollowsTheDriverAndTakesOverFromWhereTheRoomIs() throws {
-        let server = try ServerProcess()
+        let server = try InProcessNode()  // the terminal is the process here; the server needs none
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("guide-\(UUID().uuidString.prefix(6)).md")
         try FollowAcrossWidthsTests.document.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
@@ -56,7 +56,7 @@ struct HandOverTests {
     }
 
     @Test func aPresenterWhoRestartsStartsAtTheRoomsPlaceAndSendsNothingUntilItMoves() throws {
-        let server = try ServerProcess()
+        let server = try InProcessNode()  // the terminal is the process here; the server needs none
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("guide-\(UUID().uuidString.prefix(6)).md")
         try FollowAcrossWidthsTests.document.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }

@@ -58,7 +58,7 @@ struct TerminalClientTests {
     /// leaving the alternate screen and a C1 CSI. The bytes the follower writes to its
     /// terminal hold none of them; the terminal shows them as text.
     @Test func hostileTextNeverReachesTheFollowersTerminalAsControls() throws {
-        let server = try ServerProcess()
+        let server = try InProcessNode()  // the terminal is the process here; the server needs none
         let room = "hostile-\(UUID().uuidString.prefix(6))"
         let hostile = "\u{1B}]52;c;cm0gLXJmIH4=\u{07} \u{1B}]8;;https://evil.example\u{07}link\u{1B}]8;;\u{07} \u{1B}[2J \u{1B}[6n \u{1B}[?1049l \u{9B}31m \u{7F}"
         // The follower is there first, so that the presenter's name reaches it in `driver`.
@@ -94,7 +94,7 @@ struct TerminalClientTests {
         .appendingPathComponent("Examples/tour.md").path
 
     @Test func followerTracksThePresenterAcrossWidths() throws {
-        let server = try ServerProcess()
+        let server = try InProcessNode()  // the terminal is the process here; the server needs none
         let binary = ServerProcess.binary.path
         let room = "\(server.url)/rooms/tour-\(UUID().uuidString.prefix(6))"
         let presenter = try Tmux([binary, "present", room, Self.document, "--name", "Ann"], width: 120, height: 30)
@@ -152,7 +152,7 @@ func followJSON(_ url: String) throws -> Child {
 @Suite("follow --json")
 struct FollowJSONTests {
     @Test func anEmptyRoomIsSaidOnStandardErrorAndStatesFollowOnStandardOutput() throws {
-        let server = try ServerProcess()
+        let server = try InProcessNode()  // the terminal is the process here; the server needs none
         let room = "quiet-\(UUID().uuidString.prefix(6))"
         let errors = FileManager.default.temporaryDirectory.appendingPathComponent("follow-\(UUID().uuidString.prefix(6)).err").path
         defer { try? FileManager.default.removeItem(atPath: errors) }
