@@ -6,9 +6,10 @@ enum Scripts {
         return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]) or '', redis.call('HGETALL', KEYS[3])}
         """
 
-    /// KEYS hash, lease; ARGV session, suffix, channel. The hash's expiry is not renewed here:
-    /// only the lease holder scrolls, and its node renews the lease and the hash every second
-    /// (`control` renew), so a scroll costs one Redis call less.
+    /// KEYS hash, lease; ARGV session, suffix, channel. A scroll sent before its node has heard
+    /// that it holds the lease (the lease holder's node publishes its driver's states itself,
+    /// without a script: `RedisRoomEngine.publish(led:room:keep:)`). The hash's expiry is not
+    /// renewed here: the lease holder's node renews the lease and the hash every second.
     static let scroll = """
         if redis.call('GET', KEYS[2]) ~= ARGV[1] then return redis.error_reply('NOTDRIVER') end
         local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
