@@ -118,6 +118,7 @@ extension LocalRoomHub {
     func carryOut(_ effects: [Room.Machine.Effect], in guarded: inout Room.Guarded, room: Room, loop: EventLoop) -> [Room.Machine.Effect] {
         var broadcasts = [Broadcast]()
         var later = [Room.Machine.Effect]()
+        var led: ScrollState?
         for effect in effects {
             switch effect {
             case .broadcast(let broadcast): broadcasts.append(broadcast)
@@ -134,12 +135,15 @@ extension LocalRoomHub {
                 engine?.control(room: room.name, .claim(session: id.description, name: guarded.core.names[id])) { _ in }
             case .releaseControl(let id):
                 engine?.control(room: room.name, .release(session: id.description)) { _ in }
-            case .publishLed(let state):
-                engine?.publish(led: state, room: room.name, keep: true)
+            case .publishLed(let state): led = state
             default: later.append(effect)
             }
         }
-        publish(broadcasts, in: &guarded, room: room, loop: loop)
+        let stateText = publish(broadcasts, in: &guarded, room: room, loop: loop)
+        if let led, let engine {
+            // The bytes members got (the led state is the step's state broadcast): encoded once.
+            engine.publish(led: stateText ?? ServerMessage.state(led), seq: led.seq, room: room.name, keep: true)
+        }
         return later
     }
 

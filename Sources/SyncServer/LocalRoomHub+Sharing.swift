@@ -65,7 +65,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
             guard guarded.attached, let state = guarded.core.state else { return nil }
             return (state, guarded.core.driver.map(guarded.machine.leads) ?? false)
         }
-        if let (state, leads) = answer { engine.publish(led: state, room: name, keep: leads) }
+        if let (state, leads) = answer { engine.publish(led: ServerMessage.state(state), seq: state.seq, room: name, keep: leads) }
     }
 
     /// Fetches a room's hash again and takes what it holds (validated like every input); at

@@ -253,7 +253,10 @@ public final class LocalRoomHub: RoomHub {
 
     /// Encodes each broadcast once and posts it to every loop with members.
     /// `loop` is the caller's loop, where a coalesced presence send is scheduled.
-    func publish(_ broadcasts: [Broadcast], in guarded: inout Room.Guarded, room: Room, loop: EventLoop) {
+    /// Returns the encoded `state` message of the last state among them.
+    @discardableResult
+    func publish(_ broadcasts: [Broadcast], in guarded: inout Room.Guarded, room: Room, loop: EventLoop) -> [UInt8]? {
+        var stateText: [UInt8]?
         let deflater = guarded.compressingMembers > 0 ? room.deflater : nil
         for broadcast in broadcasts {
             let item: LocalRoom.Item
@@ -264,6 +267,7 @@ public final class LocalRoomHub: RoomHub {
                 continue
             case .state(let state):
                 let text = ServerMessage.state(state)
+                stateText = text
                 record(text, in: &guarded, room: room, now: loop.now)
                 item = .state(seq: state.seq, BroadcastFrame(text: text, deflater: deflater))
             case .driver(let id, let name):
@@ -278,6 +282,7 @@ public final class LocalRoomHub: RoomHub {
             }
             for case let local? in guarded.locals { local.post(item) }
         }
+        return stateText
     }
 
     /// Presence goes out as the room's `PresenceThrottle` says: now, or once at the end of

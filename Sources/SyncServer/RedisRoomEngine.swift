@@ -17,7 +17,7 @@ import Glibc
 /// - `scrollsync:{R}:nodes` hash: each node's member counts and when it said them.
 ///
 /// The lease holder's node orders its driver's states and publishes `S MESSAGE` with `HSET`
-/// of `seq`/`suf` (`publish(led:room:)`, no script). Every other change runs as one Lua script
+/// of `seq`/`suf` (`publish(led:seq:room:keep:)`, no script). Every other change runs as one Lua script
 /// that checks, assigns `seq`/`ver`, stores and publishes `VER MESSAGE` on channel
 /// `scrollsync:{R}`. Each node decodes what it reads once and sends its own encoding to its
 /// members. Presence goes out as `P NODE p f d`.
@@ -133,10 +133,8 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
                 // 250 ms): the nodes that hold the room answer the question below, and the
                 // welcome waits for the first answer (a round trip), at most 50 ms.
                 guard let snapshot, let driver = snapshot.driver else { return answered(room, snapshot, reply) }
-                let answeredAlready = attaching[room]?.contains { entry in
-                    if entry.version == nil, case .state(let state) = entry.change { state.by == driver } else { false }
-                } ?? false
-                if answeredAlready { return answered(room, snapshot, reply) }  // (the answer may overtake the snapshot)
+                // (The answer may overtake the snapshot.)
+                if !Self.led(attaching[room] ?? [], by: driver).isEmpty { return answered(room, snapshot, reply) }
                 settle(room)  // a fetch of the same room still waiting answers first
                 newestWanted[room] = (snapshot, reply)
                 loop.schedule(after: Self.newestWaitNanoseconds) { [weak self] in self?.settle(room) }
@@ -163,15 +161,14 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
 
     /// `PUBLISH` of `S MESSAGE` at once; `HSET` of `seq` and `suf` (for nodes that fetch the
     /// room) at most every `writeBackNanoseconds` per room, the newest state only.
-    public func publish(led state: ScrollState, room: String, keep: Bool = true) {
-        let message = ServerMessage.state(state)
+    public func publish(led message: [UInt8], seq: Int, room: String, keep: Bool) {
         loop.execute { [self] in
             guard isAvailable else { return }
             counters.ledStates.add(1, ordering: .relaxed)
             commands.send([Array("PUBLISH".utf8), Array(keys(room).channel.utf8), Array("S ".utf8) + message])
             guard keep else { return }
-            if let pending = unwritten[room], pending.seq >= state.seq { return }
-            unwritten[room] = (state.seq, message)
+            if let pending = unwritten[room], pending.seq >= seq { return }
+            unwritten[room] = (seq, message)
             guard !writeBackScheduled else { return }
             writeBackScheduled = true
             loop.schedule(after: Self.writeBackNanoseconds) { [weak self] in self?.writeBack() }
@@ -201,19 +198,19 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     }
 
     public func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void) {
-        if case .renew = action { return renew(room: room, done: done) }
+        let mode: String, session: String, name: String?, stale: String
+        switch action {
+        case .renew: return renew(room: room, done: done)
+        case .take(let id, let named): (mode, session, name, stale) = ("take", id, named, "")
+        case .claim(let id, let named): (mode, session, name, stale) = ("claim", id, named, "")
+        case .inherit(let id, let named, let previous): (mode, session, name, stale) = ("inherit", id, named, previous)
+        case .release(let id): (mode, session, name, stale) = ("release", id, nil, "")
+        }
         loop.execute { [self] in
             let k = keys(room)
             // The room's newest led state goes into its hash before control changes: what a
             // node fetches after a release or hand-over is the driver's last.
             writeBack(room: room)
-            let (mode, session, name, stale): (String, String, String?, String) = switch action {
-            case .take(let session, let name): ("take", session, name, "")
-            case .claim(let session, let name): ("claim", session, name, "")
-            case .inherit(let session, let name, let stale): ("inherit", session, name, stale)
-            case .renew(let session): ("renew", session, nil, "")
-            case .release(let session): ("release", session, nil, "")
-            }
             let message = mode == "release" ? ServerMessage.driver(nil, name: nil) : ServerMessage.driver(session, name: name)
             counters.scriptedChanges.add(1, ordering: .relaxed)
             commands.send(["EVAL", Scripts.control, "2", k.hash, k.lease, mode, session, name ?? "", stale,
@@ -335,6 +332,14 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     /// Driven rooms being fetched, waiting for their newest state (see `attach`).
     private var newestWanted: [String: (snapshot: RoomSnapshot, reply: @Sendable (RoomSnapshot?) -> Void)] = [:]
 
+    /// The led states (no version) by `driver` among changes seen while a room was fetched.
+    private static func led(_ waiting: [(version: Int?, change: SharedChange)], by driver: String) -> [ScrollState] {
+        waiting.compactMap { entry in
+            guard entry.version == nil, case .state(let state) = entry.change, state.by == driver else { return nil }
+            return state
+        }
+    }
+
     /// How long a fetch waits for a node's answer with the newest state.
     static let newestWaitNanoseconds: UInt64 = 50_000_000
 
@@ -354,13 +359,10 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         let waiting = attaching.removeValue(forKey: room) ?? []
         var snapshot = snapshot
         if let driver = snapshot?.driver {
-            let led = waiting.compactMap { entry -> ScrollState? in
-                guard entry.version == nil, case .state(let state) = entry.change, state.by == driver else { return nil }
-                return state
-            }
             // Newer than the hash's, and within the leap any state may take (as `RoomMachine` holds them).
             let base = snapshot?.state?.seq ?? 0
-            if let newest = led.filter({ $0.seq <= base + SeqReservation.block }).max(by: { $0.seq < $1.seq }), newest.seq > base {
+            if let newest = Self.led(waiting, by: driver).filter({ $0.seq <= base + SeqReservation.block }).max(by: { $0.seq < $1.seq }),
+               newest.seq > base {
                 snapshot?.state = newest
             }
         }

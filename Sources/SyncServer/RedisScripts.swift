@@ -8,7 +8,7 @@ enum Scripts {
 
     /// KEYS hash, lease; ARGV session, suffix, channel. A scroll sent before its node has heard
     /// that it holds the lease (the lease holder's node publishes its driver's states itself,
-    /// without a script: `RedisRoomEngine.publish(led:room:keep:)`). The hash's expiry is not
+    /// without a script: `RedisRoomEngine.publish(led:seq:room:keep:)`). The hash's expiry is not
     /// renewed here: the lease holder's node renews the lease and the hash every second.
     static let scroll = """
         if redis.call('GET', KEYS[2]) ~= ARGV[1] then return redis.error_reply('NOTDRIVER') end

@@ -18,7 +18,8 @@ public protocol RoomEngine: AnyObject, Sendable {
     /// bounded rate; a node that fetches the room asks for the newest, see `sharedStateWanted`).
     /// No script runs: the other nodes take it only from the room's driver and above their `seq`.
     /// `keep` false: published only (another node's state, passed on to a node that asked).
-    func publish(led state: ScrollState, room: String, keep: Bool)
+    /// `message` is the state's encoded `state` message (as members got it), `seq` its seq.
+    func publish(led message: [UInt8], seq: Int, room: String, keep: Bool)
     /// Changes or keeps the room's driver lease.
     func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void)
     /// Publishes a `document` message (its JSON text).
@@ -47,7 +48,7 @@ public protocol RoomEngine: AnyObject, Sendable {
 public protocol SharedRoomsDelegate: AnyObject, Sendable {
     /// A change any node made, checked (`SharedInput`); `version` orders the room's changes.
     func shared(room: String, version: Int, change: SharedChange)
-    /// A state the lease holder's node ordered (`RoomEngine.publish(led:room:)`), checked.
+    /// A state the lease holder's node ordered (`RoomEngine.publish(led:seq:room:keep:)`), checked.
     func shared(room: String, led state: ScrollState)
     /// Another node fetched the room: publish this node's newest state of it again.
     func sharedStateWanted(room: String)

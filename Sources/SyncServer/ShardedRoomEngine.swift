@@ -44,8 +44,8 @@ public final class ShardedRoomEngine: RoomEngine, SharedRoomsDelegate, @unchecke
         shard(for: room).scroll(room: room, session: session, suffix: suffix, done: done)
     }
 
-    public func publish(led state: ScrollState, room: String, keep: Bool) {
-        shard(for: room).publish(led: state, room: room, keep: keep)
+    public func publish(led message: [UInt8], seq: Int, room: String, keep: Bool) {
+        shard(for: room).publish(led: message, seq: seq, room: room, keep: keep)
     }
 
     public func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void) {
