@@ -16,20 +16,28 @@ import Glibc
 /// command that gets no reply within `timeoutNanoseconds` drops the connection, so a
 /// stopped Redis is noticed. `EVAL` goes out as `EVALSHA` once the script is known to the
 /// server, and again as `EVAL` if the server answers NOSCRIPT. Use from the loop's thread only.
+///
+/// A subscriber subscribes to the channels it is asked for (`subscribe(_:confirmed:)`), with
+/// `SSUBSCRIBE` on a Redis Cluster (sharded pub/sub), and forgets them when it reconnects: its
+/// owner subscribes again to what it still needs.
 public final class RedisConnection {
     public typealias Reply = (RedisReply) -> Void
 
     /// What the connection is for.
     public enum Role {
         case commands
-        /// Pattern-subscribes to `patterns`; every message goes to the handler.
-        case subscriber(patterns: [String], onMessage: (_ channel: [UInt8], _ payload: [UInt8]) -> Void)
+        /// Subscribes to the channels asked for (`SSUBSCRIBE` when `sharded`); every message goes
+        /// to the handler.
+        case subscriber(sharded: Bool, onMessage: (_ channel: [UInt8], _ payload: [UInt8]) -> Void)
     }
 
     public let endpoint: RedisEndpoint
     public let loop: EventLoop
     /// Hears `true` once the connection is ready for commands, `false` when it is lost.
     public var onStatus: (Bool) -> Void = { _ in }
+    /// Hears a channel the server unsubscribed this subscriber from (a Redis Cluster slot that
+    /// moved to another node), and every `MOVED`/`ASK` redirection a command got.
+    public var onRedirect: (_ channel: String?) -> Void = { _ in }
     public var timeoutNanoseconds: UInt64 = 3_000_000_000
     public var retryNanoseconds: UInt64 = 500_000_000
     /// Ready for commands (connected, authenticated, database selected, subscribed).
@@ -51,13 +59,17 @@ public final class RedisConnection {
     private var waiting: [Reply] = []
     private var nextReply = 0
     private var subscribing = false
+    /// Channels subscribed to (confirmed by the server).
+    public private(set) var subscribed: Set<String> = []
+    /// Subscriptions asked for and not yet confirmed, in the order asked, with who waits.
+    private var subscriptionsAsked: [(channel: String, confirmed: (Bool) -> Void)] = []
     /// SHA-1s of the scripts this server has run for us since we connected.
     private var knownScripts: Set<String> = []
     private var lastProgress: UInt64 = 0
     private var stopped = false
     private var retryScheduled = false
 
-    private var pending: Int { waiting.count - nextReply }
+    private var pending: Int { waiting.count - nextReply + subscriptionsAsked.count }
 
     /// Commands sent within this many nanoseconds of the first go out in one write, so that
     /// Redis reads, answers and publishes them in one pass (nil: at the end of each loop turn).
@@ -179,25 +191,56 @@ public final class RedisConnection {
     }
 
     private func subscribeOrReady() {
-        guard case .subscriber(let patterns, _) = role else { return becomeReady() }
-        // Every reply from here on is a subscription's (in RESP3 a push, in RESP2 an array).
-        subscribing = true
-        write([Array("PSUBSCRIBE".utf8)] + patterns.map { Array($0.utf8) })
+        // From here on every reply of a subscriber is a subscription's (in RESP3 a push, in RESP2 an array).
+        if case .subscriber = role { subscribing = true }
+        becomeReady()
+    }
+
+    /// Subscribes to `channel` (at once if it is already); `confirmed` hears true once the
+    /// server confirmed, false if it refused or the connection was lost first.
+    public func subscribe(_ channel: String, confirmed: @escaping (Bool) -> Void) {
+        guard case .subscriber(let sharded, _) = role, isReady else { return confirmed(false) }
+        if subscribed.contains(channel) { return confirmed(true) }
+        let alreadyAsked = subscriptionsAsked.contains { $0.channel == channel }
+        if subscriptionsAsked.isEmpty { lastProgress = loop.now }
+        subscriptionsAsked.append((channel, confirmed))
+        if !alreadyAsked { write([Array((sharded ? "SSUBSCRIBE" : "SUBSCRIBE").utf8), Array(channel.utf8)]) }
+    }
+
+    /// Ends the subscription to `channel`.
+    public func unsubscribe(_ channel: String) {
+        guard case .subscriber(let sharded, _) = role, isReady, subscribed.remove(channel) != nil else { return }
+        write([Array((sharded ? "SUNSUBSCRIBE" : "UNSUBSCRIBE").utf8), Array(channel.utf8)])
     }
 
     private func subscriptionReply(_ reply: RedisReply) {
         guard case .subscriber(_, let onMessage) = role else { return }
+        if case .error(let message) = reply {
+            // A subscription the server refused (e.g. MOVED: another node serves its slot).
+            if message.hasPrefix("MOVED") || message.hasPrefix("ASK") { onRedirect(nil) }
+            guard let refused = subscriptionsAsked.first?.channel else { return }
+            settleSubscription(refused, confirmed: false)
+            return
+        }
         let parts = reply.elements
         switch parts.first?.text {
-        case "psubscribe":
-            lastProgress = loop.now
-            if !isReady { becomeReady() }
-        case "pmessage" where parts.count == 4:
-            lastProgress = loop.now
-            if case .string(let channel) = parts[2], case .string(let payload) = parts[3] { onMessage(channel, payload) }
+        case "message" where parts.count == 3, "smessage" where parts.count == 3:
+            if case .string(let channel) = parts[1], case .string(let payload) = parts[2] { onMessage(channel, payload) }
+        case "subscribe", "ssubscribe":
+            if let channel = parts.count > 1 ? parts[1].text : nil { settleSubscription(channel, confirmed: true) }
+        case "sunsubscribe", "unsubscribe":
+            // One this subscriber did not ask to end: the server moved the channel's slot.
+            if let channel = parts.count > 1 ? parts[1].text : nil, subscribed.remove(channel) != nil { onRedirect(channel) }
         default:
             break
         }
+    }
+
+    private func settleSubscription(_ channel: String, confirmed: Bool) {
+        if confirmed { subscribed.insert(channel) }
+        let settled = subscriptionsAsked.filter { $0.channel == channel }
+        subscriptionsAsked.removeAll { $0.channel == channel }
+        for waiter in settled { waiter.confirmed(confirmed) }
     }
 
     private func becomeReady() {
@@ -227,6 +270,7 @@ public final class RedisConnection {
                     waiting.removeFirst(nextReply)
                     nextReply = 0
                 }
+                if case .error(let message) = item.reply, message.hasPrefix("MOVED ") || message.hasPrefix("ASK ") { onRedirect(nil) }
                 reply(item.reply)
                 if link == nil { return }  // the handler dropped the connection
             }
@@ -258,7 +302,11 @@ public final class RedisConnection {
         let orphans = waiting[nextReply...]
         waiting.removeAll()
         nextReply = 0
+        let unconfirmed = subscriptionsAsked
+        subscriptionsAsked.removeAll()
+        subscribed.removeAll()
         for reply in orphans { reply(.error("redis connection lost: \(message)")) }
+        for waiter in unconfirmed { waiter.confirmed(false) }
         if wasReady { onStatus(false) }
         retryLater(message)
     }

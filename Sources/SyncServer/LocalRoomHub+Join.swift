@@ -53,6 +53,10 @@ extension LocalRoomHub {
                 logger.info("room created", metadata: ["room": "\(name)"])
                 if shared, let engine {
                     engine.attach(room: name) { [self] snapshot in attached(room, snapshot: snapshot) }
+                } else if engine?.isAvailable == true {
+                    // The engine came up as this room was made here alone, perhaps after it
+                    // reconciled the rooms it knew: this one goes through it now.
+                    reconcile(room, name: name)
                 }
             }
             // The retry is made only when the join has to wait (most joins do not).

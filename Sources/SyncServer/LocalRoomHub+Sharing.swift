@@ -112,33 +112,37 @@ extension LocalRoomHub: SharedRoomsDelegate {
     }
 
     public func sharedAvailability(_ available: Bool) {
-        guard available, let engine else { return }
+        guard available else { return }
         // Back after an outage (or first connected): merge what each room did here alone.
         let all = rooms.withLock { Array($0) }
-        for (name, room) in all {
-            let local = room.guarded.withLock { guarded -> RoomSnapshot? in
-                guard guarded.attached else { return nil }
-                guarded.announce = true
-                var local = RoomSnapshot()
-                local.state = guarded.core.state
-                local.document = guarded.core.document
-                local.keyDigest = guarded.core.presenterKeyText
-                local.followKey = guarded.core.followKey
-                if let driver = guarded.core.driver, guarded.core.members[driver] != nil {
-                    local.driver = driver.description
-                    local.driverName = guarded.core.names[driver]
-                }
-                return local
+        for (name, room) in all { reconcile(room, name: name) }
+    }
+
+    /// Merges what `room` did here alone into the shared room, and takes what comes back.
+    func reconcile(_ room: Room, name: String) {
+        guard let engine else { return }
+        let local = room.guarded.withLock { guarded -> RoomSnapshot? in
+            guard guarded.attached else { return nil }
+            guarded.announce = true
+            var local = RoomSnapshot()
+            local.state = guarded.core.state
+            local.document = guarded.core.document
+            local.keyDigest = guarded.core.presenterKeyText
+            local.followKey = guarded.core.followKey
+            if let driver = guarded.core.driver, guarded.core.members[driver] != nil {
+                local.driver = driver.description
+                local.driverName = guarded.core.names[driver]
             }
-            guard let local else { continue }
-            engine.reconcile(room: name, local: local) { [self] snapshot in
-                guard let snapshot else { return }
-                let later = room.guarded.withLock { guarded in
-                    defer { if let engine = self.engine { engine.presence(room: name, counts: guarded.core.presence) } }
-                    return adopt(snapshot, in: &guarded, room: room)
-                }
-                finish(later, room: room)
+            return local
+        }
+        guard let local else { return }
+        engine.reconcile(room: name, local: local) { [self] snapshot in
+            guard let snapshot else { return }
+            let later = room.guarded.withLock { guarded in
+                defer { if let engine = self.engine { engine.presence(room: name, counts: guarded.core.presence) } }
+                return adopt(snapshot, in: &guarded, room: room)
             }
+            finish(later, room: room)
         }
     }
 

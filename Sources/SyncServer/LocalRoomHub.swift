@@ -245,6 +245,8 @@ public final class LocalRoomHub: RoomHub {
                 dropRecording(in: &guarded, room: room.name)
                 guarded.creator = nil
                 if rooms[room.name] === room { rooms[room.name] = nil }
+                // Under the room table's lock: a room of the same name made after this attaches after it.
+                engine?.detach(room: room.name)
                 return creator
             }
         }
@@ -340,6 +342,7 @@ public final class LocalRoomHub: RoomHub {
                     dropRecording(in: &guarded, room: name)
                     forgotten.append((name, idleSeconds, guarded.creator))
                     guarded.creator = nil
+                    engine?.detach(room: name)
                     return false
                 }
             }

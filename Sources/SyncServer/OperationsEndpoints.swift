@@ -7,7 +7,7 @@ import WebSocketCore
 /// after it say what: `redis: up|unavailable`, `store: ok|failing (reason)`, and
 /// `store: N damaged files at start-up` when some were.
 struct HealthEndpoint: HTTPEndpoint {
-    let redis: [RedisRoomEngine]
+    let redis: RedisShardList
     let store: (any RoomStore)?
     var recordings: RecordingFiles?
     var path: String { "/healthz" }
@@ -16,12 +16,15 @@ struct HealthEndpoint: HTTPEndpoint {
         var degraded = false
         var lines = [String]()
         if !redis.isEmpty {
-            let down = redis.filter { !$0.isAvailable }
-            degraded = degraded || !down.isEmpty
-            if down.isEmpty {
+            let shards = redis.current
+            let down = shards.filter { !$0.isAvailable }
+            degraded = degraded || !redis.isAvailable
+            if redis.isAvailable {
                 lines.append("redis: up")
+            } else if down.isEmpty {
+                lines.append("redis: unavailable (the cluster's map has slots without a master)")
             } else {
-                lines.append("redis: unavailable" + (redis.count > 1 ? " (\(down.count) of \(redis.count) shards: \(down.map { "\($0.endpoint)" }.joined(separator: ", ")))" : ""))
+                lines.append("redis: unavailable" + (shards.count > 1 ? " (\(down.count) of \(shards.count) shards: \(down.map { "\($0.endpoint)" }.joined(separator: ", ")))" : ""))
             }
         }
         if let store {

@@ -21,11 +21,17 @@ import Glibc
 /// that checks, assigns `seq`/`ver`, stores and publishes `VER MESSAGE` on channel
 /// `scrollsync:{R}`. Each node decodes what it reads once and sends its own encoding to its
 /// members. Presence goes out as `P NODE p f d`.
-/// Two connections on one loop (commands, and a pattern subscriber), both `RedisConnection`s.
+/// Two connections on one loop (commands, and a subscriber), both `RedisConnection`s. A node
+/// subscribes to the channels of the rooms it holds only (subscribed before a room's snapshot
+/// is read, so no change falls between), so it never hears rooms it does not serve. On a Redis
+/// Cluster (`sharded`), channels are sharded (`SSUBSCRIBE`/`SPUBLISH`): a room's messages stay
+/// on the master that serves its slot.
 public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     public let node: String
     public let loop: EventLoop
     public let endpoint: RedisEndpoint
+    /// Sharded pub/sub (a Redis Cluster master): `SPUBLISH`/`SSUBSCRIBE`, in scripts too.
+    public let sharded: Bool
     public weak var delegate: (any SharedRoomsDelegate)?
     /// Milliseconds a driver's lease lasts without renewal.
     public let leaseMilliseconds = 5000
@@ -38,12 +44,18 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     /// (A led state has no version: it is taken after the snapshot if it is newer.)
     private var attaching: [String: [(version: Int?, change: SharedChange)]] = [:]
     private let logger: Logger
-    private let counters = EngineCounters()
+    private let counters: EngineCounters
+    /// How this engine publishes, and its scripts (with `SPUBLISH` when sharded).
+    private let publishCommand: String
+    private let scripts: Scripts.Set
 
     public var isAvailable: Bool { available.load(ordering: .acquiring) }
     /// Why Redis is unavailable, if it is (loop thread).
     public var lastError: String? { commands.lastError ?? subscriber.lastError }
     public var statistics: EngineCounters { counters }
+    /// Hears that Redis Cluster moved a slot (a redirection, or a channel the server
+    /// unsubscribed): the cluster's map is due for a refresh (loop thread).
+    public var onRedirect: (_ channel: String?) -> Void = { _ in }
 
     static let channelPrefix = "scrollsync:{"
 
@@ -55,20 +67,29 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     /// What a change read from Redis may hold (the same limits as a client's messages).
     let limits: ClientMessage.Limits
 
-    public init(endpoint: RedisEndpoint, loop: EventLoop, roomIdleSeconds: Int, limits: ClientMessage.Limits = .init(), logger: Logger) {
+    /// `node` names this node on every shard; `counters` may be shared by several engines
+    /// (a cluster's masters come and go, its counts stay).
+    public init(endpoint: RedisEndpoint, loop: EventLoop, roomIdleSeconds: Int, limits: ClientMessage.Limits = .init(), logger: Logger,
+                sharded: Bool = false, node: String? = nil, counters: EngineCounters? = nil) {
         self.endpoint = endpoint
+        self.sharded = sharded
+        self.counters = counters ?? EngineCounters()
+        publishCommand = sharded ? "SPUBLISH" : "PUBLISH"
+        scripts = sharded ? .sharded : .plain
         self.limits = limits
         self.loop = loop
         self.logger = logger
         roomIdleMilliseconds = max(60, roomIdleSeconds) * 1000
-        node = SessionID.make().description
+        self.node = node ?? SessionID.make().description
         commands = RedisConnection(endpoint: endpoint, loop: loop, corkNanoseconds: Self.corkNanoseconds)
         var onMessage: ((ArraySlice<UInt8>, [UInt8]) -> Void)?
-        subscriber = RedisConnection(endpoint: endpoint, loop: loop, role: .subscriber(patterns: [Self.channelPrefix + "*}"]) { channel, payload in
+        subscriber = RedisConnection(endpoint: endpoint, loop: loop, role: .subscriber(sharded: sharded) { channel, payload in
             onMessage?(channel[...], payload)
         })
         onMessage = { [unowned self] channel, payload in received(channel: channel, payload: payload) }
         commands.onStatus = { [unowned self] _ in statusChanged() }
+        commands.onRedirect = { [unowned self] channel in onRedirect(channel) }
+        subscriber.onRedirect = { [unowned self] channel in onRedirect(channel) }
         subscriber.onStatus = { [unowned self] _ in statusChanged() }
         loop.onTick { [weak self] in self?.warnWhileUnavailable() }
     }
@@ -125,29 +146,56 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     public func attach(room: String, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
         loop.execute { [self] in
             guard isAvailable else { return reply(nil) }
-            let k = keys(room)
-            attaching[room, default: []] = []
-            commands.send(["EVAL", Scripts.snapshot, "3", k.hash, k.lease, k.nodes]) { [self] answer in
-                let snapshot = answer.isError ? nil : snapshotFrom(answer, room: room)
-                // A driven room's newest state may not be in its hash yet (written back every
-                // 250 ms): the nodes that hold the room answer the question below, and the
-                // welcome waits for the first answer (a round trip), at most 50 ms.
-                guard let snapshot, let driver = snapshot.driver else { return answered(room, snapshot, reply) }
-                // (The answer may overtake the snapshot.)
-                if !Self.led(attaching[room] ?? [], by: driver).isEmpty { return answered(room, snapshot, reply) }
-                settle(room)  // a fetch of the same room still waiting answers first
-                newestWanted[room] = (snapshot, reply)
-                loop.schedule(after: Self.newestWaitNanoseconds) { [weak self] in self?.settle(room) }
+            subscribe(room) { [self] subscribed in
+                guard subscribed else { return reply(nil) }
+                fetch(room, reply: reply)
             }
-            commands.send(["PUBLISH", k.channel, "Q " + node])
         }
+    }
+
+    /// Subscribes to `room`'s channel; `then` hears whether it is (a room's changes are heard
+    /// from before its snapshot is read, so none falls between).
+    private func subscribe(_ room: String, then: @escaping (Bool) -> Void) {
+        guard isAvailable else { return then(false) }
+        subscriber.subscribe(keys(room).channel, confirmed: then)
+    }
+
+    /// Sends one command on this engine's connection (loop thread), as the cluster's map is read.
+    func command(_ arguments: [String], reply: @escaping (RedisReply) -> Void) {
+        commands.send(arguments, reply: reply)
+    }
+
+    /// This node no longer holds `room`: it stops hearing its channel.
+    public func detach(room: String) {
+        loop.execute { [self] in
+            guard attaching[room] == nil else { return }
+            subscriber.unsubscribe(keys(room).channel)
+        }
+    }
+
+    private func fetch(_ room: String, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
+        let k = keys(room)
+        attaching[room, default: []] = []
+        commands.send(["EVAL", scripts.snapshot, "3", k.hash, k.lease, k.nodes]) { [self] answer in
+            let snapshot = answer.isError ? nil : snapshotFrom(answer, room: room)
+            // A driven room's newest state may not be in its hash yet (written back every
+            // 250 ms): the nodes that hold the room answer the question below, and the
+            // welcome waits for the first answer (a round trip), at most 50 ms.
+            guard let snapshot, let driver = snapshot.driver else { return answered(room, snapshot, reply) }
+            // (The answer may overtake the snapshot.)
+            if !Self.led(attaching[room] ?? [], by: driver).isEmpty { return answered(room, snapshot, reply) }
+            settle(room)  // a fetch of the same room still waiting answers first
+            newestWanted[room] = (snapshot, reply)
+            loop.schedule(after: Self.newestWaitNanoseconds) { [weak self] in self?.settle(room) }
+        }
+        commands.send([publishCommand, k.channel, "Q " + node])
     }
 
     public func scroll(room: String, session: String, suffix: [UInt8], done: @escaping @Sendable (EngineResult) -> Void) {
         loop.execute { [self] in
             counters.scriptedChanges.add(1, ordering: .relaxed)
             let k = keys(room)
-            let arguments: [[UInt8]] = ["EVAL", Scripts.scroll, "2", k.hash, k.lease, session].map { Array($0.utf8) } + [suffix, Array(k.channel.utf8)]
+            let arguments: [[UInt8]] = ["EVAL", scripts.scroll, "2", k.hash, k.lease, session].map { Array($0.utf8) } + [suffix, Array(k.channel.utf8)]
             commands.send(arguments) { answer in
                 switch answer {
                 case .error(let message) where message.hasPrefix("NOTDRIVER"):
@@ -165,7 +213,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         loop.execute { [self] in
             guard isAvailable else { return }
             counters.ledStates.add(1, ordering: .relaxed)
-            commands.send([Array("PUBLISH".utf8), Array(keys(room).channel.utf8), Array("S ".utf8) + message])
+            commands.send([Array(publishCommand.utf8), Array(keys(room).channel.utf8), Array("S ".utf8) + message])
             guard keep else { return }
             if let pending = unwritten[room], pending.seq >= seq { return }
             unwritten[room] = (seq, message)
@@ -213,7 +261,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
             writeBack(room: room)
             let message = mode == "release" ? ServerMessage.driver(nil, name: nil) : ServerMessage.driver(session, name: name)
             counters.scriptedChanges.add(1, ordering: .relaxed)
-            commands.send(["EVAL", Scripts.control, "2", k.hash, k.lease, mode, session, name ?? "", stale,
+            commands.send(["EVAL", scripts.control, "2", k.hash, k.lease, mode, session, name ?? "", stale,
                            String(leaseMilliseconds), String(roomIdleMilliseconds), k.channel, String(decoding: message, as: UTF8.self)]) { answer in
                 switch answer {
                 case .error: done(.unavailable)
@@ -246,7 +294,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         loop.execute { [self] in
             let k = keys(room)
             counters.scriptedChanges.add(1, ordering: .relaxed)
-            commands.send(["EVAL", Scripts.setAndPublish, "1", k.hash, "doc"].map { Array($0.utf8) }
+            commands.send(["EVAL", scripts.setAndPublish, "1", k.hash, "doc"].map { Array($0.utf8) }
                           + [message, message, Array(k.channel.utf8), Array(String(roomIdleMilliseconds).utf8)]) { answer in
                 done(answer.isError ? .unavailable : .done)
             }
@@ -257,7 +305,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         loop.execute { [self] in
             let k = keys(room)
             counters.scriptedChanges.add(1, ordering: .relaxed)
-            commands.send(["EVAL", Scripts.setAndPublish, "1", k.hash, "fkey"].map { Array($0.utf8) }
+            commands.send(["EVAL", scripts.setAndPublish, "1", k.hash, "fkey"].map { Array($0.utf8) }
                           + [Array(record.utf8), SharedChange.access(followKey: record), Array(k.channel.utf8), Array(String(roomIdleMilliseconds).utf8)])
         }
     }
@@ -309,23 +357,30 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
                 commands.send(["PEXPIRE", k.nodes, String(roomIdleMilliseconds)])
             }
             commands.send(["PEXPIRE", k.hash, String(roomIdleMilliseconds)])
-            commands.send(["PUBLISH", k.channel, "P " + node + " " + text])
+            commands.send([publishCommand, k.channel, "P " + node + " " + text])
         }
     }
 
     public func reconcile(room: String, local: RoomSnapshot, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
         loop.execute { [self] in
-            let k = keys(room)
-            let suffix = local.state.map(stateSuffix) ?? []
-            let driverMessage = local.driver.map { ServerMessage.driver($0, name: local.driverName) } ?? []
-            let document = local.document.map { ServerMessage.document($0) } ?? []
-            attaching[room, default: []] = []
-            commands.send(["EVAL", Scripts.reconcile, "3", k.hash, k.lease, k.nodes, local.driver ?? "", local.driverName ?? "",
-                           String(local.state?.seq ?? 0)].map { Array($0.utf8) }
-                          + [suffix, Array(k.channel.utf8), Array(String(leaseMilliseconds).utf8), Array(String(roomIdleMilliseconds).utf8),
-                             driverMessage, document, Array((local.keyDigest ?? "").utf8), Array((local.followKey ?? "").utf8)]) { [self] answer in
-                answered(room, answer, reply)
+            subscribe(room) { [self] subscribed in
+                guard subscribed else { return reply(nil) }
+                merge(room, local: local, reply: reply)
             }
+        }
+    }
+
+    private func merge(_ room: String, local: RoomSnapshot, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
+        let k = keys(room)
+        let suffix = local.state.map(stateSuffix) ?? []
+        let driverMessage = local.driver.map { ServerMessage.driver($0, name: local.driverName) } ?? []
+        let document = local.document.map { ServerMessage.document($0) } ?? []
+        attaching[room, default: []] = []
+        commands.send(["EVAL", scripts.reconcile, "3", k.hash, k.lease, k.nodes, local.driver ?? "", local.driverName ?? "",
+                       String(local.state?.seq ?? 0)].map { Array($0.utf8) }
+                      + [suffix, Array(k.channel.utf8), Array(String(leaseMilliseconds).utf8), Array(String(roomIdleMilliseconds).utf8),
+                         driverMessage, document, Array((local.keyDigest ?? "").utf8), Array((local.followKey ?? "").utf8)]) { [self] answer in
+            answered(room, answer, reply)
         }
     }
 

@@ -1,6 +1,21 @@
 /// The Lua scripts: each change is checked, ordered, stored and published at once.
 /// State messages are written as `statePrefix`, the `seq` the script assigns, and the suffix.
 enum Scripts {
+    /// The scripts that publish, as one engine runs them: with `PUBLISH`, or with `SPUBLISH`
+    /// on a Redis Cluster (sharded pub/sub: the room's channel and keys share its slot).
+    struct Set {
+        let snapshot: String, scroll: String, control: String, setAndPublish: String, reconcile: String
+
+        static let plain = Set(snapshot: Scripts.snapshot, scroll: Scripts.scroll, control: Scripts.control,
+                               setAndPublish: Scripts.setAndPublish, reconcile: Scripts.reconcile)
+        static let sharded = Set(snapshot: Scripts.snapshot, scroll: spublishing(Scripts.scroll), control: spublishing(Scripts.control),
+                                 setAndPublish: spublishing(Scripts.setAndPublish), reconcile: spublishing(Scripts.reconcile))
+
+        private static func spublishing(_ script: String) -> String {
+            script.replacing("redis.call('PUBLISH',", with: "redis.call('SPUBLISH',")
+        }
+    }
+
     /// KEYS hash, lease, nodes -> {hash fields, lease holder, node counts}
     static let snapshot = """
         return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]) or '', redis.call('HGETALL', KEYS[3])}

@@ -11,6 +11,9 @@ public protocol RoomEngine: AnyObject, Sendable {
     var delegate: (any SharedRoomsDelegate)? { get set }
     /// Fetches a room's shared state (nil: unavailable, serve the room locally).
     func attach(room: String, reply: @escaping @Sendable (RoomSnapshot?) -> Void)
+    /// This node no longer holds the room (forgotten, or never driven and left): it stops
+    /// hearing the room's changes until it attaches again.
+    func detach(room: String)
     /// Publishes a state: `suffix` is its JSON after `"seq":`, which the engine assigns.
     func scroll(room: String, session: String, suffix: [UInt8], done: @escaping @Sendable (EngineResult) -> Void)
     /// A state this node ordered as the holder of the room's driver lease (the driver is one

@@ -26,9 +26,9 @@ public final class Server: Sendable {
     let store: (any RoomStore)?
     /// Shares rooms with other nodes, when Redis is configured.
     public let engine: (any RoomEngine)?
-    /// The Redis servers rooms are shared through (`redis.url`, then `redis.shards`); empty
-    /// for a single process.
-    public let redisShards: [RedisRoomEngine]
+    /// The Redis servers rooms are shared through now (`redis.url`, then `redis.shards`, or a
+    /// cluster's masters); empty for a single process.
+    public var redisShards: [RedisRoomEngine] { RedisShardList(engine: engine).current }
     /// Makes the handler of each new connection.
     private let makePeer: @Sendable (Channel) -> any ChannelHandler
     /// What a reload may change (`reload`): the certificate, the admin token, the origins and
@@ -80,12 +80,10 @@ public final class Server: Sendable {
         roomOptions.recordingsTotalBytes = configuration.limits.recordingsTotalBytes
         var messageLimits = ClientMessage.Limits()
         messageLimits.maxDocumentBytes = configuration.limits.documentBytes
-        let shards = redis.map {
-            RedisRoomEngine(endpoint: $0, loop: group.loops[0], roomIdleSeconds: roomOptions.roomIdleSeconds, limits: messageLimits, logger: logger)
-        }
-        redisShards = shards
-        let engine: (any RoomEngine)? = shards.count > 1 ? ShardedRoomEngine(shards: shards) : shards.first
+        let engine = Self.roomEngine(redis, cluster: configuration.redisCluster, loop: group.loops[0],
+                                     roomIdleSeconds: roomOptions.roomIdleSeconds, limits: messageLimits, logger: logger)
         self.engine = engine
+        let shards = RedisShardList(engine: engine)
         roomOptions.messageLimits = messageLimits
         hub = try LocalRoomHub(loops: group.loops, options: roomOptions, store: store, engine: engine, recordingsDirectory: store == nil ? nil : configuration.dataDirectory.map { $0 + "/recordings" },
                                refusals: counters.refusalReasons, logger: logger)
@@ -127,12 +125,29 @@ public final class Server: Sendable {
         port = embedded != nil ? 0 : try group.listen(host: configuration.host, port: configuration.port, tls: tls, makeHandler: makePeer)
         hub.publicURL.set(url)  // the port bound (port 0 picks one), before anyone can ask for a recording
         if embedded == nil { group.start() }
-        if !shards.isEmpty {
-            logger.info("sharing rooms through Redis", metadata: [
-                "redis": "\(shards.map { "\($0.endpoint)" }.joined(separator: ","))", "node": "\(shards[0].node)",
+        if let first = shards.current.first {
+            logger.info(configuration.redisCluster ? "sharing rooms through a Redis Cluster" : "sharing rooms through Redis", metadata: [
+                "redis": "\(redis.map { "\($0)" }.joined(separator: ","))", "node": "\(first.node)",
             ])
-            for shard in shards { shard.start() }
+            (engine as? ShardedRoomEngine)?.start()
+            (engine as? RedisRoomEngine)?.start()
         }
+    }
+
+    /// The engine that shares rooms through `redis` (nil: none): one Redis, several by a hash
+    /// of the room, or a cluster's masters found from the first (every shard on `loop`, one
+    /// node id for all).
+    static func roomEngine(_ redis: [RedisEndpoint], cluster: Bool, loop: EventLoop, roomIdleSeconds: Int,
+                           limits: ClientMessage.Limits, logger: Logger) -> (any RoomEngine)? {
+        guard !redis.isEmpty else { return nil }
+        let node = SessionID.make().description
+        let counters = cluster ? EngineCounters() : nil
+        let make = { (endpoint: RedisEndpoint) in
+            RedisRoomEngine(endpoint: endpoint, loop: loop, roomIdleSeconds: roomIdleSeconds, limits: limits, logger: logger,
+                            sharded: cluster, node: node, counters: counters)
+        }
+        if cluster { return ShardedRoomEngine(cluster: redis, loop: loop, logger: logger, makeShard: make) }
+        return redis.count > 1 ? ShardedRoomEngine(shards: redis.map(make)) : make(redis[0])
     }
 
     /// Buffers of 256 KiB or more (messages being received, documents, their frames) get

@@ -56,8 +56,12 @@ public struct ServerConfiguration: Sendable {
     /// `redis://HOST:PORT[/DB]`: share rooms with other nodes through Redis (the file store
     /// is then off: Redis keeps the rooms). Nil: this process alone.
     public var redisURL: String?
-    /// More Redis servers to spread rooms over with `redisURL` (by a stable hash of the room).
+    /// More Redis servers to spread rooms over with `redisURL` (by a stable hash of the room);
+    /// with `redisCluster`, more nodes of the cluster to ask for its map.
     public var redisShards: [String] = []
+    /// `redisURL` is a node of a Redis Cluster: rooms live on the masters that serve their
+    /// slots, with sharded pub/sub.
+    public var redisCluster = false
     /// Redis password (AUTH), instead of one in the URL.
     public var redisPassword: String?
     /// CA certificates (PEM) that a `rediss://` server's certificate must chain to; nil:

@@ -10,7 +10,7 @@ struct ServerMetrics: Sendable {
     let hub: LocalRoomHub
     let loops: [EventLoop]
     /// The Redis shards (empty: a single process); counts are summed over them.
-    let redis: [RedisRoomEngine]
+    let redis: RedisShardList
     let messageBudget: MessageBudget
     let store: (any RoomStore)?
 
@@ -88,21 +88,23 @@ struct ServerMetrics: Sendable {
             text.metric("scrollsync_store_damaged_files", "gauge", "Stored files found damaged at start-up.", [([], health.damagedFiles)])
         }
         if !redis.isEmpty {
+            let shards = redis.current, counters = redis.counters
+            func sum(_ value: (EngineCounters) -> Int) -> Int { counters.reduce(0) { $0 + value($1) } }
             text.metric("scrollsync_redis_up", "gauge", "1 while every Redis shard is reachable (rooms are shared), 0 while this node serves alone.",
-                        [([], redis.allSatisfy(\.isAvailable) ? 1 : 0)])
-            text.metric("scrollsync_redis_shards", "gauge", "Redis servers rooms are spread over (redis.url and redis.shards), and how many answer.",
-                        [([("state", "configured")], redis.count), ([("state", "up")], redis.filter(\.isAvailable).count)])
+                        [([], redis.isAvailable ? 1 : 0)])
+            text.metric("scrollsync_redis_shards", "gauge", "Redis servers rooms are spread over (redis.url and redis.shards, or a cluster's masters), and how many answer.",
+                        [([("state", "configured")], shards.count), ([("state", "up")], shards.filter(\.isAvailable).count)])
             text.metric("scrollsync_redis_outages_total", "counter", "Times a Redis shard became unreachable.",
-                        [([], redis.reduce(0) { $0 + $1.statistics.outages.load(ordering: .relaxed) })])
+                        [([], sum { $0.outages.load(ordering: .relaxed) })])
             text.metric("scrollsync_redis_messages_total", "counter", "Room changes and counts received from Redis.",
-                        [([], redis.reduce(0) { $0 + $1.statistics.messagesIn.load(ordering: .relaxed) })])
+                        [([], sum { $0.messagesIn.load(ordering: .relaxed) })])
             text.metric("scrollsync_redis_changes_sent_total", "counter",
                         "Changes this node sent to Redis: led (a state its driver made, published without a script) or scripted (control, documents, a scroll before the lease was known).",
-                        [([("kind", "led")], redis.reduce(0) { $0 + $1.statistics.ledStates.load(ordering: .relaxed) }),
-                         ([("kind", "scripted")], redis.reduce(0) { $0 + $1.statistics.scriptedChanges.load(ordering: .relaxed) })])
+                        [([("kind", "led")], sum { $0.ledStates.load(ordering: .relaxed) }),
+                         ([("kind", "scripted")], sum { $0.scriptedChanges.load(ordering: .relaxed) })])
             text.metric("scrollsync_redis_refused_total", "counter",
                         "What was read from Redis and refused (never applied or forwarded), by reason: malformed, invalid (fails the protocol's checks), implausible (a version or seq that cannot follow; the room is fetched again), snapshot (a room hash field).",
-                        SharedInput.Refusal.Reason.allCases.map { reason in ([("reason", reason.rawValue)], redis.reduce(0) { $0 + $1.statistics.refusals(reason) }) })
+                        SharedInput.Refusal.Reason.allCases.map { reason in ([("reason", reason.rawValue)], sum { $0.refusals(reason) }) })
         }
         return text
     }

@@ -92,6 +92,7 @@ public enum Settings {
         stringList("redis.shards", \.redisShards, "More Redis servers (redis://…) to spread rooms over with redis.url, by a stable hash of the room's name; every node lists the same ones in the same order."),
         optionalString("redis.password", \.redisPassword, "Password for Redis AUTH.", secret: true),
         optionalString("redis.caFile", \.redisCAFile, "CA certificates (PEM) for a rediss:// server; null trusts the system's roots."),
+        bool("redis.cluster", \.redisCluster, "redis.url (and redis.shards) are nodes of a Redis Cluster (7 or later): rooms live on the masters that serve their slots, with sharded pub/sub."),
     ]
 
     public static func setting(_ key: String) -> Setting? { all.first { $0.key == key } }
@@ -196,6 +197,12 @@ public enum Settings {
         }
         if let url = configuration.redisURL {
             do { _ = try RedisEndpoint(url: url) } catch { throw ConfigurationError("redis.url: \(error)") }
+        }
+        if configuration.redisCluster {
+            guard let url = configuration.redisURL else { throw ConfigurationError("redis.cluster needs redis.url: a node of the cluster") }
+            for url in [url] + configuration.redisShards where (try? RedisEndpoint(url: url))?.database ?? 0 != 0 {
+                throw ConfigurationError("redis.cluster: a Redis Cluster has database 0 only (\(url))")
+            }
         }
         for url in configuration.redisShards {
             guard configuration.redisURL != nil else { throw ConfigurationError("redis.shards needs redis.url: the first shard") }

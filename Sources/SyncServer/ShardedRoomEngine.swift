@@ -1,3 +1,4 @@
+import RedisClient
 import ScrollModel
 import Synchronization
 
@@ -7,37 +8,78 @@ import Synchronization
 /// list the same servers in the same order (`redis.url`, then `redis.shards`). The rooms are
 /// shared while every shard answers; when one does not, this node serves its rooms alone and
 /// reconciles them when it is back, as with one Redis.
+///
+/// Or the masters of a Redis Cluster (`redis.cluster`, `ShardedRoomEngine+Cluster.swift`): a
+/// room lives on the master that serves its hash slot, with sharded pub/sub; the map of slots
+/// is read from the cluster and read again when a master fails or a slot moves.
 public final class ShardedRoomEngine: RoomEngine, SharedRoomsDelegate, @unchecked Sendable {
-    public let shards: [RedisRoomEngine]
+    /// Where rooms go: the shards, and for a cluster which shard serves each slot.
+    struct Routing {
+        var shards: [RedisRoomEngine]
+        /// Rooms go by a cluster's map (`cluster`, its masters' engines in its order as
+        /// `shards`), not by a hash over `shards`.
+        var isCluster = false
+        /// The cluster's map, once read.
+        var cluster: RedisClusterMap?
+    }
+    let routing: Mutex<Routing>
+    /// The shards rooms go to now.
+    public var shards: [RedisRoomEngine] { routing.withLock { $0.shards } }
     public weak var delegate: (any SharedRoomsDelegate)?
     /// What the delegate was last told, so that it hears each change of the whole once.
-    private let reported = Mutex<Bool>(false)
+    let reported = Mutex<Bool>(false)
+    /// A cluster's discovery (nil for shards listed in the configuration).
+    var discovery: ClusterDiscovery?
 
     public init(shards: [RedisRoomEngine]) {
         precondition(!shards.isEmpty, "a sharded engine needs a shard")
-        self.shards = shards
+        routing = Mutex(Routing(shards: shards))
         for shard in shards { shard.delegate = self }
     }
 
-    /// The shard that holds `room`: FNV-1a of its name, so every node picks the same one.
+    /// The shard that holds `room`: FNV-1a of its name, so every node picks the same one; on a
+    /// cluster, the master of the slot of the room's keys (`scrollsync:{ROOM}`).
     public func shard(for room: String) -> RedisRoomEngine {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in room.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x100_0000_01b3
+        routing.withLock { routing in
+            if routing.isCluster {
+                // A slot nobody serves (between a master's failure and its replica's promotion),
+                // or no map yet: the first shard, which refuses or answers MOVED meanwhile.
+                let slot = RedisClusterMap.slot(of: "scrollsync:{" + room + "}")
+                return routing.cluster?.master(ofSlot: slot).map { routing.shards[$0] } ?? routing.shards[0]
+            }
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in room.utf8 {
+                hash ^= UInt64(byte)
+                hash &*= 0x100_0000_01b3
+            }
+            return routing.shards[Int(hash % UInt64(routing.shards.count))]
         }
-        return shards[Int(hash % UInt64(shards.count))]
     }
 
-    public var isAvailable: Bool { shards.allSatisfy(\.isAvailable) }
+    public var isAvailable: Bool {
+        routing.withLock { routing in
+            routing.shards.allSatisfy(\.isAvailable) && (!routing.isCluster || routing.cluster?.isComplete == true)
+        }
+    }
 
-    public func start() { for shard in shards { shard.start() } }
-    public func stop() { for shard in shards { shard.stop() } }
+    public func start() {
+        for shard in shards { shard.start() }
+        discovery?.start()
+    }
+
+    public func stop() {
+        discovery?.stop()
+        for shard in shards { shard.stop() }
+    }
 
     // MARK: RoomEngine: each call goes to the room's shard
 
     public func attach(room: String, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
         shard(for: room).attach(room: room, reply: reply)
+    }
+
+    public func detach(room: String) {
+        shard(for: room).detach(room: room)
     }
 
     public func scroll(room: String, session: String, suffix: [UInt8], done: @escaping @Sendable (EngineResult) -> Void) {
@@ -110,5 +152,28 @@ public final class ShardedRoomEngine: RoomEngine, SharedRoomsDelegate, @unchecke
             return reported != whole
         }
         if changed { delegate?.sharedAvailability(whole) }
+    }
+}
+
+/// The Redis engines a node shares rooms through, as they are now (a cluster's masters come
+/// and go), for health checks and metrics.
+struct RedisShardList: Sendable {
+    let engine: (any RoomEngine)?
+
+    var current: [RedisRoomEngine] {
+        switch engine {
+        case let sharded as ShardedRoomEngine: sharded.shards
+        case let one as RedisRoomEngine: [one]
+        default: []
+        }
+    }
+
+    var isEmpty: Bool { engine == nil }
+    /// Rooms are shared (every shard answers; a cluster's every slot has a master).
+    var isAvailable: Bool { engine?.isAvailable ?? false }
+    /// Each counter once (a cluster's engines share theirs).
+    var counters: [EngineCounters] {
+        var seen = Set<ObjectIdentifier>()
+        return current.map(\.statistics).filter { seen.insert(ObjectIdentifier($0)).inserted }
     }
 }

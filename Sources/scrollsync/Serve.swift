@@ -91,6 +91,9 @@ struct Serve: ParsableCommand {
     @Option(help: "Share rooms with other nodes through Redis: redis://HOST:PORT[/DB], rediss:// for TLS. [redis.url]")
     var redis: String?
 
+    @Flag(help: "--redis names a node of a Redis Cluster: rooms live on the masters that serve their slots. [redis.cluster]")
+    var redisCluster = false
+
     @Option(help: "Least severe event logged: trace … critical. [log.level]")
     var logLevel: String?
 
@@ -125,6 +128,7 @@ struct Serve: ParsableCommand {
         text("store.directory", dataDir)
         if inMemory { values.append(("store.directory", .null)) }
         text("redis.url", redis)
+        if redisCluster { values.append(("redis.cluster", .bool(true))) }
         text("log.level", logLevel)
         if logJSON { values.append(("log.json", .bool(true))) }
         return values

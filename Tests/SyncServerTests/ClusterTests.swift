@@ -181,6 +181,29 @@ struct ClusterTests {
         #expect(seqs.count >= 2 && seqs.last! > seqs.first!, "seq keeps increasing across the handover: \(seqs)")
     }
 
+    /// How many nodes subscribe to `room`'s channel.
+    func subscribers(_ redis: RedisServer, _ room: String) throws -> Int? {
+        let answer = try run("redis-cli", ["-p", String(redis.port), "--raw", "pubsub", "numsub", "scrollsync:{\(room)}"])
+        return answer.output.split(separator: "\n").last.flatMap { Int($0) }
+    }
+
+    @Test func aNodeHearsOnlyTheRoomsItHoldsAndStopsWhenItForgetsOne() throws {
+        let redis = try RedisServer()
+        let (a, b, _) = (try node(redis), try node(redis), try node(redis))
+        let (presenter, _) = try join(a, "held", query: "role=presenter&key=k")
+        let (follower, _) = try join(b, "held")
+        #expect(try subscribers(redis, "held") == 2, "the two nodes that hold the room, not the third")
+        let patterns = try run("redis-cli", ["-p", String(redis.port), "--raw", "pubsub", "numpat"]).output
+        #expect(patterns.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "no node subscribes to every room")
+        // A room only followers joined is forgotten when they leave: its node stops hearing it.
+        let (watcher, _) = try join(b, "unclaimed")
+        #expect(try subscribers(redis, "unclaimed") == 1)
+        watcher.client.send(maskedFrame(0x8, [0x03, 0xE8]))  // close 1000
+        #expect(eventually { (try? subscribers(redis, "unclaimed")) == 0 }, "the node unsubscribed from the room it forgot")
+        presenter.send(scroll(5))
+        #expect(follower.wait(for: hasOffset(5)), "the held room is still shared")
+    }
+
     @Test func roomsNeverLeakIntoEachOther() throws {
         let redis = try RedisServer.shared()
         let (a, b) = (try node(redis), try node(redis))
