@@ -29,7 +29,7 @@ public struct RedisClusterMap: Sendable, Equatable {
     private var owners = [UInt16](repeating: RedisClusterMap.unassigned, count: RedisClusterMap.slotCount)
 
     /// Whether every slot has a master.
-    public var isComplete: Bool { !owners.contains(Self.unassigned) }
+    public private(set) var isComplete = false
 
     /// The master that serves `slot`, if any.
     public func master(ofSlot slot: Int) -> Int? {
@@ -64,6 +64,7 @@ public struct RedisClusterMap: Sendable, Equatable {
                 if !replicas.contains(node) && replicas.count < Self.maxNodes { replicas.append(node) }
             }
         }
+        isComplete = !owners.contains(Self.unassigned)
     }
 
     private static func node(_ reply: RedisReply, askedHost: String) throws(RedisError) -> Node {
@@ -90,11 +91,13 @@ public struct RedisClusterMap: Sendable, Equatable {
 
     /// CRC16-CCITT (XMODEM: polynomial 0x1021, initial 0), Redis Cluster's key hash.
     static func crc16(_ bytes: ArraySlice<UInt8>) -> UInt16 {
-        var crc: UInt16 = 0
-        for byte in bytes {
-            crc ^= UInt16(byte) << 8
-            for _ in 0..<8 { crc = crc & 0x8000 != 0 ? (crc << 1) ^ 0x1021 : crc << 1 }
-        }
+        bytes.reduce(0) { crc, byte in (crc << 8) ^ crcTable[Int(UInt8(crc >> 8) ^ byte)] }
+    }
+
+    /// The CRC of each byte value, a byte at a time.
+    private static let crcTable: [UInt16] = (0..<256).map { value in
+        var crc = UInt16(value) << 8
+        for _ in 0..<8 { crc = crc & 0x8000 != 0 ? (crc << 1) ^ 0x1021 : crc << 1 }
         return crc
     }
 }

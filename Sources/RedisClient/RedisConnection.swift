@@ -63,6 +63,8 @@ public final class RedisConnection {
     public private(set) var subscribed: Set<String> = []
     /// Subscriptions asked for and not yet confirmed, in the order asked, with who waits.
     private var subscriptionsAsked: [(channel: String, confirmed: (Bool) -> Void)] = []
+    /// Unsubscriptions asked for and not yet confirmed, by channel.
+    private var unsubscribing: [String: Int] = [:]
     /// SHA-1s of the scripts this server has run for us since we connected.
     private var knownScripts: Set<String> = []
     private var lastProgress: UInt64 = 0
@@ -207,9 +209,11 @@ public final class RedisConnection {
         if !alreadyAsked { write([Array((sharded ? "SSUBSCRIBE" : "SUBSCRIBE").utf8), Array(channel.utf8)]) }
     }
 
-    /// Ends the subscription to `channel`.
+    /// Ends the subscription to `channel` (one being asked for too).
     public func unsubscribe(_ channel: String) {
-        guard case .subscriber(let sharded, _) = role, isReady, subscribed.remove(channel) != nil else { return }
+        guard case .subscriber(let sharded, _) = role, isReady,
+              subscribed.remove(channel) != nil || subscriptionsAsked.contains(where: { $0.channel == channel }) else { return }
+        unsubscribing[channel, default: 0] += 1
         write([Array((sharded ? "SUNSUBSCRIBE" : "UNSUBSCRIBE").utf8), Array(channel.utf8)])
     }
 
@@ -229,8 +233,15 @@ public final class RedisConnection {
         case "subscribe", "ssubscribe":
             if let channel = parts.count > 1 ? parts[1].text : nil { settleSubscription(channel, confirmed: true) }
         case "sunsubscribe", "unsubscribe":
-            // One this subscriber did not ask to end: the server moved the channel's slot.
-            if let channel = parts.count > 1 ? parts[1].text : nil, subscribed.remove(channel) != nil { onRedirect(channel) }
+            guard let channel = parts.count > 1 ? parts[1].text : nil else { break }
+            if let asked = unsubscribing[channel] {
+                unsubscribing[channel] = asked > 1 ? asked - 1 : nil
+                // Unless it was asked for again since.
+                if !subscriptionsAsked.contains(where: { $0.channel == channel }) { subscribed.remove(channel) }
+            } else if subscribed.remove(channel) != nil {
+                // One this subscriber did not ask to end: the server moved the channel's slot.
+                onRedirect(channel)
+            }
         default:
             break
         }
@@ -305,6 +316,7 @@ public final class RedisConnection {
         let unconfirmed = subscriptionsAsked
         subscriptionsAsked.removeAll()
         subscribed.removeAll()
+        unsubscribing.removeAll()
         for reply in orphans { reply(.error("redis connection lost: \(message)")) }
         for waiter in unconfirmed { waiter.confirmed(false) }
         if wasReady { onStatus(false) }

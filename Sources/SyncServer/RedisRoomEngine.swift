@@ -167,10 +167,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
 
     /// This node no longer holds `room`: it stops hearing its channel.
     public func detach(room: String) {
-        loop.execute { [self] in
-            guard attaching[room] == nil else { return }
-            subscriber.unsubscribe(keys(room).channel)
-        }
+        loop.execute { [self] in subscriber.unsubscribe(keys(room).channel) }
     }
 
     private func fetch(_ room: String, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
