@@ -195,5 +195,19 @@ extension FuzzTarget {
         let split = data.isEmpty ? 0 : Int(data[0]) % data.count
         let parts = replies([data[..<split], data[split...]])
         try expect(parts.items == whole.items && parts.failed == whole.failed, "split at \(split), the replies differ")
+        // Each reply read as a Redis Cluster's map (`CLUSTER SLOTS`): one it takes names only
+        // hosts and ports a node may connect to, and every slot's master is one of its masters.
+        for item in whole.items {
+            guard let map = try? RedisClusterMap(slotsReply: item.reply, askedHost: "127.0.0.1") else { continue }
+            try expect(map.masters.count <= RedisClusterMap.maxNodes && map.replicas.count <= RedisClusterMap.maxNodes, "\(map.masters.count) masters")
+            for node in map.masters + map.replicas {
+                try expect((1...65_535).contains(node.port) && !node.host.isEmpty && node.host.utf8.count <= 255
+                           && node.host.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f }, "node \(node.host.prefix(40).debugDescription):\(node.port)")
+            }
+            for slot in 0..<RedisClusterMap.slotCount {
+                guard let master = map.master(ofSlot: slot) else { continue }
+                try expect(master < map.masters.count, "slot \(slot) names master \(master) of \(map.masters.count)")
+            }
+        }
     }
 }
