@@ -23,6 +23,20 @@ struct ClusterTests {
         return (connection, try JSON.parse(text))
     }
 
+    /// In each room, a presenter on `a` (the driver) and a follower on `b`, the room's first
+    /// scroll (offset: its index + 1) seen on `b`.
+    func drivenRooms(_ rooms: [String], presentersOn a: any ServerNode, followersOn b: any ServerNode) throws
+        -> [(presenter: RoomConnection, follower: RoomConnection)] {
+        try rooms.enumerated().map { index, room in
+            let (presenter, _) = try join(a, room, query: "role=presenter&key=k")
+            let (follower, _) = try join(b, room)
+            #expect(presenter.wait(timeout: 15) { $0.contains(#""type":"driver","driver":""#) }, "the lease on \(room)")
+            presenter.send(scroll(index + 1))
+            #expect(follower.wait(for: hasOffset(index + 1)), "\(room) reaches the other node: \(follower.received.suffix(2))")
+            return (presenter, follower)
+        }
+    }
+
     func states(_ connection: RoomConnection) -> [JSON] {
         connection.received.compactMap { try? JSON.parse($0) }.filter { $0["type"]?.string == "state" }
     }
@@ -499,19 +513,10 @@ struct ShardedClusterTests {
 
     @Test func roomsSpreadOverTwoRedisServersAndEveryNodeFindsThemAlike() throws {
         let (first, second) = (try RedisServer(), try RedisServer())
-        let shards = ["SCROLLSYNC_REDIS_SHARDS": second.url]
         let (a, b) = (try InProcessNode(redis: first.url, shards: [second.url]), try InProcessNode(redis: first.url, shards: [second.url]))
         let cluster = ClusterTests()
         let rooms = (0..<10).map { "shard-\($0)" }
-        var connections = [RoomConnection]()
-        for (index, room) in rooms.enumerated() {
-            let (presenter, _) = try cluster.join(a, room, query: "role=presenter&key=k")
-            let (follower, _) = try cluster.join(b, room)
-            #expect(presenter.wait(timeout: 15) { $0.contains(#""type":"driver","driver":""#) }, "the lease on \(room)")
-            presenter.send(cluster.scroll(index + 1))
-            #expect(follower.wait(for: cluster.hasOffset(index + 1)), "\(room) reaches node B: \(follower.received.suffix(2))")
-            connections += [presenter, follower]
-        }
+        let pairs = try cluster.drivenRooms(rooms, presentersOn: a, followersOn: b)
         let onFirst = try Self.keys(first), onSecond = try Self.keys(second)
         #expect(onFirst.union(onSecond) == Set(rooms), "every room is kept: \(onFirst) \(onSecond)")
         #expect(onFirst.isDisjoint(with: onSecond), "each room on one shard")
@@ -528,11 +533,11 @@ struct ShardedClusterTests {
         // After the outage the rooms are shared again, on the same shards.
         let room = try #require(onSecond.sorted().first)
         let index = try #require(rooms.firstIndex(of: room))
-        let (presenter, follower) = (connections[2 * index], connections[2 * index + 1])
+        let (presenter, follower) = pairs[index]
         #expect(cluster.eventually {
             presenter.send(cluster.scroll(77))
             return follower.wait(timeout: 1, for: cluster.hasOffset(77))
         }, "\(room) is shared again after its shard came back: \(follower.received.suffix(2))")
-        withExtendedLifetime(connections) {}
+        withExtendedLifetime(pairs) {}
     }
 }

@@ -71,15 +71,7 @@ struct RedisClusterTests {
         }
 
         let rooms = (0..<9).map { "cl-\($0)" }
-        var pairs = [(presenter: RoomConnection, follower: RoomConnection)]()
-        for (index, room) in rooms.enumerated() {
-            let (presenter, _) = try cluster.join(a, room, query: "role=presenter&key=k")
-            let (follower, _) = try cluster.join(b, room)
-            #expect(presenter.wait(timeout: 15) { $0.contains(#""type":"driver","driver":""#) }, "the lease on \(room)")
-            presenter.send(cluster.scroll(index + 1))
-            #expect(follower.wait(for: cluster.hasOffset(index + 1)), "\(room) reaches node B: \(follower.received.suffix(2))")
-            pairs.append((presenter, follower))
-        }
+        let pairs = try cluster.drivenRooms(rooms, presentersOn: a, followersOn: b)
         var holders = [String: Int]()
         for room in rooms { holders[room] = try servers.master(of: "scrollsync:{\(room)}") }
         #expect(holders.count == rooms.count, "every room is kept on a master: \(holders)")
