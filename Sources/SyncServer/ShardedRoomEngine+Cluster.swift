@@ -51,7 +51,7 @@ extension ShardedRoomEngine {
         }
         for shard in retired { shard.stop() }
         if moved { reported.withLock { $0 = false } }
-        sharedAvailability(isAvailable)
+        sharedAvailability(true)  // (the whole is asked again)
     }
 }
 

@@ -56,7 +56,14 @@ public final class ShardedRoomEngine: RoomEngine, SharedRoomsDelegate, @unchecke
         }
     }
 
-    public var isAvailable: Bool {
+    /// Whether rooms are shared: every shard answers (and a cluster's every slot has a
+    /// master), as found at the last change of a shard or of the map (one atomic load: the
+    /// hub asks on every message).
+    public var isAvailable: Bool { available.load(ordering: .acquiring) }
+    private let available = Atomic<Bool>(false)
+
+    /// Every shard answers, and a cluster's every slot has a master: asked now.
+    private var everyShardAnswers: Bool {
         routing.withLock { routing in
             routing.shards.allSatisfy(\.isAvailable) && (!routing.isCluster || routing.cluster?.isComplete == true)
         }
@@ -145,11 +152,12 @@ public final class ShardedRoomEngine: RoomEngine, SharedRoomsDelegate, @unchecke
     }
 
     /// A shard came or went: the delegate hears when the whole did.
-    public func sharedAvailability(_ available: Bool) {
-        let whole = isAvailable
-        let changed = reported.withLock { reported -> Bool in
+    public func sharedAvailability(_: Bool) {
+        let (whole, changed) = reported.withLock { reported -> (Bool, Bool) in
+            let whole = everyShardAnswers
+            self.available.store(whole, ordering: .releasing)
             defer { reported = whole }
-            return reported != whole
+            return (whole, reported != whole)
         }
         if changed { delegate?.sharedAvailability(whole) }
     }
