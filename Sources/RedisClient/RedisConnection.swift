@@ -11,11 +11,11 @@ import Glibc
 ///
 /// Commands are pipelined: each is written at once and its reply handler waits its turn.
 /// The connection greets with `HELLO 3` (RESP3, with `AUTH user password` in it) and falls
-/// back to RESP2 and `AUTH` on a server without HELLO, then selects the database and, as a
-/// subscriber, pattern-subscribes. It reconnects on its own (after `retryNanoseconds`); a
-/// command that gets no reply within `timeoutNanoseconds` drops the connection, so a
-/// stopped Redis is noticed. `EVAL` goes out as `EVALSHA` once the script is known to the
-/// server, and again as `EVAL` if the server answers NOSCRIPT. Use from the loop's thread only.
+/// back to RESP2 and `AUTH` on a server without HELLO, then selects the database. It
+/// reconnects on its own (after `retryNanoseconds`); a command that gets no reply within
+/// `timeoutNanoseconds` drops the connection, so a stopped Redis is noticed. `EVAL` goes out
+/// as `EVALSHA` once the script is known to the server, and again as `EVAL` if the server
+/// answers NOSCRIPT. Use from the loop's thread only.
 ///
 /// A subscriber subscribes to the channels it is asked for (`subscribe(_:confirmed:)`), with
 /// `SSUBSCRIBE` on a Redis Cluster (sharded pub/sub), and forgets them when it reconnects: its

@@ -87,6 +87,8 @@ struct RedisClusterTests {
         // shared again, the dead master's too, with seq going only forward.
         let victimRoom = rooms[0], victim = try #require(holders[rooms[0]])
         servers.kill(victim)
+        #expect(cluster.eventually(timeout: 10) { (try? httpGet("/healthz", port: a.port))?.contains("redis: unavailable") == true },
+                "degraded while the master is down: \((try? httpGet("/healthz", port: a.port)) ?? "")")
         #expect(cluster.eventually(timeout: 30) { (try? servers.masters()).map { $0.count == 3 && !$0.contains(victim) } == true },
                 "a replica took over: \((try? servers.masters()) ?? [])")
         for server in [a, b] {
@@ -105,6 +107,9 @@ struct RedisClusterTests {
             #expect(!presenter.received.contains { $0.contains(#""code":"not_driver""#) }, "\(room) keeps its one driver")
         }
         #expect(try servers.master(of: "scrollsync:{\(victimRoom)}") != nil, "the dead master's room is kept by its successor")
+        let (late, welcome) = try cluster.join(b, victimRoom)
+        #expect(welcome["state"]?["offset"]?.double == 500, "a late joiner gets the room's state at once: \(welcome)")
+        withExtendedLifetime(late) {}
         #expect(try metricValue("scrollsync_redis_outages_total", port: a.port) >= 1)
         withExtendedLifetime(pairs) {}
     }
