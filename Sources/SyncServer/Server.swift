@@ -67,6 +67,8 @@ public final class Server: Sendable {
             }
         }
         store = !redis.isEmpty ? nil : try configuration.dataDirectory.map { directory throws(StoreError) in try FileRoomStore(directory: directory, logger: logger) }
+        // Every connection it may hold, and some for listeners, Redis, the store and recordings.
+        if embedded == nil { DescriptorTable.reserve(configuration.limits.connections + 1024) }
         let group = try embedded.map { EventLoopGroup(loops: [$0]) } ?? EventLoopGroup(count: configuration.loops ?? EventLoopGroup.coreCount)
         self.group = group
         var roomOptions = configuration.rooms

@@ -304,3 +304,31 @@ struct WriteQueueTests {
         #expect(queue.byteCount == "doc1state1driverdoc3".utf8.count)
     }
 }
+
+@Suite("Descriptor table")
+struct DescriptorTableTests {
+    /// The kernel's table size for this process (`FDSize` in /proc/self/status).
+    func tableSize() throws -> Int {
+        let fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC)
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 8192)
+        let count = read(fd, &bytes, bytes.count)
+        let status = String(decoding: bytes.prefix(max(0, count)), as: UTF8.self)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("FDSize:") })
+        return try #require(Int(line.dropFirst("FDSize:".count).filter { $0 != " " && $0 != "\t" }))
+    }
+
+    /// Grown once to what a server may open, so that accepting never waits for it to grow.
+    @Test func reservingGrowsTheTableAtOnceWithinTheLimit() throws {
+        var limit = rlimit()
+        #expect(getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0)
+        let before = try tableSize()
+        let wanted = min(Int(clamping: limit.rlim_cur) - 1, max(4096, before * 2))
+        DescriptorTable.reserve(wanted)
+        let after = try tableSize()
+        #expect(after > wanted, "FDSize \(after) after reserving \(wanted) (was \(before))")
+        let fd = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        #expect(fd >= 0 && fd < wanted, "the descriptor it borrowed is free again: the next one is low (\(fd))")
+        close(fd)
+    }
+}
