@@ -296,11 +296,21 @@ public final class LocalRoomHub: RoomHub {
         case .sendNow:
             sendPresence(in: &guarded, room: room, now: loop.now)
         case .sendAfter(let delay):
-            loop.schedule(after: delay) { [self] in
-                room.guarded.withLock { guarded in
-                    guard !guarded.removed else { return }
-                    sendPresence(in: &guarded, room: room, now: loop.now)
+            schedulePresence(after: delay, room: room, loop: loop)
+        }
+    }
+
+    /// The scheduled presence send: it goes when due by the room's size then (a room that grew
+    /// meanwhile waits longer, so a pass to every member still comes at most once per
+    /// millisecond per member: a join storm does not send each member a count it outgrew).
+    private func schedulePresence(after delay: UInt64, room: Room, loop: EventLoop) {
+        loop.schedule(after: delay) { [self] in
+            room.guarded.withLock { guarded in
+                guard !guarded.removed else { return }
+                if let wait = guarded.presenceThrottle.waitLeft(now: loop.now, members: guarded.core.members.count) {
+                    return schedulePresence(after: wait, room: room, loop: loop)
                 }
+                sendPresence(in: &guarded, room: room, now: loop.now)
             }
         }
     }

@@ -1,7 +1,8 @@
 /// When a room's presence (member counts) goes out: at most once per interval, the first
 /// change at once and later ones within the interval together at its end, with the counts
-/// as they are then. The interval grows with the room (one millisecond per member), so
-/// presence costs at most about 1,000 writes a second per room however many join.
+/// as they are then. The interval grows with the room (one millisecond per member, as many
+/// as there are when the send is due), so presence costs at most about 1,000 writes a second
+/// per room however many join, and however fast.
 struct PresenceThrottle: Equatable {
     enum Decision: Equatable {
         case sendNow
@@ -27,6 +28,13 @@ struct PresenceThrottle: Equatable {
         guard now < due else { return .sendNow }
         scheduled = true
         return .sendAfter(due - now)
+    }
+
+    /// The scheduled send is due at `now` in a room of `members` (as it is now): nil to send,
+    /// or how much longer it waits (the room grew since the change, and its interval with it).
+    func waitLeft(now: UInt64, members: Int) -> UInt64? {
+        let due = sentAt + UInt64(max(intervalMilliseconds, members)) * 1_000_000
+        return now < due ? due - now : nil
     }
 
     /// Presence goes out at `now` (at once, or the scheduled send).

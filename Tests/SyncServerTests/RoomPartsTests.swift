@@ -76,6 +76,20 @@ struct RoomPartsTests {
         let decision5 = throttle.changed(now: 2_600 * ms, members: 10_000)
         #expect(decision5 == .sendAfter(9_000 * ms), "a room of 10,000: one presence per 10 s")
     }
+
+    /// A join storm: the first join's count goes at once, the send scheduled for the next
+    /// change finds a room grown to 6,000 and waits until 6 s after the last send.
+    @Test func aRoomThatGrewWhileASendWaitedWaitsForItsNewSize() {
+        let ms: UInt64 = 1_000_000
+        var throttle = PresenceThrottle(intervalMilliseconds: 250)
+        let start = 1_000 * ms
+        #expect(throttle.changed(now: start, members: 1) == .sendNow)
+        throttle.sending(at: start)
+        #expect(throttle.changed(now: start + 1 * ms, members: 2) == .sendAfter(249 * ms))
+        #expect(throttle.waitLeft(now: start + 250 * ms, members: 6_000) == 5_750 * ms, "6,000 members: 6 s since the last send")
+        #expect(throttle.waitLeft(now: start + 6_000 * ms, members: 6_000) == nil, "then it goes")
+        #expect(throttle.waitLeft(now: start + 250 * ms, members: 200) == nil, "a room that stayed small sends on time")
+    }
 }
 
 extension RoomPartsTests {
