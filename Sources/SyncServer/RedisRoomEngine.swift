@@ -99,7 +99,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
 
     /// While Redis cannot be reached (from the start, or for long), says so once a minute.
     private func warnWhileUnavailable() {
-        guard !isAvailable, lastError != nil else { return }
+        guard !isAvailable, !stopped, lastError != nil else { return }
         if let warnedAt, loop.now - warnedAt < 60_000_000_000 { return }
         warnedAt = loop.now
         logger.warning("redis unavailable; serving rooms held here", metadata: ["redis": "\(endpoint)", "error": "\(lastError ?? "")"])
@@ -113,17 +113,27 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         }
     }
 
+    /// Disconnects for good (the server stops, or a cluster's map no longer names this master):
+    /// no outage is counted or logged for it.
     public func stop() {
         loop.execute { [self] in
+            stopped = true
             commands.stop()
             subscriber.stop()
         }
     }
 
+    /// Stopped on purpose (loop thread).
+    private var stopped = false
+
     private func statusChanged() {
-        let up = commands.isReady && subscriber.isReady
+        let up = commands.isReady && subscriber.isReady && !stopped
         guard up != available.load(ordering: .relaxed) else { return }
         available.store(up, ordering: .releasing)
+        if stopped {
+            delegate?.sharedAvailability(false)
+            return
+        }
         if up {
             logger.info("redis connected", metadata: ["redis": "\(endpoint)", "node": "\(node)"])
         } else {

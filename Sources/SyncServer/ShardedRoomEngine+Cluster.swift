@@ -68,7 +68,10 @@ final class ClusterDiscovery: @unchecked Sendable {
     private let template: RedisEndpoint
     private let configured: [RedisClusterMap.Node]
     private var learned: [RedisClusterMap.Node] = []
+    /// The connection asked while no master answers, one of `probes` (one per node tried,
+    /// kept and reused: a long outage makes no new connection every half second).
     private var probe: RedisConnection?
+    private var probes: [RedisClusterMap.Node: RedisConnection] = [:]
     private var probeIndex = 0
     private var running = false
     private var asking = false
@@ -97,6 +100,7 @@ final class ClusterDiscovery: @unchecked Sendable {
             running = false
             probe?.stop()
             probe = nil
+            probes = [:]
         }
     }
 
@@ -116,10 +120,14 @@ final class ClusterDiscovery: @unchecked Sendable {
         let nodes = configured + learned.filter { !configured.contains($0) }
         if probe != nil { probeIndex += 1 }
         probe?.stop()
-        var endpoint = template
         let node = nodes[probeIndex % nodes.count]
-        (endpoint.host, endpoint.port) = (node.host, node.port)
-        let next = RedisConnection(endpoint: endpoint, loop: loop)
+        let next = probes[node] ?? {
+            var endpoint = template
+            (endpoint.host, endpoint.port) = (node.host, node.port)
+            let made = RedisConnection(endpoint: endpoint, loop: loop)
+            probes[node] = made
+            return made
+        }()
         probe = next
         next.start()
     }
