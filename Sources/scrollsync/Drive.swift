@@ -83,6 +83,10 @@ struct Drive: ParsableCommand {
                 // The block at the top of a view of this document at --width and --viewport:
                 // its row is the offset, and the layout gives the extent, so that the state's
                 // progress and ends are right and followers map it by the block's id.
+                // The room's document follows its welcome as a message of its own: wait for it.
+                if shared == nil, room.snapshot.documentAnnounced {
+                    _ = room.waitFor(timeout: expectTimeout) { $0.document != nil }
+                }
                 guard let document = shared ?? room.snapshot.document.map({ Document(text: $0.text, format: $0.format, name: $0.name) }) else {
                     fail("line \(line.number): goto \(id): no document to find it in (share one first, or join a room that has one)")
                 }
@@ -139,6 +143,8 @@ final class DriverState: @unchecked Sendable {
         var followers = 0
         /// The room's document, as announced.
         var document: SharedDocument?
+        /// The welcome said the room has a document (it comes in a message of its own).
+        var documentAnnounced = false
         var problem: String?
         var error: String?
     }
@@ -160,6 +166,7 @@ final class DriverState: @unchecked Sendable {
             case .message(.welcome(let welcome)):
                 snapshot.joined = true
                 snapshot.followers = welcome.presence.followers
+                snapshot.documentAnnounced = welcome.doc != nil
             case .message(.presence(let presence)):
                 snapshot.followers = presence.followers
             case .message(.document(let document)):
