@@ -112,12 +112,14 @@ struct ConfigurationTests {
         (#"{"limits":"#, "not JSON"),
         (#"{"redis":{"url":"http://10.0.0.5:6379"}}"#, "redis.url: a Redis URL starts with redis://"),
         (#"{"redis":"redis://x"}"#, "redis: expected an object with keys redis.url, redis.shards, redis.password"),
+        (#"{"redis":{"cluster":true}}"#, "redis.cluster needs redis.url: a node of the cluster"),
+        (#"{"redis":{"url":"redis://10.0.0.5:7000/2","cluster":true}}"#, "redis.cluster: a Redis Cluster has database 0 only"),
     ])
     func badFilesStopStartUpNamingTheKey(_ text: String, _ message: String) throws {
         let file = try temporaryFile(text)
         let error = try #require(throws: ConfigurationError.self) { try loadConfiguration(file: file, flags: [], environment: [:]) }
         #expect(error.message.contains(message), "\(error)")
-        if !message.contains("go together") && !message.contains("redis.url:") { #expect(error.message.contains(file), "the file is named: \(error)") }
+        if !message.contains("go together") && !message.contains("redis.url:") && !message.contains("redis.cluster") { #expect(error.message.contains(file), "the file is named: \(error)") }
     }
 
     /// Issue 27.9: what the configuration names outside itself is checked before serving
