@@ -146,8 +146,12 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
 
     // MARK: Keys
 
+    /// A room's hash key and channel; its other keys start with it (the `{room}` hash tag keeps
+    /// them on one Redis Cluster slot).
+    static func roomKey(_ room: String) -> String { channelPrefix + room + "}" }
+
     private func keys(_ room: String) -> (hash: String, lease: String, nodes: String, channel: String) {
-        let base = "scrollsync:{\(room)}"
+        let base = Self.roomKey(room)
         return (base, base + ":lease", base + ":nodes", base)
     }
 

@@ -15,7 +15,7 @@ extension ShardedRoomEngine {
         let discovery = ClusterDiscovery(seeds: seeds, loop: loop, logger: logger, makeShard: makeShard)
         discovery.engine = self
         self.discovery = discovery
-        for shard in shards { shard.onRedirect = { [weak discovery] _ in discovery?.due = true } }
+        for shard in shards { discovery.hearsRedirects(of: shard) }
     }
 
     /// A new map of the cluster: rooms go to its masters' engines from now on (made and
@@ -46,7 +46,7 @@ extension ShardedRoomEngine {
         }
         for shard in started {
             shard.delegate = self
-            shard.onRedirect = { [weak discovery] _ in discovery?.due = true }
+            discovery?.hearsRedirects(of: shard)
             shard.start()
         }
         for shard in retired { shard.stop() }
@@ -86,6 +86,11 @@ final class ClusterDiscovery: @unchecked Sendable {
         self.loop = loop
         self.logger = logger
         self.makeShard = makeShard
+    }
+
+    /// A redirection `shard` gets (a slot moved) makes a new map due.
+    func hearsRedirects(of shard: RedisRoomEngine) {
+        shard.onRedirect = { [weak self] _ in self?.due = true }
     }
 
     func start() {

@@ -44,7 +44,7 @@ public final class ShardedRoomEngine: RoomEngine, SharedRoomsDelegate, @unchecke
             if routing.isCluster {
                 // A slot nobody serves (between a master's failure and its replica's promotion),
                 // or no map yet: the first shard, which refuses or answers MOVED meanwhile.
-                let slot = RedisClusterMap.slot(of: "scrollsync:{" + room + "}")
+                let slot = RedisClusterMap.slot(of: RedisRoomEngine.roomKey(room))
                 return routing.cluster?.master(ofSlot: slot).map { routing.shards[$0] } ?? routing.shards[0]
             }
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
