@@ -295,9 +295,16 @@ public struct JSONWriter {
     /// could act on (DEL, the C1 controls, the bidirectional overrides and isolates), so
     /// JSON printed to a terminal stays text; runs without escapes are copied whole.
     private mutating func appendString(_ value: String) {
-        bytes.append(UInt8(ascii: "\""))
         var value = value
         value.withUTF8 { utf8 in
+            // Most strings (keys, names, IDs) are printable ASCII without `"` or `\`: one copy.
+            if utf8.allSatisfy({ $0 &- 0x20 < 0x5F && $0 != 0x22 && $0 != 0x5C }) {
+                bytes.append(UInt8(ascii: "\""))
+                bytes.append(contentsOf: utf8)
+                bytes.append(UInt8(ascii: "\""))
+                return
+            }
+            bytes.append(UInt8(ascii: "\""))
             var runStart = 0
             var index = 0
             let count = utf8.count
@@ -332,8 +339,8 @@ public struct JSONWriter {
                 runStart = index
             }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+            bytes.append(UInt8(ascii: "\""))
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 
     /// Whether E2 `second` `third` is U+202A–U+202E or U+2066–U+2069.

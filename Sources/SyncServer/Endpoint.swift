@@ -11,11 +11,9 @@ public protocol WebSocketEndpoint: Sendable {
     /// Whether compressed broadcast frames are shared by all receivers. Then the server
     /// always negotiates `server_no_context_takeover`, so one compressed frame suits everyone.
     var sharesCompressedFrames: Bool { get }
-    /// A cap on the kernel send buffer of this endpoint's sockets, or nil for the
-    /// kernel's autotuning (up to 4 MiB on Linux).
-    var socketSendBuffer: Int? { get }
-    /// A cap on the bytes the kernel holds that it has not yet sent (TCP_NOTSENT_LOWAT), or nil.
-    var socketUnsentLimit: Int? { get }
+    /// The kernel send buffer this endpoint's sockets need (and the unsent bytes they may
+    /// hold), or nil for what a socket is accepted with.
+    var sendBuffer: SendBufferSize? { get }
     /// Whether `path` belongs to this endpoint.
     func matches(path: Substring) -> Bool
     /// Admits a request (query, credentials) and makes its session, or refuses it with an
@@ -34,8 +32,7 @@ public protocol WebSocketSession: AnyObject {
 
 extension WebSocketEndpoint {
     public var sharesCompressedFrames: Bool { false }
-    public var socketSendBuffer: Int? { nil }
-    public var socketUnsentLimit: Int? { nil }
+    public var sendBuffer: SendBufferSize? { nil }
 }
 
 extension WebSocketSession {

@@ -22,14 +22,15 @@ public struct RoomEndpoint: WebSocketEndpoint {
     public var scrollBurst: Int { Int(shared.scrollLimit?.burst ?? 1) }
     public var subprotocols: [String] { [protocolName] }
     public var sharesCompressedFrames: Bool { true }
-    /// 64 KiB: a few hundred states at most wait in the kernel for a slow follower; the
-    /// rest of its backlog is conflated into the newest state.
-    public var socketSendBuffer: Int? { 64 << 10 }
-    /// 4 KiB of states (about 20) may wait in the kernel for a window the follower does not
-    /// open; what comes after them waits in the one-state slot, where a newer one replaces
-    /// it. Without it, a follower that stops reading for two seconds at 60 Hz finds 120 stale
+    /// 64 KiB of send buffer: a few hundred states at most wait in the kernel for a slow
+    /// follower; the rest of its backlog is conflated into the newest state. And 4 KiB of
+    /// states (about 20) may wait in the kernel for a window the follower does not open;
+    /// what comes after them waits in the one-state slot, where a newer one replaces it.
+    /// Without it, a follower that stops reading for two seconds at 60 Hz finds 120 stale
     /// states in the kernel's buffers when it reads again (BENCHMARKS.md, 2026-11-26).
-    public var socketUnsentLimit: Int? { 4 << 10 }
+    /// The server listens with it, so a room's sockets are accepted with it.
+    public var sendBuffer: SendBufferSize? { Self.sendBuffer }
+    public static let sendBuffer = SendBufferSize(bytes: 64 << 10, unsent: 4 << 10)
 
     /// - Parameter limits: 2 MiB messages: a 1 MiB document, escaped, fits.
     public init(hub: any RoomHub, limits: WebSocketConnection.Limits = .init(maxFrameSize: 2 << 20, maxMessageSize: 2 << 20),

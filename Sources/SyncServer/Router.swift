@@ -10,8 +10,8 @@ final class Router: Sendable {
         let response: HTTPResponse
         let deflate: PerMessageDeflate?
         let limits: WebSocketConnection.Limits
-        let socketSendBuffer: Int?
-        let socketUnsentLimit: Int?
+        /// The send buffer to set on the socket, nil when it was accepted with it.
+        let sendBuffer: SendBufferSize?
     }
 
     let configuration: ServerConfiguration
@@ -24,6 +24,8 @@ final class Router: Sendable {
     let messageBudget: MessageBudget
     /// What per-address limits count as one client (an IPv6 /64 by default).
     let grouping: AddressGrouping
+    /// The send buffer sockets are accepted with (the listening socket's), if any.
+    let acceptedSendBuffer: SendBufferSize?
     /// Which browser pages may connect (`origins`).
     let origins: Reloadable<OriginPolicy>
     /// One compressor per loop for connections whose server compressor keeps no context
@@ -31,8 +33,9 @@ final class Router: Sendable {
     private let sharedDeflaters: [LoopDeflater]
 
     init(configuration: ServerConfiguration, endpoints: [any WebSocketEndpoint], httpEndpoints: [any HTTPEndpoint], loops: Int,
-         counters: ServerCounters, messageBudget: MessageBudget, logger: Logger) {
+         acceptedSendBuffer: SendBufferSize?, counters: ServerCounters, messageBudget: MessageBudget, logger: Logger) {
         self.configuration = configuration
+        self.acceptedSendBuffer = acceptedSendBuffer
         self.counters = counters
         self.endpoints = endpoints
         self.httpEndpoints = httpEndpoints
@@ -101,7 +104,7 @@ final class Router: Sendable {
         let negotiated = PerMessageDeflate.negotiate(offers: upgrade.extensions, policy: policy)
         let response = ServerHandshake.response(for: upgrade, subprotocol: subprotocol, extensions: negotiated?.1)
         return .success(Admitted(session: session, response: response, deflate: negotiated?.0, limits: endpoint.limits,
-                                socketSendBuffer: endpoint.socketSendBuffer, socketUnsentLimit: endpoint.socketUnsentLimit))
+                                sendBuffer: endpoint.sendBuffer == acceptedSendBuffer ? nil : endpoint.sendBuffer))
     }
 }
 

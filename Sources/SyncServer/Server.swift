@@ -113,8 +113,10 @@ public final class Server: Sendable {
             RecordingEndpoint(hub: hub, adminToken: adminToken),
             ViewerEndpoint(hub: hub, rooms: rooms),
         ]
+        // Sockets are accepted with a room's send buffer, as most are rooms' (no setsockopt per join).
+        let acceptedSendBuffer = embedded != nil ? nil : RoomEndpoint.sendBuffer
         let router = Router(configuration: configuration, endpoints: endpoints, httpEndpoints: httpEndpoints, loops: group.loops.count,
-                            counters: counters, messageBudget: messageBudget, logger: logger)
+                            acceptedSendBuffer: acceptedSendBuffer, counters: counters, messageBudget: messageBudget, logger: logger)
         self.router = router
         group.loops[0].onTick { Self.returnFreedMemory(messageBudget) }
         // An application that bootstrapped swift-metrics gets the metrics in its backend.
@@ -124,7 +126,8 @@ public final class Server: Sendable {
         }
         let makePeer: @Sendable (Channel) -> any ChannelHandler = { channel in WebSocketPeer(channel: channel, router: router) }
         self.makePeer = makePeer
-        port = embedded != nil ? 0 : try group.listen(host: configuration.host, port: configuration.port, tls: tls, makeHandler: makePeer)
+        port = embedded != nil ? 0 : try group.listen(host: configuration.host, port: configuration.port, tls: tls,
+                                                                  acceptedSendBuffer: acceptedSendBuffer, makeHandler: makePeer)
         hub.publicURL.set(url)  // the port bound (port 0 picks one), before anyone can ask for a recording
         if embedded == nil { group.start() }
         if let first = shards.current.first {

@@ -230,9 +230,18 @@ public final class WebSocketPeer: ChannelHandler {
             ])
         }
         phase = .done
-        channel.enqueue(SharedBytes(response.bytes))
+        let bytes = response.bytes
+        if bytes.count > Self.largeAnswerBytes, router.acceptedSendBuffer != nil {
+            // Accepted with a room's small buffer: a large answer (a recording) gets what
+            // autotuning would give it, lest a distant client wait a round trip per 128 KiB.
+            channel.setSendBuffer(SendBufferSize(bytes: 4 << 20, unsent: 0))
+        }
+        channel.enqueue(SharedBytes(bytes))
         channel.close()
     }
+
+    /// HTTP answers above this get a send buffer of their own (see `refuse`).
+    static let largeAnswerBytes = 64 << 10
 
     private func upgrade(_ request: HTTPRequest, remainder: [UInt8]) {
         switch router.route(request, from: channel.peerAddress, on: channel.loop) {
@@ -244,7 +253,7 @@ public final class WebSocketPeer: ChannelHandler {
             phase = .open(connection, admitted.session)
             counters.connectionsUpgraded.add(1, ordering: .relaxed)
             counters.upgrades.add(1, ordering: .relaxed)
-            if let size = admitted.socketSendBuffer { channel.setSendBufferSize(size, unsent: admitted.socketUnsentLimit) }
+            if let size = admitted.sendBuffer { channel.setSendBuffer(size) }
             pendingResponse = admitted.response.bytes
             admitted.session.opened(self)
             sendPendingResponse(connection)

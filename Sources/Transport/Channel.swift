@@ -149,8 +149,8 @@ public final class Channel {
     /// that the peer's window has not yet let out (TCP_NOTSENT_LOWAT: past it a write takes
     /// no more and the rest waits in the write queue, where conflation can replace it). Capped
     /// buffers keep stale bytes from piling up below the write queue.
-    public func setSendBufferSize(_ bytes: Int, unsent: Int? = nil) {
-        loop.io.setSendBufferSize(self, bytes: bytes, unsent: unsent)
+    public func setSendBuffer(_ size: SendBufferSize) {
+        loop.io.setSendBuffer(self, size)
     }
 
     /// Closes gracefully: flush the queue, shut down the sending side (after TLS

@@ -70,7 +70,7 @@ final class EmbeddedIO: LoopIO {
         connections.removeValue(forKey: channel.id)?.closed = true
     }
 
-    func setSendBufferSize(_ channel: Channel, bytes: Int, unsent: Int?) {}
+    func setSendBuffer(_ channel: Channel, _ size: SendBufferSize) {}
 
     func sendUnencrypted(_ channel: Channel, _ bytes: [UInt8]) {}
 

@@ -120,13 +120,7 @@ final class EpollIO: LoopIO {
     /// EPOLL_CTL_DEL is made; an event already fetched for it finds its slot's id changed.
     func close(_ channel: Channel) { Glibc.close(channel.fd) }
 
-    func setSendBufferSize(_ channel: Channel, bytes: Int, unsent: Int?) {
-        var size = Int32(clamping: bytes)
-        setsockopt(channel.fd, SOL_SOCKET, SO_SNDBUF, &size, 4)
-        if var lowWater = unsent.map(Int32.init(clamping:)) {
-            setsockopt(channel.fd, Int32(IPPROTO_TCP), 25 /* TCP_NOTSENT_LOWAT */, &lowWater, 4)
-        }
-    }
+    func setSendBuffer(_ channel: Channel, _ size: SendBufferSize) { Sockets.setSendBuffer(channel.fd, size) }
 
     func sendUnencrypted(_ channel: Channel, _ bytes: [UInt8]) {
         _ = bytes.withUnsafeBytes { send(channel.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }

@@ -32,16 +32,17 @@ public final class EventLoopGroup: @unchecked Sendable {
     /// Listens on `host:port` with one SO_REUSEPORT socket per loop, before `start()`.
     /// Port 0 picks a free port. Returns the port bound. Fails with EADDRINUSE when another
     /// process listens there already, rather than sharing its connections.
-    /// `makeHandler` runs on the accepting loop's thread for each new connection.
+    /// `makeHandler` runs on the accepting loop's thread for each new connection. Accepted
+    /// sockets start with `acceptedSendBuffer` (the kernel copies the listening socket's).
     @discardableResult
     public func listen(
-        host: String, port: Int, tls: TLSContext? = nil,
+        host: String, port: Int, tls: TLSContext? = nil, acceptedSendBuffer: SendBufferSize? = nil,
         makeHandler: @escaping @Sendable (Channel) -> any ChannelHandler
     ) throws(SystemError) -> Int {
         if port != 0 { try Sockets.checkFree(host: host, port: port) }
         var boundPort = port
         for loop in loops {
-            let (fd, actual) = try Sockets.listen(host: host, port: boundPort)
+            let (fd, actual) = try Sockets.listen(host: host, port: boundPort, acceptedSendBuffer: acceptedSendBuffer)
             boundPort = actual
             try loop.addListener(Listener(fd: fd, tls: tls, makeHandler: makeHandler))
         }

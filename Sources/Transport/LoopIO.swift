@@ -27,7 +27,7 @@ protocol LoopIO: AnyObject {
     /// Releases the connection; the channel has left its slot.
     func close(_ channel: Channel)
     /// Caps the send buffer (and the unsent bytes the kernel may hold).
-    func setSendBufferSize(_ channel: Channel, bytes: Int, unsent: Int?)
+    func setSendBuffer(_ channel: Channel, _ size: SendBufferSize)
     /// One best-effort write past TLS (for a peer that does not speak it).
     func sendUnencrypted(_ channel: Channel, _ bytes: [UInt8])
     /// Adopts a listening socket.

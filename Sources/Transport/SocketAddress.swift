@@ -4,6 +4,18 @@ import Glibc
 #endif
 
 /// A resolved TCP address (IPv4 or IPv6).
+/// A socket's send buffer (SO_SNDBUF) and the unsent bytes it may hold (TCP_NOTSENT_LOWAT,
+/// nil: the system's default).
+public struct SendBufferSize: Sendable, Equatable {
+    public var bytes: Int
+    public var unsent: Int?
+
+    public init(bytes: Int, unsent: Int? = nil) {
+        self.bytes = bytes
+        self.unsent = unsent
+    }
+}
+
 public struct SocketAddress: Sendable, CustomStringConvertible {
     private var storage: sockaddr_storage
     private let length: socklen_t
@@ -49,10 +61,12 @@ enum Sockets {
     /// A non-blocking listening socket with SO_REUSEADDR and SO_REUSEPORT, so that every
     /// loop can bind its own socket to the same port and the kernel spreads connections;
     /// with TCP_NODELAY, which Linux passes on to every accepted socket.
-    static func listen(host: String, port: Int, backlog: Int32 = 4096) throws(SystemError) -> (fd: Int32, port: Int) {
+    static func listen(host: String, port: Int, backlog: Int32 = 4096, acceptedSendBuffer: SendBufferSize? = nil) throws(SystemError) -> (fd: Int32, port: Int) {
         let fd = try boundSocket(host: host, port: port, reusePort: true)
         do throws(SystemError) {
-            setNoDelay(fd)  // accepted sockets inherit it: no setsockopt per connection
+            // Accepted sockets inherit these: no setsockopt per connection.
+            setNoDelay(fd)
+            if let acceptedSendBuffer { setSendBuffer(fd, acceptedSendBuffer) }
             try syscallChecked("listen") { Glibc.listen(fd, backlog) }
             guard let port = localPort(fd) else { throw SystemError(call: "getsockname", errno: errno) }
             return (fd, port)
@@ -138,6 +152,16 @@ enum Sockets {
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(fd, $0, &length) == 0 }
         }
         return ok ? port(of: storage) : nil
+    }
+
+    /// Caps a socket's send buffer (SO_SNDBUF) and, with `unsent`, the bytes it holds that
+    /// the peer's window has not yet let out (TCP_NOTSENT_LOWAT; 0 is the system's default).
+    static func setSendBuffer(_ fd: Int32, _ size: SendBufferSize) {
+        var bytes = Int32(clamping: size.bytes)
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, 4)
+        if var unsent = size.unsent.map(Int32.init(clamping:)) {
+            setsockopt(fd, Int32(IPPROTO_TCP), 25 /* TCP_NOTSENT_LOWAT */, &unsent, 4)
+        }
     }
 
     static func setNoDelay(_ fd: Int32) {

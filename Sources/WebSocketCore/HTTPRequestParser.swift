@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Incremental parser for one HTTP/1.1 request head (RFC 9112).
 ///
 /// Feed it bytes as they arrive, split anywhere. It answers `.needMore` until the blank
@@ -52,7 +56,12 @@ public struct HTTPRequestParser: Sendable {
         // not when the handshake times out. (Bytes after the head may hold any value.)
         let checkLimit = min(headEnd.map { $0 + 4 } ?? buffer.count, maxHeadBytes)
         let bareLF = buffer.withUnsafeBufferPointer { bytes in
-            (checkedForBareLF..<max(checkedForBareLF, checkLimit)).contains { bytes[$0] == 10 && ($0 == 0 || bytes[$0 - 1] != 13) }
+            var lf = Self.index(of: 10, in: bytes, from: checkedForBareLF, to: checkLimit)
+            while let at = lf {
+                if at == 0 || bytes[at - 1] != 13 { return true }
+                lf = Self.index(of: 10, in: bytes, from: at + 1, to: checkLimit)
+            }
+            return false
         }
         if bareLF { return .failed(.error(400, "bare LF in request head; lines end in CRLF")) }
         checkedForBareLF = max(checkedForBareLF, checkLimit)
@@ -100,15 +109,22 @@ public struct HTTPRequestParser: Sendable {
     private func findLineEnd(from start: Int, blankLine: Bool) -> Int? {
         buffer.withUnsafeBufferPointer { bytes in
             let span = blankLine ? 3 : 1
-            var lf = start + span
-            while lf < bytes.count {
-                if bytes[lf] == 10 && bytes[lf - 1] == 13 && (!blankLine || (bytes[lf - 2] == 10 && bytes[lf - 3] == 13)) {
+            var next = Self.index(of: 10, in: bytes, from: start + span, to: bytes.count)
+            while let lf = next {
+                if bytes[lf - 1] == 13 && (!blankLine || (bytes[lf - 2] == 10 && bytes[lf - 3] == 13)) {
                     return lf - span
                 }
-                lf += 1
+                next = Self.index(of: 10, in: bytes, from: lf + 1, to: bytes.count)
             }
             return nil
         }
+    }
+
+    /// The first index of `byte` in `bytes[start..<end]` (memchr: a head is scanned a word at a time).
+    private static func index(of byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Int? {
+        guard start < end, let base = bytes.baseAddress,
+              let found = memchr(base + start, Int32(byte), end - start) else { return nil }
+        return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
     }
 
     /// `method SP request-target SP HTTP-version` (RFC 9112 §3), without its CRLF.
@@ -147,38 +163,29 @@ public struct HTTPRequestParser: Sendable {
     }
 
     private static func fieldRanges(in bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, maxCount: Int) -> Result2<[HTTPFields.Field]> {
-        var lines = 0
-        if start < end {
-            lines = 1
-            for index in start..<end where bytes[index] == 13 { lines += 1 }
+        var lines = start < end ? 1 : 0
+        var cr = index(of: 13, in: bytes, from: start, to: end)
+        while let at = cr {
+            lines += 1
+            cr = index(of: 13, in: bytes, from: at + 1, to: end)
         }
         guard lines <= maxCount else { return .failure(.error(431, "more than \(maxCount) header fields")) }
         var fields = [HTTPFields.Field]()
         fields.reserveCapacity(lines)
         var lineStart = start
         while lineStart < end {
-            var lineEnd = lineStart
-            var colon: Int?
-            var nameIsToken = true
-            var valueIsText = true
-            while lineEnd < end && bytes[lineEnd] != 13 {
-                let byte = bytes[lineEnd]
-                if byte == 10 { return .failure(.error(400, "bare LF in request head")) }
-                if colon == nil {
-                    if byte == UInt8(ascii: ":") {
-                        colon = lineEnd
-                    } else if !isTokenByte(byte) {
-                        nameIsToken = false
-                    }
-                } else if !(byte == 9 || (byte >= 0x20 && byte != 0x7F)) {
-                    valueIsText = false
-                }
-                lineEnd += 1
-            }
+            let lineEnd = index(of: 13, in: bytes, from: lineStart, to: end) ?? end
+            if index(of: 10, in: bytes, from: lineStart, to: lineEnd) != nil { return .failure(.error(400, "bare LF in request head")) }
             if lineEnd < end && bytes[lineEnd + 1] != 10 { return .failure(.error(400, "bare CR in request head")) }
-            guard let colon else { return .failure(.error(400, "header line without a colon")) }
-            guard colon > lineStart, nameIsToken else { return .failure(.error(400, "invalid header name")) }
-            guard valueIsText else { return .failure(.error(400, "control character in header value")) }
+            guard let colon = index(of: UInt8(ascii: ":"), in: bytes, from: lineStart, to: lineEnd) else {
+                return .failure(.error(400, "header line without a colon"))
+            }
+            guard colon > lineStart, UnsafeBufferPointer(rebasing: bytes[lineStart..<colon]).allSatisfy(isTokenByte) else {
+                return .failure(.error(400, "invalid header name"))
+            }
+            guard UnsafeBufferPointer(rebasing: bytes[(colon + 1)..<lineEnd]).allSatisfy({ $0 == 9 || ($0 >= 0x20 && $0 != 0x7F) }) else {
+                return .failure(.error(400, "control character in header value"))
+            }
             fields.append(HTTPFields.Field(name: lineStart..<colon, value: HTTPFields.trimmingOWS((colon + 1)..<lineEnd, in: bytes)))
             lineStart = lineEnd + 2
         }

@@ -36,6 +36,38 @@ struct TransportTests {
         #expect(value == 1)
     }
 
+    /// The server caps a room socket's send buffer and unsent bytes on its listening socket
+    /// once; the kernel must copy both to every accepted socket (no setsockopt per join).
+    @Test func acceptedSocketsInheritTheSendBuffer() throws {
+        let size = SendBufferSize(bytes: 64 << 10, unsent: 4 << 10)
+        let (listener, port) = try Sockets.listen(host: "127.0.0.1", port: 0, acceptedSendBuffer: size)
+        defer { close(listener) }
+        let (plainListener, plainPort) = try Sockets.listen(host: "127.0.0.1", port: 0)
+        defer { close(plainListener) }
+        func accepted(from listener: Int32, port: Int) throws -> (sendBuffer: Int32, unsent: Int32) {
+            let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(client) }
+            let connected = try SocketAddress.resolve(host: "127.0.0.1", port: port).withSockaddr { connect(client, $0, $1) }
+            #expect(connected == 0)
+            let accepted = acceptConnection(on: listener, tries: 200)
+            try #require(accepted >= 0)
+            defer { close(accepted) }
+            var sendBuffer: Int32 = 0
+            var unsent: Int32 = 0
+            var length = socklen_t(4)
+            #expect(getsockopt(accepted, SOL_SOCKET, SO_SNDBUF, &sendBuffer, &length) == 0)
+            length = 4
+            #expect(getsockopt(accepted, Int32(IPPROTO_TCP), 25 /* TCP_NOTSENT_LOWAT */, &unsent, &length) == 0)
+            return (sendBuffer, unsent)
+        }
+        let capped = try accepted(from: listener, port: port)
+        #expect(capped.sendBuffer == 2 * Int32(size.bytes), "Linux doubles SO_SNDBUF for its bookkeeping")
+        #expect(capped.unsent == Int32(size.unsent!))
+        let plain = try accepted(from: plainListener, port: plainPort)
+        #expect(plain.unsent == 0, "no unsent limit unless asked")
+        #expect(plain.sendBuffer != capped.sendBuffer)
+    }
+
     /// Every loop binds its own SO_REUSEPORT socket, and the kernel would let a second
     /// server on the same port join them and take part of the connections. A group
     /// refuses a port something listens on; its own loops still share theirs.
