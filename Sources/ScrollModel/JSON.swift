@@ -258,16 +258,16 @@ public struct JSONWriter {
     }
 
     public mutating func string(_ value: String) { separator(); appendString(value) }
-    public mutating func bool(_ value: Bool) { separator(); bytes += (value ? "true" : "false").utf8 }
-    public mutating func null() { separator(); bytes += "null".utf8 }
-    public mutating func int(_ value: Int) { separator(); bytes += String(value).utf8 }
+    public mutating func bool(_ value: Bool) { separator(); append(value ? "true" : "false") }
+    public mutating func null() { separator(); append("null") }
+    public mutating func int(_ value: Int) { separator(); appendDecimal(value) }
     /// Writes a number as given (e.g. the driver's own text for `t`).
     public mutating func raw(_ text: String) { separator(); bytes += text.utf8 }
 
     /// Writes a finite double in its shortest round-trip form; integral values without ".0".
     public mutating func double(_ value: Double) {
         separator()
-        if value == value.rounded(), abs(value) < 1e15 { bytes += String(Int64(value)).utf8 } else { bytes += "\(value)".utf8 }
+        if value == value.rounded(), abs(value) < 1e15 { appendDecimal(Int(value)) } else { bytes += "\(value)".utf8 }
     }
 
     public mutating func field(_ name: String, _ value: String) { key(name); string(value) }
@@ -282,6 +282,25 @@ public struct JSONWriter {
         field("id", anchor.id)
         field("fraction", anchor.fraction)
         endObject()
+    }
+
+    private mutating func append(_ text: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// Writes `value`'s decimal digits (as `String(value)` would, without making the string).
+    private mutating func appendDecimal(_ value: Int) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = 20
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
     }
 
     /// A comma goes before every value or key except the first of an object or array (the

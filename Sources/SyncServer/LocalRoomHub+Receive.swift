@@ -115,7 +115,7 @@ extension LocalRoomHub {
     }
 
     /// The part of a step's effects carried out under the room's lock (see `step`); returns the rest.
-    func carryOut(_ effects: [Room.Machine.Effect], in guarded: inout Room.Guarded, room: Room, loop: EventLoop) -> [Room.Machine.Effect] {
+    func carryOut(_ effects: some Sequence<Room.Machine.Effect>, in guarded: inout Room.Guarded, room: Room, loop: EventLoop) -> [Room.Machine.Effect] {
         var broadcasts = [Broadcast]()
         var later = [Room.Machine.Effect]()
         var led: ScrollState?

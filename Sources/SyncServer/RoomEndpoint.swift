@@ -20,7 +20,8 @@ public struct RoomEndpoint: WebSocketEndpoint {
     /// Scrolls per second per presenter (0: no limit) and the burst allowed before it applies.
     public var scrollRate: Double { shared.scrollLimit?.rate ?? 0 }
     public var scrollBurst: Int { Int(shared.scrollLimit?.burst ?? 1) }
-    public var subprotocols: [String] { [protocolName] }
+    public var subprotocols: [String] { Self.subprotocols }
+    private static let subprotocols = [protocolName]
     public var sharesCompressedFrames: Bool { true }
     /// 64 KiB of send buffer: a few hundred states at most wait in the kernel for a slow
     /// follower; the rest of its backlog is conflated into the newest state. And 4 KiB of
@@ -56,7 +57,11 @@ public struct RoomEndpoint: WebSocketEndpoint {
     }
 
     /// By UTF-8 bytes: a `Character` comparison costs about 4,000 instructions per upgrade.
-    public func matches(path: Substring) -> Bool { path.utf8.starts(with: "/rooms/".utf8) }
+    public func matches(path: Substring) -> Bool {
+        let prefix: StaticString = "/rooms/"
+        let wanted = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
+        return path.utf8.withContiguousStorageIfAvailable { $0.starts(with: wanted) } ?? path.utf8.starts(with: wanted)
+    }
 
     public func makeSession(for request: HTTPRequest, from address: String, on loop: EventLoop) -> Result<any WebSocketSession, HTTPError> {
         let name = String(request.path.dropFirst("/rooms/".count))

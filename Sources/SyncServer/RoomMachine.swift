@@ -162,13 +162,16 @@ struct RoomMachine<Sender> {
                 && (request.role == .presenter ? hadKey && !locked : request.followKey != nil)
             return [.joinRefused(error, keyFailed: wrongKey)]
         case .success(let (welcome, broadcasts)):
-            var effects: [Effect] = [.welcome(welcome)]
+            var effects: [Effect] = []
+            effects.reserveCapacity(4 + broadcasts.count)  // one array for every join
+            effects.append(.welcome(welcome))
             if !hadKey, core.hasPresenterKey {
                 effects.append(.save)
                 if context.shared, let digest = core.presenterKeyText { effects.append(.bindKey(digest)) }
             }
             if context.shared, request.role == .presenter, core.driver == nil { effects.append(.claimControl(request.id)) }
-            return effects + broadcasts.map(Effect.broadcast)
+            for broadcast in broadcasts { effects.append(.broadcast(broadcast)) }
+            return effects
         }
     }
 

@@ -7,7 +7,8 @@ import WebSocketCore
 final class Router: Sendable {
     struct Admitted {
         let session: any WebSocketSession
-        let response: HTTPResponse
+        /// The 101 answer's bytes.
+        let response: [UInt8]
         let deflate: PerMessageDeflate?
         let limits: WebSocketConnection.Limits
         /// The send buffer to set on the socket, nil when it was accepted with it.
@@ -102,7 +103,7 @@ final class Router: Sendable {
         var policy = configuration.deflate
         if endpoint.sharesCompressedFrames { policy.alwaysNoContextTakeover = true }
         let negotiated = PerMessageDeflate.negotiate(offers: upgrade.extensions, policy: policy)
-        let response = ServerHandshake.response(for: upgrade, subprotocol: subprotocol, extensions: negotiated?.1)
+        let response = ServerHandshake.responseBytes(for: upgrade, subprotocol: subprotocol, extensions: negotiated?.1)
         return .success(Admitted(session: session, response: response, deflate: negotiated?.0, limits: endpoint.limits,
                                 sendBuffer: endpoint.sendBuffer == acceptedSendBuffer ? nil : endpoint.sendBuffer))
     }

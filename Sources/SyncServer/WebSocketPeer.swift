@@ -254,7 +254,7 @@ public final class WebSocketPeer: ChannelHandler {
             counters.connectionsUpgraded.add(1, ordering: .relaxed)
             counters.upgrades.add(1, ordering: .relaxed)
             if let size = admitted.sendBuffer { channel.setSendBuffer(size) }
-            pendingResponse = admitted.response.bytes
+            pendingResponse = admitted.response
             admitted.session.opened(self)
             sendPendingResponse(connection)
             if !remainder.isEmpty {

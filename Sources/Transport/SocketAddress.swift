@@ -118,25 +118,33 @@ enum Sockets {
         }
     }
 
-    /// "address:port" of a peer, e.g. for logs and per-address limits.
+    /// The numeric address of a peer (no port), e.g. for logs and per-address limits. An IPv4
+    /// address is written here (inet_ntop formats through printf: a cost on every accept).
     static func describe(_ storage: sockaddr_storage) -> String {
         var storage = storage
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         let family = Int32(storage.ss_family)
-        withUnsafePointer(to: &storage) { pointer in
-            if family == AF_INET6 {
-                pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
-                    var address = $0.pointee.sin6_addr
-                    _ = inet_ntop(AF_INET6, &address, &text, socklen_t(text.count))
-                }
-            } else {
-                pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
-                    var address = $0.pointee.sin_addr
-                    _ = inet_ntop(AF_INET, &address, &text, socklen_t(text.count))
+        return withUnsafeBytes(of: &storage) { raw in
+            if family == AF_INET {
+                let octets = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in.self).pointee.sin_addr.s_addr  // network order
+                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { text in
+                    var count = 0
+                    for index in 0..<4 {
+                        if index > 0 { text[count] = UInt8(ascii: "."); count += 1 }
+                        let octet = Int(octets >> UInt32(8 * index) & 0xFF)
+                        if octet >= 100 { text[count] = UInt8(48 + octet / 100); count += 1 }
+                        if octet >= 10 { text[count] = UInt8(48 + octet / 10 % 10); count += 1 }
+                        text[count] = UInt8(48 + octet % 10)
+                        count += 1
+                    }
+                    return String(decoding: UnsafeBufferPointer(rebasing: text[..<count]), as: UTF8.self)
                 }
             }
+            return withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN) + 1) { text in
+                var address = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self).pointee.sin6_addr
+                guard inet_ntop(AF_INET6, &address, text.baseAddress, socklen_t(text.count)) != nil else { return "" }
+                return String(cString: text.baseAddress!)
+            }
         }
-        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The local port of a socket (`getsockname`).

@@ -6,30 +6,33 @@ enum Base64 {
 
     /// The encoding of `bytes`, written straight into the string's storage.
     static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: (bytes.count + 2) / 3 * 4) { encode(bytes, into: UnsafeMutableRawBufferPointer($0)) }
+    }
+
+    /// Writes the encoding of `bytes` into `out` (room for `(bytes.count + 2) / 3 * 4`); returns its length.
+    static func encode(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) -> Int {
         let alphabet = UnsafeBufferPointer(start: Self.alphabet.utf8Start, count: 64)
-        return String(unsafeUninitializedCapacity: (bytes.count + 2) / 3 * 4) { out in
-            var i = 0
-            var o = 0
-            while i + 3 <= bytes.count {
-                let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-                out[o] = alphabet[Int(n >> 18 & 63)]
-                out[o + 1] = alphabet[Int(n >> 12 & 63)]
-                out[o + 2] = alphabet[Int(n >> 6 & 63)]
-                out[o + 3] = alphabet[Int(n & 63)]
-                i += 3
-                o += 4
-            }
-            let rest = bytes.count - i
-            if rest > 0 {
-                let n = UInt32(bytes[i]) << 16 | (rest == 2 ? UInt32(bytes[i + 1]) << 8 : 0)
-                out[o] = alphabet[Int(n >> 18 & 63)]
-                out[o + 1] = alphabet[Int(n >> 12 & 63)]
-                out[o + 2] = rest == 2 ? alphabet[Int(n >> 6 & 63)] : UInt8(ascii: "=")
-                out[o + 3] = UInt8(ascii: "=")
-                o += 4
-            }
-            return o
+        var i = 0
+        var o = 0
+        while i + 3 <= bytes.count {
+            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+            out[o] = alphabet[Int(n >> 18 & 63)]
+            out[o + 1] = alphabet[Int(n >> 12 & 63)]
+            out[o + 2] = alphabet[Int(n >> 6 & 63)]
+            out[o + 3] = alphabet[Int(n & 63)]
+            i += 3
+            o += 4
         }
+        let rest = bytes.count - i
+        if rest > 0 {
+            let n = UInt32(bytes[i]) << 16 | (rest == 2 ? UInt32(bytes[i + 1]) << 8 : 0)
+            out[o] = alphabet[Int(n >> 18 & 63)]
+            out[o + 1] = alphabet[Int(n >> 12 & 63)]
+            out[o + 2] = rest == 2 ? alphabet[Int(n >> 6 & 63)] : UInt8(ascii: "=")
+            out[o + 3] = UInt8(ascii: "=")
+            o += 4
+        }
+        return o
     }
 
     /// Decodes canonical padded base64; nil for anything else.

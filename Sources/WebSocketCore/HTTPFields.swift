@@ -57,6 +57,20 @@ public struct HTTPFields: Sendable, Equatable {
         return found
     }
 
+    /// The value of the fields named `name`, comma-joined when it repeats (RFC 9110 §5.3);
+    /// nil when there is none.
+    public func joinedValue(_ name: String) -> String? {
+        var first: Range<Int>?
+        var repeated = false
+        forEachValue(named: name) { range, _ in
+            if first == nil { first = range; return true }
+            repeated = true
+            return false
+        }
+        guard let first else { return nil }
+        return repeated ? values(name).joined(separator: ", ") : string(first)
+    }
+
     /// The value of the one field named `name`; nil when it is missing or repeated.
     public func single(_ name: String) -> String? {
         var found: Range<Int>?

@@ -25,17 +25,20 @@ public struct HTTPRequest: Sendable, Equatable {
     /// The path part of the target, without the query. An absolute-form target
     /// (`http://host:port/path`, RFC 9112 §3.2.2; RFC 6455 §4.2.1) gives the path in it.
     public var path: Substring {
-        let bytes = target.utf8
-        var start = bytes.startIndex
-        if bytes.first != UInt8(ascii: "/"), let scheme = Self.firstIndex(of: "://", in: bytes) {
-            let authority = bytes.index(scheme, offsetBy: 3)
-            guard let pathStart = bytes[authority...].firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }),
-                  bytes[pathStart] == UInt8(ascii: "/")
-            else { return "/" }
-            start = pathStart
+        var target = self.target
+        let (start, end) = target.withUTF8 { bytes -> (Int, Int) in
+            var start = 0
+            if bytes.first != UInt8(ascii: "/"), let scheme = Self.firstIndex(of: "://", in: bytes) {
+                guard let pathStart = bytes[(scheme + 3)...].firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }),
+                      bytes[pathStart] == UInt8(ascii: "/")
+                else { return (-1, -1) }
+                start = pathStart
+            }
+            return (start, bytes[start...].firstIndex(of: UInt8(ascii: "?")) ?? bytes.count)
         }
-        let end = bytes[start...].firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex
-        return Substring(bytes[start..<end])
+        guard start >= 0 else { return "/" }
+        let utf8 = target.utf8
+        return Substring(utf8[utf8.index(utf8.startIndex, offsetBy: start)..<utf8.index(utf8.startIndex, offsetBy: end)])
     }
 
     /// The query part of the target, without `?`; empty when there is none.
@@ -49,10 +52,7 @@ public struct HTTPRequest: Sendable, Equatable {
     public func values(_ name: String) -> [String] { fields.values(name) }
 
     /// The single value of a header, or the comma-joined values when it repeats (RFC 9110 §5.3).
-    public func value(_ name: String) -> String? {
-        let all = values(name)
-        return all.isEmpty ? nil : all.joined(separator: ", ")
-    }
+    public func value(_ name: String) -> String? { fields.joinedValue(name) }
 
     /// The comma-separated tokens of a header, trimmed and lower-cased (e.g. `Connection`).
     public func tokens(_ name: String) -> [String] { fields.tokens(name) }
@@ -70,13 +70,9 @@ public struct HTTPRequest: Sendable, Equatable {
     /// Whether the header is present at all.
     public func hasField(_ name: String) -> Bool { fields.contains(name) }
 
-    private static func firstIndex(of needle: StaticString, in bytes: String.UTF8View) -> String.Index? {
+    private static func firstIndex(of needle: StaticString, in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         let needle = UnsafeBufferPointer(start: needle.utf8Start, count: needle.utf8CodeUnitCount)
-        var index = bytes.startIndex
-        while index != bytes.endIndex {
-            if bytes[index...].starts(with: needle) { return index }
-            index = bytes.index(after: index)
-        }
-        return nil
+        guard bytes.count >= needle.count else { return nil }
+        return (0...(bytes.count - needle.count)).first { bytes[$0..<($0 + needle.count)].elementsEqual(needle) }
     }
 }

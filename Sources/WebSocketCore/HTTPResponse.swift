@@ -33,30 +33,44 @@ public struct HTTPResponse: Sendable, Equatable {
 
     /// The response as it goes on the wire. Non-101 responses carry Content-Length.
     public var bytes: [UInt8] {
-        // Written into one array (a handshake's answer is one allocation, not one per piece).
+        // Measured first, then written into one array: a handshake's answer is one
+        // allocation and one copy per piece.
+        let status = String(self.status)
+        let length = isUpgrade ? nil : String(body.count)
         let body = omitsBody ? [] : self.body
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(64 + reason.utf8.count + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 } + body.count)
-        func append(_ text: String) { bytes.appendUTF8(text) }
-        append("HTTP/1.1 ")
-        append(String(status))
-        append(" ")
-        append(reason)
-        append("\r\n")
-        for (name, value) in headers {
-            append(name)
-            append(": ")
-            append(value)
-            append("\r\n")
+        var size = "HTTP/1.1 ".utf8.count + status.utf8.count + 1 + reason.utf8.count + 2 + 2 + body.count
+        for (name, value) in headers { size += name.utf8.count + 2 + value.utf8.count + 2 }
+        if let length { size += "Content-Length: ".utf8.count + length.utf8.count + 2 }
+        return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            func put(_ text: String) {
+                var text = text
+                text.withUTF8 { utf8 in
+                    UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[count...])).copyMemory(from: UnsafeRawBufferPointer(utf8))
+                    count += utf8.count
+                }
+            }
+            put("HTTP/1.1 ")
+            put(status)
+            put(" ")
+            put(reason)
+            put("\r\n")
+            for (name, value) in headers {
+                put(name)
+                put(": ")
+                put(value)
+                put("\r\n")
+            }
+            if let length {
+                put("Content-Length: ")
+                put(length)
+                put("\r\n")
+            }
+            put("\r\n")
+            body.withUnsafeBytes { body in
+                UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[count...])).copyMemory(from: body)
+                count += body.count
+            }
         }
-        if !isUpgrade {
-            append("Content-Length: ")
-            append(String(self.body.count))
-            append("\r\n")
-        }
-        append("\r\n")
-        bytes.append(contentsOf: body)
-        return bytes
     }
 
     static func standardReason(_ status: Int) -> String {

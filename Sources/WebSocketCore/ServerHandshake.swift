@@ -53,6 +53,14 @@ public enum ServerHandshake {
 
     /// `Sec-WebSocket-Accept` for a key (§4.2.2): base64(SHA-1(key + GUID)).
     public static func acceptValue(for key: String) -> String {
+        String(unsafeUninitializedCapacity: acceptValueCount) { writeAcceptValue(for: key, into: UnsafeMutableRawBufferPointer($0)) }
+    }
+
+    /// Base64 of a 20-byte SHA-1 digest.
+    static let acceptValueCount = 28
+
+    /// Writes `acceptValue(for: key)` into `destination` (at least 28 bytes); returns 28.
+    static func writeAcceptValue(for key: String, into destination: UnsafeMutableRawBufferPointer) -> Int {
         var key = key
         return key.withUTF8 { key in
             let guid = guid.utf8
@@ -62,8 +70,42 @@ public enum ServerHandshake {
                 UnsafeMutableRawBufferPointer(rebasing: input[key.count...]).copyBytes(from: guid)
                 let digest = UnsafeMutableRawBufferPointer(rebasing: scratch[input.count...])
                 SHA1.hash(UnsafeRawBufferPointer(input), into: digest)
-                return Base64.encode(UnsafeRawBufferPointer(digest))
+                return Base64.encode(UnsafeRawBufferPointer(digest), into: destination)
             }
+        }
+    }
+
+    /// The bytes of the 101 response that completes the handshake (as `response(…).bytes`,
+    /// written straight into one array: the accept value too).
+    public static func responseBytes(for upgrade: Upgrade, subprotocol: String?, extensions: String?) -> [UInt8] {
+        let head: StaticString = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: "
+        let protocolName: StaticString = "\r\nSec-WebSocket-Protocol: "
+        let extensionsName: StaticString = "\r\nSec-WebSocket-Extensions: "
+        var size = head.utf8CodeUnitCount + acceptValueCount + 4
+        if let subprotocol { size += protocolName.utf8CodeUnitCount + subprotocol.utf8.count }
+        if let extensions { size += extensionsName.utf8CodeUnitCount + extensions.utf8.count }
+        return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            let bytes = UnsafeMutableRawBufferPointer(buffer)
+            func put(_ text: UnsafeRawBufferPointer) {
+                UnsafeMutableRawBufferPointer(rebasing: bytes[count...]).copyMemory(from: text)
+                count += text.count
+            }
+            func put(_ text: StaticString) { put(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)) }
+            func put(_ text: String) {
+                var text = text
+                text.withUTF8 { put(UnsafeRawBufferPointer($0)) }
+            }
+            put(head)
+            count += writeAcceptValue(for: upgrade.key, into: UnsafeMutableRawBufferPointer(rebasing: bytes[count...]))
+            if let subprotocol {
+                put(protocolName)
+                put(subprotocol)
+            }
+            if let extensions {
+                put(extensionsName)
+                put(extensions)
+            }
+            put("\r\n\r\n" as StaticString)
         }
     }
 

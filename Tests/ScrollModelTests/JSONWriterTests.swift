@@ -45,6 +45,20 @@ struct JSONWriterTests {
         #expect(try JSON.parse(written) == .string(text), "the same string back")
     }
 
+    /// Integers (and integral doubles) are written digit by digit, as `String(value)` would.
+    @Test(arguments: [0, 7, 10, -1, -10, 99, 100, 4096, Int.max, Int.min, Int.min + 1])
+    func integersAreWrittenInDecimal(value: Int) {
+        var writer = JSONWriter()
+        writer.beginArray()
+        writer.int(value)
+        if value.magnitude < 1_000_000_000_000_000 { writer.double(Double(value)) }
+        writer.bool(true)
+        writer.null()
+        writer.endArray()
+        let double = value.magnitude < 1_000_000_000_000_000 ? "\(value)," : ""
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == "[\(value),\(double)true,null]")
+    }
+
     @Test func commasGoBetweenMembersAndElementsOnly() {
         var writer = JSONWriter()
         writer.beginObject()

@@ -68,6 +68,13 @@ struct TransportTests {
         #expect(plain.sendBuffer != capped.sendBuffer)
     }
 
+    /// A peer's address is written without inet_ntop for IPv4: every octet's width, and IPv6 as before.
+    @Test(arguments: ["0.0.0.0", "1.2.3.4", "10.0.99.100", "127.0.0.1", "192.168.1.254", "255.255.255.255", "::1", "2001:db8::8:1", "::ffff:10.1.2.3"])
+    func peerAddressesAreWrittenAsNumbers(address: String) throws {
+        #expect(try SocketAddress.resolve(host: address, port: 80).numericHost == address)
+        #expect(try SocketAddress.resolve(host: address, port: 8080).description.hasSuffix(":8080"))
+    }
+
     /// Every loop binds its own SO_REUSEPORT socket, and the kernel would let a second
     /// server on the same port join them and take part of the connections. A group
     /// refuses a port something listens on; its own loops still share theirs.

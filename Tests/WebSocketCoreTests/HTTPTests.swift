@@ -126,6 +126,9 @@ struct HTTPParserTests {
         #expect(request.headers.map(\.value) == ["h:80", "", "b c", "d"])
         #expect(request.values("A") == ["b c", "d"])
         #expect(request.value("a") == "b c, d")
+        #expect(request.value("host") == "h:80")
+        #expect(request.value("X-Empty") == "")
+        #expect(request.value("Origin") == nil)
         #expect(request.fields.single("a") == nil, "repeated")
         #expect(request.fields.single("HOST") == "h:80")
         #expect(request.fields.count(of: "a") == 2)
@@ -267,6 +270,16 @@ struct HandshakeValidationTests {
         let response = ServerHandshake.response(for: upgrade, subprotocol: nil, extensions: nil)
         #expect(response.value("Sec-WebSocket-Accept") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
         #expect(String(decoding: response.bytes, as: UTF8.self).hasPrefix("HTTP/1.1 101 Switching Protocols\r\n"))
+    }
+
+    /// The server writes the 101 straight into bytes: the same bytes as the response it describes.
+    @Test(arguments: [(nil, nil), ("scrollsync.v1", nil), (nil, "permessage-deflate; server_no_context_takeover"), ("p", "x")] as [(String?, String?)])
+    func theAnswerIsWrittenAsTheResponseSays(subprotocol: String?, extensions: String?) {
+        guard case .success(let upgrade) = ServerHandshake.validate(Self.request([:])) else { Issue.record("refused"); return }
+        let response = ServerHandshake.response(for: upgrade, subprotocol: subprotocol, extensions: extensions)
+        #expect(ServerHandshake.responseBytes(for: upgrade, subprotocol: subprotocol, extensions: extensions) == response.bytes)
+        #expect(response.value("Sec-WebSocket-Protocol") == subprotocol)
+        #expect(response.value("Sec-WebSocket-Extensions") == extensions)
     }
 
     @Test func refusals() {
