@@ -251,13 +251,9 @@ public struct JSONWriter {
         }
     }
 
-    public mutating func key(_ name: String) {
-        separator()
-        appendString(name)
-        bytes.append(UInt8(ascii: ":"))
-    }
+    public mutating func key(_ name: String) { appendString(name, separated: true, colon: true) }
 
-    public mutating func string(_ value: String) { separator(); appendString(value) }
+    public mutating func string(_ value: String) { appendString(value, separated: true, colon: false) }
     public mutating func bool(_ value: Bool) { separator(); append(value ? "true" : "false") }
     public mutating func null() { separator(); append("null") }
     public mutating func int(_ value: Int) { separator(); appendDecimal(value) }
@@ -284,45 +280,74 @@ public struct JSONWriter {
         endObject()
     }
 
+    /// Appends `count` bytes that `body` writes from the pointer it is given: one capacity
+    /// and uniqueness check for a whole piece instead of one per byte.
+    @inline(__always)
+    private mutating func write(_ count: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Void) {
+        bytes.append(addingCapacity: count) { span in
+            span.withUnsafeMutableBufferPointer { buffer, initialized in
+                body(buffer.baseAddress! + initialized)
+                initialized += count
+            }
+        }
+    }
+
     private mutating func append(_ text: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        write(text.utf8CodeUnitCount) { $0.update(from: text.utf8Start, count: text.utf8CodeUnitCount) }
     }
 
     /// Writes `value`'s decimal digits (as `String(value)` would, without making the string).
     private mutating func appendDecimal(_ value: Int) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var start = 20
+        var digits = 1
+        var scale: UInt = 10
+        while digits < 20 && magnitude >= scale {
+            digits += 1
+            scale = scale &* 10
+        }
+        let sign = value < 0 ? 1 : 0
+        write(sign + digits) { out in
+            if sign == 1 { out[0] = UInt8(ascii: "-") }
+            var index = sign + digits
             repeat {
-                start -= 1
-                digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                index -= 1
+                out[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
                 magnitude /= 10
             } while magnitude > 0
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
         }
     }
 
     /// A comma goes before every value or key except the first of an object or array (the
     /// last byte written is then `{` or `[`) and a member's value (after its `:`).
     private mutating func separator() {
-        guard let last = bytes.last else { return }
-        if last != UInt8(ascii: "{") && last != UInt8(ascii: "[") && last != UInt8(ascii: ":") { bytes.append(UInt8(ascii: ",")) }
+        if needsSeparator { bytes.append(UInt8(ascii: ",")) }
+    }
+
+    private var needsSeparator: Bool {
+        guard let last = bytes.last else { return false }
+        return last != UInt8(ascii: "{") && last != UInt8(ascii: "[") && last != UInt8(ascii: ":")
     }
 
     /// Appends `value` quoted, escaping what JSON requires and, as `\uXXXX`, what a terminal
     /// could act on (DEL, the C1 controls, the bidirectional overrides and isolates), so
     /// JSON printed to a terminal stays text; runs without escapes are copied whole.
-    private mutating func appendString(_ value: String) {
+    /// With `separated`, the comma it needs goes first; with `colon`, a `:` after (a key).
+    private mutating func appendString(_ value: String, separated: Bool, colon: Bool) {
         var value = value
         value.withUTF8 { utf8 in
-            // Most strings (keys, names, IDs) are printable ASCII without `"` or `\`: one copy.
+            // Most strings (keys, names, IDs) are printable ASCII without `"` or `\`: one write.
             if utf8.allSatisfy({ $0 &- 0x20 < 0x5F && $0 != 0x22 && $0 != 0x5C }) {
-                bytes.append(UInt8(ascii: "\""))
-                bytes.append(contentsOf: utf8)
-                bytes.append(UInt8(ascii: "\""))
+                let comma = separated && needsSeparator ? 1 : 0
+                write(comma + utf8.count + 2 + (colon ? 1 : 0)) { out in
+                    if comma == 1 { out[0] = UInt8(ascii: ",") }
+                    out[comma] = UInt8(ascii: "\"")
+                    if let start = utf8.baseAddress { (out + comma + 1).update(from: start, count: utf8.count) }
+                    out[comma + 1 + utf8.count] = UInt8(ascii: "\"")
+                    if colon { out[comma + 2 + utf8.count] = UInt8(ascii: ":") }
+                }
                 return
             }
+            if separated { separator() }
             bytes.append(UInt8(ascii: "\""))
             var runStart = 0
             var index = 0
@@ -359,6 +384,7 @@ public struct JSONWriter {
             }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
             bytes.append(UInt8(ascii: "\""))
+            if colon { bytes.append(UInt8(ascii: ":")) }
         }
     }
 

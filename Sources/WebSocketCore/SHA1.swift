@@ -45,18 +45,28 @@ enum SHA1 {
         for i in 0..<16 { w[i] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)) }
         for i in 16..<80 { w[i] = (w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]).rotatedLeft(1) }
         var (a, b, c, d, e) = h
-        func round(_ f: UInt32, _ k: UInt32, _ i: Int) {
-            let temp = a.rotatedLeft(5) &+ f &+ e &+ k &+ w[i]
-            (e, d, c, b, a) = (d, c, b.rotatedLeft(30), a, temp)
+        // Four loops of twenty rounds, each with its own function and constant.
+        for i in 0..<20 {
+            let t = a.rotatedLeft(5) &+ (d ^ (b & (c ^ d))) &+ e &+ 0x5A82_7999 &+ w[i]
+            e = d; d = c; c = b.rotatedLeft(30); b = a; a = t
         }
-        for i in 0..<20 { round((b & c) | (~b & d), 0x5A82_7999, i) }
-        for i in 20..<40 { round(b ^ c ^ d, 0x6ED9_EBA1, i) }
-        for i in 40..<60 { round((b & c) | (b & d) | (c & d), 0x8F1B_BCDC, i) }
-        for i in 60..<80 { round(b ^ c ^ d, 0xCA62_C1D6, i) }
+        for i in 20..<40 {
+            let t = a.rotatedLeft(5) &+ (b ^ c ^ d) &+ e &+ 0x6ED9_EBA1 &+ w[i]
+            e = d; d = c; c = b.rotatedLeft(30); b = a; a = t
+        }
+        for i in 40..<60 {
+            let t = a.rotatedLeft(5) &+ ((b & c) | (d & (b | c))) &+ e &+ 0x8F1B_BCDC &+ w[i]
+            e = d; d = c; c = b.rotatedLeft(30); b = a; a = t
+        }
+        for i in 60..<80 {
+            let t = a.rotatedLeft(5) &+ (b ^ c ^ d) &+ e &+ 0xCA62_C1D6 &+ w[i]
+            e = d; d = c; c = b.rotatedLeft(30); b = a; a = t
+        }
         h = (h.0 &+ a, h.1 &+ b, h.2 &+ c, h.3 &+ d, h.4 &+ e)
     }
 }
 
 extension UInt32 {
-    fileprivate func rotatedLeft(_ count: UInt32) -> UInt32 { (self << count) | (self >> (32 - count)) }
+    @inline(__always)
+    fileprivate func rotatedLeft(_ count: UInt32) -> UInt32 { (self &<< count) | (self &>> (32 &- count)) }
 }
