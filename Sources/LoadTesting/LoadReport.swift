@@ -144,7 +144,7 @@ public struct LoadReport: Sendable {
         w.field("failed", failedConnections)
         w.key("failedByReason")
         w.beginObject()
-        for (reason, count) in stats.failures.sorted(by: { $0.key < $1.key }) { w.field(reason, count) }
+        for (reason, count) in stats.failures.sorted(by: { $0.key < $1.key }) { w.key(text: reason); w.int(count) }
         w.endObject()
         w.key("handshakeMs")
         percentiles(stats.handshake, into: &w)
@@ -200,7 +200,7 @@ public struct LoadReport: Sendable {
 
     private func percentiles(_ histogram: Histogram<UInt64>, into w: inout JSONWriter) {
         w.beginObject()
-        for (name, p) in [("p50", 50.0), ("p90", 90), ("p99", 99), ("p99.9", 99.9)] { w.field(name, percentile(histogram, p)) }
+        for (name, p) in [("p50", 50.0), ("p90", 90), ("p99", 99), ("p99.9", 99.9)] { w.key(text: name); w.double(percentile(histogram, p)) }
         w.field("max", Double(histogram.max) / 1000)
         w.field("count", Int(histogram.totalCount))
         w.endObject()

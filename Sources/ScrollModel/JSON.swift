@@ -246,12 +246,13 @@ public struct JSONWriter {
             endArray()
         case .object(let members):
             beginObject()
-            for (name, member) in members { key(name); self.value(member) }
+            for (name, member) in members { key(text: name); self.value(member) }
             endObject()
         }
     }
 
-    public mutating func key(_ name: String) { appendString(name, separated: true, colon: true) }
+    /// A member name made at run time (escaped as any string).
+    public mutating func key(text name: String) { appendString(name, separated: true, colon: true) }
 
     public mutating func string(_ value: String) { appendString(value, separated: true, colon: false) }
     public mutating func bool(_ value: Bool) { separator(); append(value ? "true" : "false") }
@@ -266,13 +267,27 @@ public struct JSONWriter {
         if value == value.rounded(), abs(value) < 1e15 { appendDecimal(Int(value)) } else { bytes += "\(value)".utf8 }
     }
 
-    public mutating func field(_ name: String, _ value: String) { key(name); string(value) }
-    public mutating func field(_ name: String, _ value: Int) { key(name); int(value) }
-    public mutating func field(_ name: String, _ value: Double) { key(name); double(value) }
-    public mutating func field(_ name: String, _ value: Bool) { key(name); bool(value) }
+    /// A member name known when the program is built (ASCII, nothing to escape): written
+    /// without looking at it.
+    public mutating func key(_ name: StaticString) {
+        let comma = needsSeparator ? 1 : 0
+        let count = name.utf8CodeUnitCount
+        write(comma + count + 3) { out in
+            if comma == 1 { out[0] = UInt8(ascii: ",") }
+            out[comma] = UInt8(ascii: "\"")
+            (out + comma + 1).update(from: name.utf8Start, count: count)
+            out[comma + 1 + count] = UInt8(ascii: "\"")
+            out[comma + 2 + count] = UInt8(ascii: ":")
+        }
+    }
+
+    public mutating func field(_ name: StaticString, _ value: String) { key(name); string(value) }
+    public mutating func field(_ name: StaticString, _ value: Int) { key(name); int(value) }
+    public mutating func field(_ name: StaticString, _ value: Double) { key(name); double(value) }
+    public mutating func field(_ name: StaticString, _ value: Bool) { key(name); bool(value) }
 
     /// `"name":{"id":…,"fraction":…}`.
-    public mutating func field(_ name: String, _ anchor: Anchor) {
+    public mutating func field(_ name: StaticString, _ anchor: Anchor) {
         key(name)
         beginObject()
         field("id", anchor.id)

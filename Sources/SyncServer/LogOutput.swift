@@ -112,7 +112,7 @@ public struct LineLogHandler: LogHandler {
             writer.field("time", time)
             writer.field("level", event.level.rawValue)
             writer.field("message", event.message.description)
-            for (key, value) in fields.sorted(by: { $0.key < $1.key }) { writer.field(key, value.description) }
+            for (key, value) in fields.sorted(by: { $0.key < $1.key }) { writer.key(text: key); writer.string(value.description) }
             writer.endObject()
             output.write(String(decoding: writer.bytes, as: UTF8.self))
         } else {
