@@ -290,18 +290,18 @@ public final class WebSocketPeer: ChannelHandler {
     private func sendPendingResponse(_ connection: WebSocketConnection) {
         guard let response = pendingResponse else { return }
         pendingResponse = nil
-        var frames: [SharedBytes] = []
-        connection.drainOutbound { frames.append($0) }
-        let frameBytes = frames.reduce(0) { $0 + $1.count }
+        let frameBytes = connection.outboundByteCount
+        var frames = 0
         channel.enqueue(SharedBytes(count: response.count + frameBytes) { destination in
             var position = response.withUnsafeBytes { destination.copyMemory(from: $0); return $0.count }
-            for frame in frames {
+            connection.drainOutbound { frame in
                 UnsafeMutableRawBufferPointer(rebasing: destination[position...]).copyMemory(from: frame.buffer)
                 position += frame.count
+                frames += 1
             }
         })
-        if !frames.isEmpty {
-            counters.messagesOut.add(frames.count, ordering: .relaxed)
+        if frames > 0 {
+            counters.messagesOut.add(frames, ordering: .relaxed)
             counters.bytesOut.add(frameBytes, ordering: .relaxed)
         }
         if connection.state == .closed { channel.close() }

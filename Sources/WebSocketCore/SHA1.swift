@@ -45,22 +45,39 @@ enum SHA1 {
         for i in 0..<16 { w[i] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)) }
         for i in 16..<80 { w[i] = (w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]).rotatedLeft(1) }
         var (a, b, c, d, e) = h
-        // Four loops of twenty rounds, each with its own function and constant.
-        for i in 0..<20 {
-            let t = a.rotatedLeft(5) &+ (d ^ (b & (c ^ d))) &+ e &+ 0x5A82_7999 &+ w[i]
-            e = d; d = c; c = b.rotatedLeft(30); b = a; a = t
+        // Five rounds per pass, the variables taking turns (no shuffling between rounds).
+        @inline(__always)
+        func round(_ a: UInt32, _ b: inout UInt32, _ e: inout UInt32, _ f: UInt32, _ k: UInt32, _ i: Int) {
+            e = e &+ a.rotatedLeft(5) &+ f &+ k &+ w[i]
+            b = b.rotatedLeft(30)
         }
-        for i in 20..<40 {
-            let t = a.rotatedLeft(5) &+ (b ^ c ^ d) &+ e &+ 0x6ED9_EBA1 &+ w[i]
-            e = d; d = c; c = b.rotatedLeft(30); b = a; a = t
+        for i in stride(from: 0, to: 20, by: 5) {
+            round(a, &b, &e, d ^ (b & (c ^ d)), 0x5A82_7999, i + 0)
+            round(e, &a, &d, c ^ (a & (b ^ c)), 0x5A82_7999, i + 1)
+            round(d, &e, &c, b ^ (e & (a ^ b)), 0x5A82_7999, i + 2)
+            round(c, &d, &b, a ^ (d & (e ^ a)), 0x5A82_7999, i + 3)
+            round(b, &c, &a, e ^ (c & (d ^ e)), 0x5A82_7999, i + 4)
         }
-        for i in 40..<60 {
-            let t = a.rotatedLeft(5) &+ ((b & c) | (d & (b | c))) &+ e &+ 0x8F1B_BCDC &+ w[i]
-            e = d; d = c; c = b.rotatedLeft(30); b = a; a = t
+        for i in stride(from: 20, to: 40, by: 5) {
+            round(a, &b, &e, b ^ c ^ d, 0x6ED9_EBA1, i + 0)
+            round(e, &a, &d, a ^ b ^ c, 0x6ED9_EBA1, i + 1)
+            round(d, &e, &c, e ^ a ^ b, 0x6ED9_EBA1, i + 2)
+            round(c, &d, &b, d ^ e ^ a, 0x6ED9_EBA1, i + 3)
+            round(b, &c, &a, c ^ d ^ e, 0x6ED9_EBA1, i + 4)
         }
-        for i in 60..<80 {
-            let t = a.rotatedLeft(5) &+ (b ^ c ^ d) &+ e &+ 0xCA62_C1D6 &+ w[i]
-            e = d; d = c; c = b.rotatedLeft(30); b = a; a = t
+        for i in stride(from: 40, to: 60, by: 5) {
+            round(a, &b, &e, (b & c) | (d & (b | c)), 0x8F1B_BCDC, i + 0)
+            round(e, &a, &d, (a & b) | (c & (a | b)), 0x8F1B_BCDC, i + 1)
+            round(d, &e, &c, (e & a) | (b & (e | a)), 0x8F1B_BCDC, i + 2)
+            round(c, &d, &b, (d & e) | (a & (d | e)), 0x8F1B_BCDC, i + 3)
+            round(b, &c, &a, (c & d) | (e & (c | d)), 0x8F1B_BCDC, i + 4)
+        }
+        for i in stride(from: 60, to: 80, by: 5) {
+            round(a, &b, &e, b ^ c ^ d, 0xCA62_C1D6, i + 0)
+            round(e, &a, &d, a ^ b ^ c, 0xCA62_C1D6, i + 1)
+            round(d, &e, &c, e ^ a ^ b, 0xCA62_C1D6, i + 2)
+            round(c, &d, &b, d ^ e ^ a, 0xCA62_C1D6, i + 3)
+            round(b, &c, &a, c ^ d ^ e, 0xCA62_C1D6, i + 4)
         }
         h = (h.0 &+ a, h.1 &+ b, h.2 &+ c, h.3 &+ d, h.4 &+ e)
     }

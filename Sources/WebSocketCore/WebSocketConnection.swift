@@ -418,6 +418,9 @@ public final class WebSocketConnection {
 
     public var hasOutbound: Bool { !outbound.isEmpty }
 
+    /// The bytes of every queued frame.
+    public var outboundByteCount: Int { outbound.reduce(0) { $0 + $1.count } }
+
     private func sendMessage(_ opcode: Opcode, _ payload: UnsafeRawBufferPointer) -> Bool {
         guard state == .open else { return false }
         if let compression, let deflater = compression.deflater, payload.count >= compression.threshold {
