@@ -64,7 +64,7 @@ public struct RoomEndpoint: WebSocketEndpoint {
     }
 
     public func makeSession(for request: HTTPRequest, from address: String, on loop: EventLoop) -> Result<any WebSocketSession, HTTPError> {
-        let name = String(request.path.dropFirst("/rooms/".count))
+        let name = String(Substring(request.path.utf8.dropFirst(7)))  // after "/rooms/" (`matches`)
         guard Self.isValidRoomName(name) else {
             return .failure(HTTPError(.error(400, "room names are 1 to 64 characters of A-Z a-z 0-9 . _ - (not . or ..)")))
         }

@@ -37,11 +37,23 @@ enum Base64 {
 
     /// Decodes canonical padded base64; nil for anything else.
     static func decode(_ text: String) -> [UInt8]? {
+        var out = [UInt8]()
+        out.reserveCapacity(text.utf8.count / 4 * 3)
+        return decode(text, { out.append($0) }) ? out : nil
+    }
+
+    /// How many bytes canonical padded base64 `text` holds (as `decode(text)?.count`, without
+    /// making them); nil when it is not that.
+    static func decodedCount(_ text: String) -> Int? {
+        var count = 0
+        return decode(text, { _ in count += 1 }) ? count : nil
+    }
+
+    /// Hands each decoded byte to `byte`; false when `text` is not canonical padded base64.
+    private static func decode(_ text: String, _ byte: (UInt8) -> Void) -> Bool {
         var text = text
-        return text.withUTF8 { chars -> [UInt8]? in
-            guard chars.count % 4 == 0 else { return nil }
-            var out = [UInt8]()
-            out.reserveCapacity(chars.count / 4 * 3)
+        return text.withUTF8 { chars -> Bool in
+            guard chars.count % 4 == 0 else { return false }
             var i = 0
             while i < chars.count {
                 var n: UInt32 = 0
@@ -56,17 +68,17 @@ enum Base64 {
                     case UInt8(ascii: "+"): value = 62
                     case UInt8(ascii: "/"): value = 63
                     case UInt8(ascii: "=") where i + 4 == chars.count && j >= 2: value = 0; padding += 1
-                    default: return nil
+                    default: return false
                     }
-                    if padding > 0 && c != UInt8(ascii: "=") { return nil }
+                    if padding > 0 && c != UInt8(ascii: "=") { return false }
                     n = n << 6 | value
                 }
-                out.append(UInt8(n >> 16))
-                if padding < 2 { out.append(UInt8(truncatingIfNeeded: n >> 8)) }
-                if padding < 1 { out.append(UInt8(truncatingIfNeeded: n)) }
+                byte(UInt8(n >> 16))
+                if padding < 2 { byte(UInt8(truncatingIfNeeded: n >> 8)) }
+                if padding < 1 { byte(UInt8(truncatingIfNeeded: n)) }
                 i += 4
             }
-            return out
+            return true
         }
     }
 }

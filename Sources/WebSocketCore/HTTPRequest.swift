@@ -43,9 +43,10 @@ public struct HTTPRequest: Sendable, Equatable {
 
     /// The query part of the target, without `?`; empty when there is none.
     public var query: Substring {
+        var target = self.target
+        guard let mark = target.withUTF8({ $0.firstIndex(of: UInt8(ascii: "?")) }) else { return "" }
         let bytes = target.utf8
-        guard let mark = bytes.firstIndex(of: UInt8(ascii: "?")) else { return "" }
-        return Substring(bytes[bytes.index(after: mark)...])
+        return Substring(bytes[bytes.index(bytes.startIndex, offsetBy: mark + 1)...])
     }
 
     /// All values of a header, case-insensitively by name.

@@ -41,7 +41,7 @@ public enum ServerHandshake {
         guard request.fields.single("Sec-WebSocket-Version") == "13" else {
             return .failure(HTTPError(.error(426, "unsupported Sec-WebSocket-Version; this server speaks 13", headers: upgradeHeaders)))
         }
-        guard let key = request.fields.single("Sec-WebSocket-Key"), Base64.decode(key)?.count == 16 else {
+        guard let key = request.fields.single("Sec-WebSocket-Key"), Base64.decodedCount(key) == 16 else {
             return .failure(HTTPError(.error(400, "Sec-WebSocket-Key must be 16 bytes in base64")))
         }
         guard let extensions = ExtensionOffer.parse(request.values("Sec-WebSocket-Extensions")) else {

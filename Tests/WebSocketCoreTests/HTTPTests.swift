@@ -115,6 +115,10 @@ struct HTTPParserTests {
         #expect(rest == [10, 10], "bytes after the head may be anything, LF included")
         #expect(HTTPRequest(method: "GET", target: "wss://h", headers: []).path == "/")
         #expect(HTTPRequest(method: "GET", target: "http://h?x=1", headers: []).path == "/")
+        #expect(HTTPRequest(method: "GET", target: "/a?", headers: []).query == "")
+        #expect(HTTPRequest(method: "GET", target: "/a", headers: []).query == "")
+        #expect(HTTPRequest(method: "GET", target: "/ü/é?name=Zoë&x", headers: []).query == "name=Zoë&x")
+        #expect(HTTPRequest(method: "GET", target: "/ü/é?name=Zoë&x", headers: []).path == "/ü/é")
     }
 
     /// Fields are found in place in the head: values without the whitespace around them,

@@ -118,10 +118,15 @@ struct AcceptKeyTests {
         for length in 0..<20 {
             let data = (0..<length).map { UInt8(truncatingIfNeeded: $0 * 37) }
             #expect(Base64.decode(Base64.encode(data)) == data)
+            #expect(Base64.decodedCount(Base64.encode(data)) == length)
         }
         #expect(Base64.encode(Array("foobar".utf8)) == "Zm9vYmFy")
         #expect(Base64.decode("Zm9vYg==") == Array("foob".utf8))
         #expect(Base64.decode("Zm9vYg=") == nil)
+        #expect(Base64.decodedCount("Zm9vYg==") == 4)
+        #expect(Base64.decodedCount("dGhlIHNhbXBsZSBub25jZQ==") == 16)
+        #expect(Base64.decodedCount("Zm9vYg=") == nil)
+        #expect(Base64.decodedCount("Zm9v!mFy") == nil)
         #expect(Base64.decode("Zm9v!mFy") == nil)
     }
 }
