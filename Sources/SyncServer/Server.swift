@@ -127,7 +127,7 @@ public final class Server: Sendable {
         let makePeer: @Sendable (Channel) -> any ChannelHandler = { channel in WebSocketPeer(channel: channel, router: router) }
         self.makePeer = makePeer
         port = embedded != nil ? 0 : try group.listen(host: configuration.host, port: configuration.port, tls: tls,
-                                                                  acceptedSendBuffer: acceptedSendBuffer, makeHandler: makePeer)
+                                                      acceptedSendBuffer: acceptedSendBuffer, makeHandler: makePeer)
         hub.publicURL.set(url)  // the port bound (port 0 picks one), before anyone can ask for a recording
         if embedded == nil { group.start() }
         if let first = shards.current.first {

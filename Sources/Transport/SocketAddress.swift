@@ -3,7 +3,6 @@ import CLinux
 import Glibc
 #endif
 
-/// A resolved TCP address (IPv4 or IPv6).
 /// A socket's send buffer (SO_SNDBUF) and the unsent bytes it may hold (TCP_NOTSENT_LOWAT,
 /// nil: the system's default).
 public struct SendBufferSize: Sendable, Equatable {
@@ -16,6 +15,7 @@ public struct SendBufferSize: Sendable, Equatable {
     }
 }
 
+/// A resolved TCP address (IPv4 or IPv6).
 public struct SocketAddress: Sendable, CustomStringConvertible {
     private var storage: sockaddr_storage
     private let length: socklen_t
@@ -60,7 +60,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
 enum Sockets {
     /// A non-blocking listening socket with SO_REUSEADDR and SO_REUSEPORT, so that every
     /// loop can bind its own socket to the same port and the kernel spreads connections;
-    /// with TCP_NODELAY, which Linux passes on to every accepted socket.
+    /// with TCP_NODELAY and `acceptedSendBuffer`, which Linux passes on to every accepted socket.
     static func listen(host: String, port: Int, backlog: Int32 = 4096, acceptedSendBuffer: SendBufferSize? = nil) throws(SystemError) -> (fd: Int32, port: Int) {
         let fd = try boundSocket(host: host, port: port, reusePort: true)
         do throws(SystemError) {

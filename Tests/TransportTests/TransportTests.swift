@@ -16,6 +16,24 @@ func acceptConnection(on listener: Int32, tries: Int) -> Int32 {
     return -1
 }
 
+/// Connects to `port` and accepts the connection on `listener`: both ends (the caller closes them).
+func acceptedPair(on listener: Int32, port: Int) throws -> (accepted: Int32, client: Int32) {
+    let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let connected = try SocketAddress.resolve(host: "127.0.0.1", port: port).withSockaddr { connect(client, $0, $1) }
+    #expect(connected == 0)
+    let accepted = acceptConnection(on: listener, tries: 200)
+    if accepted < 0 { close(client) }
+    try #require(accepted >= 0)
+    return (accepted, client)
+}
+
+/// An integer socket option's value, or nil when it cannot be read.
+func socketOption(_ fd: Int32, _ level: Int32, _ name: Int32) -> Int32? {
+    var value: Int32 = 0
+    var length = socklen_t(4)
+    return getsockopt(fd, level, name, &value, &length) == 0 ? value : nil
+}
+
 @Suite("Sockets and write queues")
 struct TransportTests {
     /// The server sets TCP_NODELAY once, on its listening socket; this checks the kernel
@@ -23,17 +41,9 @@ struct TransportTests {
     @Test func acceptedSocketsInheritNoDelay() throws {
         let (listener, port) = try Sockets.listen(host: "127.0.0.1", port: 0)
         defer { close(listener) }
-        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(client) }
-        let connected = try SocketAddress.resolve(host: "127.0.0.1", port: port).withSockaddr { connect(client, $0, $1) }
-        #expect(connected == 0)
-        let accepted = acceptConnection(on: listener, tries: 200)
-        try #require(accepted >= 0)
-        defer { close(accepted) }
-        var value: Int32 = 0
-        var length = socklen_t(4)
-        #expect(getsockopt(accepted, Int32(IPPROTO_TCP), TCP_NODELAY, &value, &length) == 0)
-        #expect(value == 1)
+        let (accepted, client) = try acceptedPair(on: listener, port: port)
+        defer { close(accepted); close(client) }
+        #expect(socketOption(accepted, Int32(IPPROTO_TCP), TCP_NODELAY) == 1)
     }
 
     /// The server caps a room socket's send buffer and unsent bytes on its listening socket
@@ -44,28 +54,15 @@ struct TransportTests {
         defer { close(listener) }
         let (plainListener, plainPort) = try Sockets.listen(host: "127.0.0.1", port: 0)
         defer { close(plainListener) }
-        func accepted(from listener: Int32, port: Int) throws -> (sendBuffer: Int32, unsent: Int32) {
-            let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(client) }
-            let connected = try SocketAddress.resolve(host: "127.0.0.1", port: port).withSockaddr { connect(client, $0, $1) }
-            #expect(connected == 0)
-            let accepted = acceptConnection(on: listener, tries: 200)
-            try #require(accepted >= 0)
-            defer { close(accepted) }
-            var sendBuffer: Int32 = 0
-            var unsent: Int32 = 0
-            var length = socklen_t(4)
-            #expect(getsockopt(accepted, SOL_SOCKET, SO_SNDBUF, &sendBuffer, &length) == 0)
-            length = 4
-            #expect(getsockopt(accepted, Int32(IPPROTO_TCP), 25 /* TCP_NOTSENT_LOWAT */, &unsent, &length) == 0)
-            return (sendBuffer, unsent)
-        }
-        let capped = try accepted(from: listener, port: port)
-        #expect(capped.sendBuffer == 2 * Int32(size.bytes), "Linux doubles SO_SNDBUF for its bookkeeping")
-        #expect(capped.unsent == Int32(size.unsent!))
-        let plain = try accepted(from: plainListener, port: plainPort)
-        #expect(plain.unsent == 0, "no unsent limit unless asked")
-        #expect(plain.sendBuffer != capped.sendBuffer)
+        let capped = try acceptedPair(on: listener, port: port)
+        defer { close(capped.accepted); close(capped.client) }
+        let plain = try acceptedPair(on: plainListener, port: plainPort)
+        defer { close(plain.accepted); close(plain.client) }
+        let unsentLimit: Int32 = 25  // TCP_NOTSENT_LOWAT
+        #expect(socketOption(capped.accepted, SOL_SOCKET, SO_SNDBUF) == 2 * Int32(size.bytes), "Linux doubles SO_SNDBUF for its bookkeeping")
+        #expect(socketOption(capped.accepted, Int32(IPPROTO_TCP), unsentLimit) == Int32(size.unsent!))
+        #expect(socketOption(plain.accepted, Int32(IPPROTO_TCP), unsentLimit) == 0, "no unsent limit unless asked")
+        #expect(socketOption(plain.accepted, SOL_SOCKET, SO_SNDBUF) != 2 * Int32(size.bytes))
     }
 
     /// A peer's address is written without inet_ntop for IPv4: every octet's width, and IPv6 as before.
