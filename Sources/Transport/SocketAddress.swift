@@ -125,12 +125,12 @@ enum Sockets {
         let family = Int32(storage.ss_family)
         return withUnsafeBytes(of: &storage) { raw in
             if family == AF_INET {
-                let octets = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in.self).pointee.sin_addr.s_addr  // network order
+                let address = UInt32(bigEndian: raw.baseAddress!.assumingMemoryBound(to: sockaddr_in.self).pointee.sin_addr.s_addr)
                 return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { text in
                     var count = 0
                     for index in 0..<4 {
                         if index > 0 { text[count] = UInt8(ascii: "."); count += 1 }
-                        let octet = Int(octets >> UInt32(8 * index) & 0xFF)
+                        let octet = Int(address >> UInt32(24 - 8 * index) & 0xFF)
                         if octet >= 100 { text[count] = UInt8(48 + octet / 100); count += 1 }
                         if octet >= 10 { text[count] = UInt8(48 + octet / 10 % 10); count += 1 }
                         text[count] = UInt8(48 + octet % 10)
