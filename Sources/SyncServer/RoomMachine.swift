@@ -22,6 +22,10 @@ struct RoomMachine<Sender> {
     /// is both the room's driver and this one holds the lease: its scrolls are led here. (A
     /// driver taken here alone while the engine was away leads only once the engine agrees.)
     private(set) var leaseHolder: SessionID?
+    /// Whether the next led state leaps (`handoverLeap`) because the room was fetched again:
+    /// while this node was apart, another node's reconcile may have published the room's
+    /// state above this node's `seq`, and a led state at the same `seq` would be dropped there.
+    private var leapsNextLead = false
 
     /// Whether `id`'s scrolls are ordered on this node (`lead`).
     func leads(_ id: SessionID) -> Bool { core.driver == id && leaseHolder == id }
@@ -218,7 +222,8 @@ struct RoomMachine<Sender> {
         case .failure(let error): return [.refuse(error, to: sender)]
         case .success(let next): state = next
         }
-        if let last = core.state, last.by != state.by { state.seq = core.lastSeq + Self.handoverLeap }
+        if let last = core.state, last.by != state.by || leapsNextLead { state.seq = core.lastSeq + Self.handoverLeap }
+        leapsNextLead = false
         proposed = nil
         guard core.adopt(state: state) else { return [] }
         return [.broadcast(.state(state)), .publishLed(state)]
@@ -296,6 +301,7 @@ extension RoomMachine {
         if let state = snapshot.state, core.adopt(state: state) { effects.append(.broadcast(.state(state))) }
         let driver = snapshot.driver.flatMap(SessionID.init)
         leaseHolder = driver
+        leapsNextLead = true
         if driver != core.driver || (driver != nil && snapshot.driverName != core.driverName) {
             core.adopt(driver: driver, name: snapshot.driverName)
             effects.append(.broadcast(.driver(driver, name: snapshot.driverName)))

@@ -122,6 +122,26 @@ struct RoomMachineTests {
         #expect(next.map(\.seq) == [2 + Machine.handoverLeap], "then one by one")
     }
 
+    /// After the room was fetched again (an outage's reconcile), the lease holder's next state
+    /// leaps: another node's reconcile may have published the room's state above this node's
+    /// `seq` meanwhile, and a state at that same `seq` would be dropped there (the two nodes
+    /// would show different places under one `seq`: seen in `aFrozenRedisIsNoticed…` under load).
+    @Test func theFirstStateLedAfterTheRoomIsFetchedAgainLeaps() {
+        var room = Self.room()
+        _ = room.step(.shared(version: 1, .driver(Self.ann, name: "Ann")), context)
+        _ = room.step(.lead(ScrollUpdate(offset: 10, viewport: 10, content: 100), from: Self.ann, sender: "ann"), context)
+        var snapshot = RoomSnapshot()
+        snapshot.version = 5
+        snapshot.state = room.core.state
+        snapshot.driver = Self.ann.description
+        _ = room.step(.snapshot(snapshot), context)
+        #expect(room.leads(Self.ann))
+        let first = Self.states(room.step(.lead(ScrollUpdate(offset: 20, viewport: 10, content: 100), from: Self.ann, sender: "ann"), context))
+        #expect(first.map(\.seq) == [1 + Machine.handoverLeap])
+        let next = Self.states(room.step(.lead(ScrollUpdate(offset: 30, viewport: 10, content: 100), from: Self.ann, sender: "ann"), context))
+        #expect(next.map(\.seq) == [2 + Machine.handoverLeap], "then one by one")
+    }
+
     /// What another node led is taken from the room's driver only, when newer, and a leap past
     /// the reservation block fetches the room again.
     @Test func ledStatesAreTakenFromTheDriverOnlyAndInOrder() {
