@@ -42,34 +42,26 @@ public struct HTTPResponse: Sendable, Equatable {
         for (name, value) in headers { size += name.utf8.count + 2 + value.utf8.count + 2 }
         if let length { size += "Content-Length: ".utf8.count + length.utf8.count + 2 }
         return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            func put(_ text: String) {
-                var text = text
-                text.withUTF8 { utf8 in
-                    UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[count...])).copyMemory(from: UnsafeRawBufferPointer(utf8))
-                    count += utf8.count
-                }
-            }
-            put("HTTP/1.1 ")
-            put(status)
-            put(" ")
-            put(reason)
-            put("\r\n")
+            var out = ByteCursor(buffer)
+            out.put("HTTP/1.1 " as StaticString)
+            out.put(status)
+            out.put(" " as StaticString)
+            out.put(reason)
+            out.put("\r\n" as StaticString)
             for (name, value) in headers {
-                put(name)
-                put(": ")
-                put(value)
-                put("\r\n")
+                out.put(name)
+                out.put(": " as StaticString)
+                out.put(value)
+                out.put("\r\n" as StaticString)
             }
             if let length {
-                put("Content-Length: ")
-                put(length)
-                put("\r\n")
+                out.put("Content-Length: " as StaticString)
+                out.put(length)
+                out.put("\r\n" as StaticString)
             }
-            put("\r\n")
-            body.withUnsafeBytes { body in
-                UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[count...])).copyMemory(from: body)
-                count += body.count
-            }
+            out.put("\r\n" as StaticString)
+            body.withUnsafeBytes { out.put($0) }
+            count = out.count
         }
     }
 

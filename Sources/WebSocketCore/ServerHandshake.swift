@@ -85,27 +85,19 @@ public enum ServerHandshake {
         if let subprotocol { size += protocolName.utf8CodeUnitCount + subprotocol.utf8.count }
         if let extensions { size += extensionsName.utf8CodeUnitCount + extensions.utf8.count }
         return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            let bytes = UnsafeMutableRawBufferPointer(buffer)
-            func put(_ text: UnsafeRawBufferPointer) {
-                UnsafeMutableRawBufferPointer(rebasing: bytes[count...]).copyMemory(from: text)
-                count += text.count
-            }
-            func put(_ text: StaticString) { put(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)) }
-            func put(_ text: String) {
-                var text = text
-                text.withUTF8 { put(UnsafeRawBufferPointer($0)) }
-            }
-            put(head)
-            count += writeAcceptValue(for: upgrade.key, into: UnsafeMutableRawBufferPointer(rebasing: bytes[count...]))
+            var out = ByteCursor(buffer)
+            out.put(head)
+            out.advance(writeAcceptValue(for: upgrade.key, into: out.rest))
             if let subprotocol {
-                put(protocolName)
-                put(subprotocol)
+                out.put(protocolName)
+                out.put(subprotocol)
             }
             if let extensions {
-                put(extensionsName)
-                put(extensions)
+                out.put(extensionsName)
+                out.put(extensions)
             }
-            put("\r\n\r\n" as StaticString)
+            out.put("\r\n\r\n" as StaticString)
+            count = out.count
         }
     }
 
