@@ -270,15 +270,7 @@ public struct JSONWriter {
     /// A member name known when the program is built (ASCII, nothing to escape): written
     /// without looking at it.
     public mutating func key(_ name: StaticString) {
-        let comma = needsSeparator ? 1 : 0
-        let count = name.utf8CodeUnitCount
-        write(comma + count + 3) { out in
-            if comma == 1 { out[0] = UInt8(ascii: ",") }
-            out[comma] = UInt8(ascii: "\"")
-            (out + comma + 1).update(from: name.utf8Start, count: count)
-            out[comma + 1 + count] = UInt8(ascii: "\"")
-            out[comma + 2 + count] = UInt8(ascii: ":")
-        }
+        writeQuoted(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), separated: true, colon: true)
     }
 
     public mutating func field(_ name: StaticString, _ value: String) { key(name); string(value) }
@@ -343,6 +335,19 @@ public struct JSONWriter {
         return last != UInt8(ascii: "{") && last != UInt8(ascii: "[") && last != UInt8(ascii: ":")
     }
 
+    /// Writes `utf8` (nothing in it to escape) quoted, in one piece with the comma it needs
+    /// (`separated`) and, for a key, the colon after it.
+    private mutating func writeQuoted(_ utf8: UnsafeBufferPointer<UInt8>, separated: Bool, colon: Bool) {
+        let comma = separated && needsSeparator ? 1 : 0
+        write(comma + utf8.count + 2 + (colon ? 1 : 0)) { out in
+            if comma == 1 { out[0] = UInt8(ascii: ",") }
+            out[comma] = UInt8(ascii: "\"")
+            if let start = utf8.baseAddress { (out + comma + 1).update(from: start, count: utf8.count) }
+            out[comma + 1 + utf8.count] = UInt8(ascii: "\"")
+            if colon { out[comma + 2 + utf8.count] = UInt8(ascii: ":") }
+        }
+    }
+
     /// Appends `value` quoted, escaping what JSON requires and, as `\uXXXX`, what a terminal
     /// could act on (DEL, the C1 controls, the bidirectional overrides and isolates), so
     /// JSON printed to a terminal stays text; runs without escapes are copied whole.
@@ -352,14 +357,7 @@ public struct JSONWriter {
         value.withUTF8 { utf8 in
             // Most strings (keys, names, IDs) are printable ASCII without `"` or `\`: one write.
             if utf8.allSatisfy({ $0 &- 0x20 < 0x5F && $0 != 0x22 && $0 != 0x5C }) {
-                let comma = separated && needsSeparator ? 1 : 0
-                write(comma + utf8.count + 2 + (colon ? 1 : 0)) { out in
-                    if comma == 1 { out[0] = UInt8(ascii: ",") }
-                    out[comma] = UInt8(ascii: "\"")
-                    if let start = utf8.baseAddress { (out + comma + 1).update(from: start, count: utf8.count) }
-                    out[comma + 1 + utf8.count] = UInt8(ascii: "\"")
-                    if colon { out[comma + 2 + utf8.count] = UInt8(ascii: ":") }
-                }
+                writeQuoted(utf8, separated: separated, colon: colon)
                 return
             }
             if separated { separator() }
