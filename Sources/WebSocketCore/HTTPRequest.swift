@@ -25,28 +25,31 @@ public struct HTTPRequest: Sendable, Equatable {
     /// The path part of the target, without the query. An absolute-form target
     /// (`http://host:port/path`, RFC 9112 §3.2.2; RFC 6455 §4.2.1) gives the path in it.
     public var path: Substring {
-        var target = self.target
-        let (start, end) = target.withUTF8 { bytes -> (Int, Int) in
+        let range = inTarget { bytes -> Range<Int>? in
             var start = 0
             if bytes.first != UInt8(ascii: "/"), let scheme = Self.firstIndex(of: "://", in: bytes) {
                 guard let pathStart = bytes[(scheme + 3)...].firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }),
                       bytes[pathStart] == UInt8(ascii: "/")
-                else { return (-1, -1) }
+                else { return nil }
                 start = pathStart
             }
-            return (start, bytes[start...].firstIndex(of: UInt8(ascii: "?")) ?? bytes.count)
+            return start..<(bytes[start...].firstIndex(of: UInt8(ascii: "?")) ?? bytes.count)
         }
-        guard start >= 0 else { return "/" }
-        let utf8 = target.utf8
-        return Substring(utf8[utf8.index(utf8.startIndex, offsetBy: start)..<utf8.index(utf8.startIndex, offsetBy: end)])
+        return range ?? "/"
     }
 
     /// The query part of the target, without `?`; empty when there is none.
     public var query: Substring {
+        inTarget { bytes in bytes.firstIndex(of: UInt8(ascii: "?")).map { ($0 + 1)..<bytes.count } } ?? ""
+    }
+
+    /// The part of the target that `find` gives as byte offsets in its UTF-8 (searched as
+    /// bytes, without `Character`s), or nil.
+    private func inTarget(_ find: (UnsafeBufferPointer<UInt8>) -> Range<Int>?) -> Substring? {
         var target = self.target
-        guard let mark = target.withUTF8({ $0.firstIndex(of: UInt8(ascii: "?")) }) else { return "" }
-        let bytes = target.utf8
-        return Substring(bytes[bytes.index(bytes.startIndex, offsetBy: mark + 1)...])
+        guard let range = target.withUTF8(find) else { return nil }
+        let utf8 = target.utf8
+        return Substring(utf8[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: range.upperBound)])
     }
 
     /// All values of a header, case-insensitively by name.
