@@ -53,9 +53,11 @@ extension LocalRoomHub {
         return room.guarded.withLock { guarded -> Sharing in
             let role = guarded.core.members[sender.id]?.role
             switch message {
-            case .scroll(let update) where guarded.machine.leads(sender.id):
+            case .scroll(let update) where guarded.machine.takesLead(sender.id):
                 // The driver is this node's member, so this node holds the lease: it orders
                 // the state, its members hear it at once, and the engine publishes it as it is.
+                // (While the room is merged after an outage, the machine holds it until the
+                // merge says who leads.)
                 return .led(step(.lead(update, from: sender.id, sender: Unchecked(sender)), in: &guarded, room: room, loop: loop))
             case .scroll(let update):
                 let proposed = guarded.machine.proposed
@@ -163,6 +165,13 @@ extension LocalRoomHub {
                 // Applied on the sender's loop, where its member lives (the newest held scroll then).
                 let loop = sender.value.peer.channel.loop
                 loop.execute { [self] in finish(step(.releaseHeld, in: room, loop: loop), room: room) }
+            case .resend(let message, let sender):
+                let loop = sender.value.peer.channel.loop
+                loop.execute { [self] in
+                    let member = sender.value
+                    guard member.roomHandle === room else { return }
+                    if let error = receive(message, from: member) { member.peer.send(text: ServerMessage.error(error)) }
+                }
             case .refusedShared(let refusal):
                 engine?.refused(refusal, room: room.name)
             case .resync:

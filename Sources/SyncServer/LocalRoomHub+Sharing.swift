@@ -11,7 +11,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
     func attached(_ room: Room, snapshot: RoomSnapshot?) {
         let (waiting, later) = room.guarded.withLock { guarded in
             guarded.attached = true
-            let later = snapshot.map { adopt($0, in: &guarded, room: room) } ?? []
+            let later = snapshot.map { adopt($0, as: .snapshot($0), in: &guarded, room: room) } ?? []
             defer { guarded.waiting = [] }
             return (guarded.waiting, later)
         }
@@ -19,15 +19,17 @@ extension LocalRoomHub: SharedRoomsDelegate {
         for join in waiting { join() }
     }
 
-    /// The room's machine takes what the engine holds (`.snapshot`); the hub settles the
-    /// creator's count and takes the other nodes' member counts. Returns what `finish` does.
-    private func adopt(_ snapshot: RoomSnapshot, in guarded: inout Room.Guarded, room: Room) -> [Room.Machine.Effect] {
+    /// The room's machine takes what the engine holds (`event`: `.snapshot` or `.merged`); the
+    /// hub settles the creator's count and takes the other nodes' member counts. Returns what
+    /// `finish` does.
+    private func adopt(_ snapshot: RoomSnapshot, as event: Room.Machine.Event, in guarded: inout Room.Guarded,
+                       room: Room) -> [Room.Machine.Effect] {
         guard let loop = loops.first else { return [] }
         if let creator = guarded.creator, snapshot.state != nil || snapshot.driver != nil || snapshot.keyDigest != nil {
             guarded.creator = nil  // presented on another node: claimed
             creationLimits.settled(address: creator)
         }
-        let later = step(.snapshot(snapshot), in: &guarded, room: room, loop: loop)
+        let later = step(event, in: &guarded, room: room, loop: loop)
         let now = loop.now
         let remote = snapshot.nodes.mapValues { (presence: $0, at: now) }
         if remote.mapValues(\.presence) != guarded.remote.mapValues(\.presence) {
@@ -88,7 +90,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
             let later = room.guarded.withLock { guarded -> [Room.Machine.Effect] in
                 guarded.resyncing = false
                 guard let snapshot, !guarded.removed else { return [] }
-                return adopt(snapshot, in: &guarded, room: room)
+                return adopt(snapshot, as: .snapshot(snapshot), in: &guarded, room: room)
             }
             finish(later, room: room)
         }
@@ -122,8 +124,9 @@ extension LocalRoomHub: SharedRoomsDelegate {
     func reconcile(_ room: Room, name: String) {
         guard let engine else { return }
         let local = room.guarded.withLock { guarded -> RoomSnapshot? in
-            guard guarded.attached else { return nil }
+            guard guarded.attached, let loop = loops.first else { return nil }
             guarded.announce = true
+            _ = step(.merging, in: &guarded, room: room, loop: loop)
             var local = RoomSnapshot()
             local.state = guarded.core.state
             local.document = guarded.core.document
@@ -137,10 +140,13 @@ extension LocalRoomHub: SharedRoomsDelegate {
         }
         guard let local else { return }
         engine.reconcile(room: name, local: local) { [self] snapshot in
-            guard let snapshot else { return }
-            let later = room.guarded.withLock { guarded in
+            let later = room.guarded.withLock { guarded -> [Room.Machine.Effect] in
+                guard let snapshot else {
+                    guard let loop = loops.first else { return [] }
+                    return step(.merged(nil), in: &guarded, room: room, loop: loop)
+                }
                 defer { if let engine = self.engine { engine.presence(room: name, counts: guarded.core.presence) } }
-                return adopt(snapshot, in: &guarded, room: room)
+                return adopt(snapshot, as: .merged(snapshot), in: &guarded, room: room)
             }
             finish(later, room: room)
         }

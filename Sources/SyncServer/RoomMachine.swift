@@ -26,9 +26,20 @@ struct RoomMachine<Sender> {
     /// while this node was apart, another node's reconcile may have published the room's
     /// state above this node's `seq`, and a led state at the same `seq` would be dropped there.
     private var leapsNextLead = false
+    /// What the room did here alone is on its way to the engine to be merged (after an
+    /// outage): until the answer says who holds the lease, the driver's newest scroll waits
+    /// here (sent to the engine now, it could reach it before the merge and be refused).
+    private(set) var merging = false
+    private(set) var heldForMerge: (update: ScrollUpdate, from: SessionID, sender: Sender)?
 
     /// Whether `id`'s scrolls are ordered on this node (`lead`).
     func leads(_ id: SessionID) -> Bool { core.driver == id && leaseHolder == id }
+
+    /// Whether `id`'s scrolls wait for a merge's answer (`lead` holds them): it drives here.
+    func waitsForMerge(_ id: SessionID) -> Bool { merging && core.driver == id }
+
+    /// Whether `id`'s scrolls go to `lead`: it leads here, or waits for a merge.
+    func takesLead(_ id: SessionID) -> Bool { leads(id) || waitsForMerge(id) }
 
     init(core: RoomCore, seq: SeqReservation = .unbounded) {
         self.core = core
@@ -59,7 +70,8 @@ struct RoomMachine<Sender> {
         /// the last.
         case shared(version: Int, SharedChange)
         /// The driver's scroll on the node that holds the room's lease (the driver is its
-        /// member): ordered here, heard here at once and published (`publishLed`).
+        /// member): ordered here, heard here at once and published (`publishLed`); held
+        /// while a merge is on its way (`merging`).
         case lead(ScrollUpdate, from: SessionID, sender: Sender)
         /// A state the lease holder's node ordered: taken from the room's driver only, above
         /// the room's `seq`.
@@ -67,6 +79,11 @@ struct RoomMachine<Sender> {
         /// The room as the engine holds it (fetched on attach, again after a gap, after an
         /// outage), validated like every input: its version replaces the room's.
         case snapshot(RoomSnapshot)
+        /// What the room did here alone went to the engine to be merged (after an outage).
+        case merging
+        /// The merge's answer: the room as the engine holds it now (nil: the engine went away
+        /// again); a scroll that waited for it is received again (`resend`).
+        case merged(RoomSnapshot?)
         /// The store wrote a `seq` ceiling.
         case ceilingWritten(Int)
         /// The held scroll's release reached its sender's loop: it goes now (the newest one).
@@ -112,6 +129,9 @@ struct RoomMachine<Sender> {
         case evictFollowers
         /// A state this node ordered as the lease holder: to the engine, in order.
         case publishLed(ScrollState)
+        /// A scroll that waited for a merge: received again on its sender's loop, now that
+        /// the room knows who leads.
+        case resend(ClientMessage, from: Sender)
     }
 
     /// How far a new driver's first state leaps over the room's `seq`, so that states the
@@ -141,6 +161,18 @@ struct RoomMachine<Sender> {
             return takeLed(state)
         case .snapshot(let snapshot):
             return adopt(snapshot, context)
+        case .merging:
+            merging = true
+            return []
+        case .merged(let snapshot):
+            var effects = snapshot.map { adopt($0, context) } ?? []
+            merging = false
+            if let held = heldForMerge {
+                heldForMerge = nil
+                // A member who left takes its scroll with it.
+                if core.members[held.from] != nil { effects.append(.resend(.scroll(held.update), from: held.sender)) }
+            }
+            return effects
         case .ceilingWritten(let ceiling):
             return seq.wrote(ceiling, lastSeq: core.lastSeq) ? release() : []
         case .storeFailing:
@@ -217,6 +249,10 @@ struct RoomMachine<Sender> {
     }
 
     private mutating func lead(_ update: ScrollUpdate, from id: SessionID, sender: Sender) -> [Effect] {
+        if waitsForMerge(id) {
+            heldForMerge = (update, id, sender)  // a newer scroll replaces the one waiting
+            return []
+        }
         var state: ScrollState
         switch core.proposeScroll(update, from: id) {
         case .failure(let error): return [.refuse(error, to: sender)]

@@ -142,6 +142,43 @@ struct RoomMachineTests {
         #expect(next.map(\.seq) == [2 + Machine.handoverLeap], "then one by one")
     }
 
+    /// After an outage the room is merged into the engine's: until the answer says who holds
+    /// the lease, the driver's scrolls wait here (sent to the engine, one could reach it before
+    /// the merge and be refused as another driver's), the newest is received again after the
+    /// answer (or after a merge that failed), and one whose sender left is dropped.
+    @Test func theDriversScrollWaitsForTheMergeAfterAnOutageAndTheNewestGoesAgain() {
+        var room = Self.room()
+        func update(_ offset: Double) -> ScrollUpdate { ScrollUpdate(offset: offset, viewport: 10, content: 100) }
+        _ = room.step(.message(Self.scroll(10), from: Self.ann, sender: "ann"), context)
+        #expect(!room.takesLead(Self.ann), "driven here alone: not led here before the merge")
+        _ = room.step(.merging, context)
+        #expect(room.takesLead(Self.ann) && !room.takesLead(Self.bob), "the driver's scrolls wait, no one else's")
+        #expect(room.step(.lead(update(20), from: Self.ann, sender: "ann"), context).isEmpty, "held")
+        #expect(room.step(.lead(update(30), from: Self.ann, sender: "ann"), context).isEmpty, "a newer one replaces it")
+        #expect(room.core.state?.offset == 10, "nothing went out meanwhile")
+        var snapshot = RoomSnapshot()
+        snapshot.version = 3
+        snapshot.state = room.core.state
+        snapshot.driver = Self.ann.description
+        let merged = room.step(.merged(snapshot), context)
+        guard case .resend(.scroll(let resent), let sender)? = merged.last else { Issue.record("\(merged)"); return }
+        #expect(resent.offset == 30 && sender == "ann", "the newest, to its sender")
+        #expect(merged.filter { if case .resend = $0 { true } else { false } }.count == 1)
+        #expect(room.leads(Self.ann) && room.version == 3, "the answer gave the lease and the version")
+        let led = Self.states(room.step(.lead(resent, from: Self.ann, sender: "ann"), context))
+        #expect(led.map(\.offset) == [30] && led.first?.seq == 1 + Machine.handoverLeap, "led, leaping as after any fetch")
+
+        _ = room.step(.merging, context)
+        _ = room.step(.lead(update(40), from: Self.ann, sender: "ann"), context)
+        guard case .resend(.scroll(let again), _)? = room.step(.merged(nil), context).last else { Issue.record("a failed merge lets it go too"); return }
+        #expect(again.offset == 40)
+        _ = room.step(.merging, context)
+        _ = room.step(.lead(update(50), from: Self.ann, sender: "ann"), context)
+        _ = room.core.leave(Self.ann)
+        #expect(room.step(.merged(nil), context).isEmpty, "a member who left takes its held scroll with it")
+        #expect(!room.merging && room.heldForMerge == nil)
+    }
+
     /// What another node led is taken from the room's driver only, when newer, and a leap past
     /// the reservation block fetches the room again.
     @Test func ledStatesAreTakenFromTheDriverOnlyAndInOrder() {
