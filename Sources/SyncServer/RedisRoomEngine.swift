@@ -40,9 +40,8 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     private let commands: RedisConnection
     private let subscriber: RedisConnection
     private let available = Atomic<Bool>(false)
-    /// Changes seen for rooms being attached: applied after their snapshot.
-    /// (A led state has no version: it is taken after the snapshot if it is newer.)
-    private var attaching: [String: [(version: Int?, change: SharedChange)]] = [:]
+    /// Rooms whose snapshot (a fetch or a merge) is on its way, and the changes heard meanwhile.
+    private var attaching: [String: SnapshotWait] = [:]
     private let logger: Logger
     private let counters: EngineCounters
     /// How this engine publishes, and its scripts (with `SPUBLISH` when sharded).
@@ -186,7 +185,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
 
     private func fetch(_ room: String, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
         let k = keys(room)
-        attaching[room, default: []] = []
+        attaching[room, default: SnapshotWait()].asked()
         commands.send(["EVAL", scripts.snapshot, "3", k.hash, k.lease, k.nodes]) { [self] answer in
             let snapshot = answer.isError ? nil : snapshotFrom(answer, room: room)
             // A driven room's newest state may not be in its hash yet (written back every
@@ -194,7 +193,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
             // welcome waits for the first answer (a round trip), at most 50 ms.
             guard let snapshot, let driver = snapshot.driver else { return answered(room, snapshot, reply) }
             // (The answer may overtake the snapshot.)
-            if !Self.led(attaching[room] ?? [], by: driver).isEmpty { return answered(room, snapshot, reply) }
+            if attaching[room]?.heardLed(by: driver) == true { return answered(room, snapshot, reply) }
             settle(room)  // a fetch of the same room still waiting answers first
             newestWanted[room] = (snapshot, reply)
             loop.schedule(after: Self.newestWaitNanoseconds) { [weak self] in self?.settle(room) }
@@ -386,25 +385,18 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         let suffix = local.state.map(stateSuffix) ?? []
         let driverMessage = local.driver.map { ServerMessage.driver($0, name: local.driverName) } ?? []
         let document = local.document.map { ServerMessage.document($0) } ?? []
-        attaching[room, default: []] = []
+        attaching[room, default: SnapshotWait()].asked()
         commands.send(["EVAL", scripts.reconcile, "3", k.hash, k.lease, k.nodes, local.driver ?? "", local.driverName ?? "",
                        String(local.state?.seq ?? 0)].map { Array($0.utf8) }
                       + [suffix, Array(k.channel.utf8), Array(String(leaseMilliseconds).utf8), Array(String(roomIdleMilliseconds).utf8),
                          driverMessage, document, Array((local.keyDigest ?? "").utf8), Array((local.followKey ?? "").utf8)]) { [self] answer in
+            settle(room)  // a fetch of the same room waiting for the newest state answers first (it ran first)
             answered(room, answer, reply)
         }
     }
 
     /// Driven rooms being fetched, waiting for their newest state (see `attach`).
     private var newestWanted: [String: (snapshot: RoomSnapshot, reply: @Sendable (RoomSnapshot?) -> Void)] = [:]
-
-    /// The led states (no version) by `driver` among changes seen while a room was fetched.
-    private static func led(_ waiting: [(version: Int?, change: SharedChange)], by driver: String) -> [ScrollState] {
-        waiting.compactMap { entry in
-            guard entry.version == nil, case .state(let state) = entry.change, state.by == driver else { return nil }
-            return state
-        }
-    }
 
     /// How long a fetch waits for a node's answer with the newest state.
     static let newestWaitNanoseconds: UInt64 = 50_000_000
@@ -419,24 +411,16 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         answered(room, answer.isError ? nil : snapshotFrom(answer, room: room), reply)
     }
 
-    /// A snapshot came: the hub takes it (with the newest led state seen meanwhile from its
-    /// driver), then the changes seen meanwhile that are newer.
+    /// A snapshot came (see `SnapshotWait`): the hub takes it, then, after the room's last
+    /// answer, the changes heard meanwhile that are newer.
     private func answered(_ room: String, _ snapshot: RoomSnapshot?, _ reply: (RoomSnapshot?) -> Void) {
-        let waiting = attaching.removeValue(forKey: room) ?? []
-        var snapshot = snapshot
-        if let driver = snapshot?.driver {
-            // Newer than the hash's, and within the leap any state may take (as `RoomMachine` holds them).
-            let base = snapshot?.state?.seq ?? 0
-            if let newest = Self.led(waiting, by: driver).filter({ $0.seq <= base + SeqReservation.block }).max(by: { $0.seq < $1.seq }),
-               newest.seq > base {
-                snapshot?.state = newest
-            }
-        }
-        reply(snapshot)
-        guard let snapshot else { return }
-        for (version, change) in waiting {
+        var wait = attaching.removeValue(forKey: room) ?? SnapshotWait()
+        let (taken, then, over) = wait.answered(snapshot)
+        if !over { attaching[room] = wait }
+        reply(taken)
+        for (version, change) in then {
             if let version {
-                if version > snapshot.version { delegate?.shared(room: room, version: version, change: change) }
+                delegate?.shared(room: room, version: version, change: change)
             } else if case .state(let state) = change {
                 delegate?.shared(room: room, led: state)
             }
@@ -459,13 +443,13 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
             delegate?.shared(room: room, node: from, presence: presence)
         case .success(.change(let version, let change)?):
             if attaching[room] != nil {
-                attaching[room]?.append((version, change))
+                attaching[room]?.hear(version: version, change)
             } else {
                 delegate?.shared(room: room, version: version, change: change)
             }
         case .success(.led(let state)?):
             if attaching[room] != nil {
-                attaching[room]?.append((nil, .state(state)))
+                attaching[room]?.hear(version: nil, .state(state))
                 if let wanted = newestWanted[room], wanted.snapshot.driver == state.by { settle(room) }
             } else {
                 delegate?.shared(room: room, led: state)
