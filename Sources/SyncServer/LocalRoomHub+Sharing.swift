@@ -60,14 +60,18 @@ extension LocalRoomHub: SharedRoomsDelegate {
 
     /// Every node that holds the room answers (not only the lease holder's, which may have
     /// died with the newest state not yet in the hash): receivers take a state once, from the
-    /// room's driver, above their `seq`. Only the lease holder's answer is kept in the hash.
+    /// room's driver, above their `seq`. The lease holder's node orders its state again
+    /// (`leadAgain`: kept in the hash, and above what the asking node's merge published);
+    /// the others pass theirs on as it is.
     public func sharedStateWanted(room name: String) {
-        guard let engine, let room = rooms.withLock({ $0[name] }) else { return }
-        let answer = room.guarded.withLock { guarded -> (ScrollState, leads: Bool)? in
-            guard guarded.attached, let state = guarded.core.state else { return nil }
-            return (state, guarded.core.driver.map(guarded.machine.leads) ?? false)
+        guard let engine, let room = rooms.withLock({ $0[name] }), let loop = loops.first else { return }
+        let (passOn, later) = room.guarded.withLock { guarded -> (ScrollState?, [Room.Machine.Effect]) in
+            guard guarded.attached, let state = guarded.core.state else { return (nil, []) }
+            guard let driver = guarded.core.driver, guarded.machine.leads(driver), guarded.core.members[driver] != nil else { return (state, []) }
+            return (nil, step(.leadAgain, in: &guarded, room: room, loop: loop))
         }
-        if let (state, leads) = answer { engine.publish(led: ServerMessage.state(state), seq: state.seq, room: name, keep: leads) }
+        finish(later, room: room)
+        if let passOn { engine.publish(led: ServerMessage.state(passOn), seq: passOn.seq, room: name, keep: false) }
     }
 
     /// Fetches a room's hash again and takes what it holds (validated like every input); at

@@ -391,7 +391,11 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
                       + [suffix, Array(k.channel.utf8), Array(String(leaseMilliseconds).utf8), Array(String(roomIdleMilliseconds).utf8),
                          driverMessage, document, Array((local.keyDigest ?? "").utf8), Array((local.followKey ?? "").utf8)]) { [self] answer in
             settle(room)  // a fetch of the same room waiting for the newest state answers first (it ran first)
-            answered(room, answer, reply)
+            let snapshot = answer.isError ? nil : snapshotFrom(answer, room: room)
+            answered(room, snapshot, reply)
+            // As after a fetch: a driven room's newest state may not be in its hash yet; the
+            // nodes that hold the room publish theirs (the lease holder's ordered again).
+            if snapshot?.driver != nil { commands.send([publishCommand, k.channel, "Q " + node]) }
         }
     }
 
@@ -405,10 +409,6 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     private func settle(_ room: String) {
         guard let (snapshot, reply) = newestWanted.removeValue(forKey: room) else { return }
         answered(room, snapshot, reply)
-    }
-
-    private func answered(_ room: String, _ answer: RedisReply, _ reply: (RoomSnapshot?) -> Void) {
-        answered(room, answer.isError ? nil : snapshotFrom(answer, room: room), reply)
     }
 
     /// A snapshot came (see `SnapshotWait`): the hub takes it, then, after the room's last

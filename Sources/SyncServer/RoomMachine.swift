@@ -26,6 +26,10 @@ struct RoomMachine<Sender> {
     /// while this node was apart, another node's reconcile may have published the room's
     /// state above this node's `seq`, and a led state at the same `seq` would be dropped there.
     private var leapsNextLead = false
+    /// The last state this node ordered from its driver's scroll (led, or applied here while
+    /// apart): the driver's own place (`core.state` may since hold an older one that another
+    /// node's merge published above it).
+    private var orderedHere: ScrollState?
     /// What the room did here alone is on its way to the engine to be merged (after an
     /// outage): until the answer says who holds the lease, the driver's newest scroll waits
     /// here (sent to the engine now, it could reach it before the merge and be refused).
@@ -76,6 +80,11 @@ struct RoomMachine<Sender> {
         /// A state the lease holder's node ordered: taken from the room's driver only, above
         /// the room's `seq`.
         case led(ScrollState)
+        /// Another node fetched or merged the room and asks for its newest state: the lease
+        /// holder's node orders its state again, above the room's `seq` (a merge publishes the
+        /// hash's state above the hash's `seq`, and the hash lags the led states: the two would
+        /// show different places under one `seq`).
+        case leadAgain
         /// The room as the engine holds it (fetched on attach, again after a gap, after an
         /// outage), validated like every input: its version replaces the room's.
         case snapshot(RoomSnapshot)
@@ -159,6 +168,15 @@ struct RoomMachine<Sender> {
             return lead(update, from: id, sender: sender)
         case .led(let state):
             return takeLed(state)
+        case .leadAgain:
+            // (Every node knows the lease holder: only the driver's own node orders.)
+            guard let driver = core.driver, leads(driver), core.members[driver] != nil,
+                  var state = orderedHere?.by == driver.description ? orderedHere : core.state else { return [] }
+            state.seq = core.lastSeq + (leapsNextLead ? Self.handoverLeap : 1)
+            leapsNextLead = false
+            guard core.adopt(state: state) else { return [] }
+            orderedHere = state
+            return [.broadcast(.state(state)), .publishLed(state)]
         case .snapshot(let snapshot):
             return adopt(snapshot, context)
         case .merging:
@@ -236,6 +254,7 @@ struct RoomMachine<Sender> {
             context.documents.release(growth)
             return [.refuse(error, to: sender)]
         case .success(let broadcasts):
+            if case .scroll = message { orderedHere = core.state }
             let effects = broadcasts.map(Effect.broadcast)
             return broadcasts.contains(where: \.isStoredChange) ? [.save] + effects : effects
         }
@@ -262,6 +281,7 @@ struct RoomMachine<Sender> {
         leapsNextLead = false
         proposed = nil
         guard core.adopt(state: state) else { return [] }
+        orderedHere = state
         return [.broadcast(.state(state)), .publishLed(state)]
     }
 

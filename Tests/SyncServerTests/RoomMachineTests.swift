@@ -179,6 +179,40 @@ struct RoomMachineTests {
         #expect(!room.merging && room.heldForMerge == nil)
     }
 
+    /// Another node asks for the newest state: the lease holder's node orders its state again
+    /// above the room's `seq` (leaping after a fetch, as any led state then); a node that does
+    /// not lead has nothing to order.
+    @Test func theLeaseHolderOrdersItsStateAgainWhenAnotherNodeAsks() {
+        var room = Self.room()
+        #expect(room.step(.leadAgain, context).isEmpty, "not the lease holder")
+        var elsewhere = Self.room()
+        _ = elsewhere.step(.shared(version: 1, .driver(Self.ann, name: "Ann")), context)
+        _ = elsewhere.step(.lead(ScrollUpdate(offset: 10, viewport: 10, content: 100), from: Self.ann, sender: "ann"), context)
+        _ = elsewhere.core.leave(Self.ann)
+        _ = elsewhere.step(.shared(version: 2, .driver(Self.ann, name: "Ann")), context)
+        #expect(elsewhere.step(.leadAgain, context).isEmpty, "every node knows the lease holder: only the driver's own node orders")
+        _ = room.step(.shared(version: 1, .driver(Self.ann, name: "Ann")), context)
+        #expect(room.step(.leadAgain, context).isEmpty, "no state yet")
+        _ = room.step(.lead(ScrollUpdate(offset: 10, viewport: 10, content: 100), from: Self.ann, sender: "ann"), context)
+        let again = room.step(.leadAgain, context)
+        #expect(Self.states(again).map(\.seq) == [2] && Self.states(again).map(\.offset) == [10], "the same place, one seq up")
+        #expect(again.contains { if case .publishLed(let state) = $0 { state.seq == 2 } else { false } })
+        // Another node's merge published the hash's older place above this node's seq: the
+        // lease holder orders its driver's own place again, not the one it took.
+        let older = ScrollState(seq: 3, offset: 5, viewport: 10, content: 100, progress: 5.0 / 90, direction: .up, anchor: nil,
+                                atTop: false, atBottom: false, by: Self.ann.description, t: nil, doc: nil)
+        _ = room.step(.shared(version: 2, .state(older)), context)
+        #expect(room.core.state?.offset == 5)
+        #expect(Self.states(room.step(.leadAgain, context)).map(\.offset) == [10], "the driver's own place, seq 4")
+        #expect(room.core.state?.seq == 4)
+        var snapshot = RoomSnapshot()
+        snapshot.version = 4
+        snapshot.state = room.core.state
+        snapshot.driver = Self.ann.description
+        _ = room.step(.snapshot(snapshot), context)
+        #expect(Self.states(room.step(.leadAgain, context)).map(\.seq) == [4 + Machine.handoverLeap], "after a fetch it leaps")
+    }
+
     /// What another node led is taken from the room's driver only, when newer, and a leap past
     /// the reservation block fetches the room again.
     @Test func ledStatesAreTakenFromTheDriverOnlyAndInOrder() {
