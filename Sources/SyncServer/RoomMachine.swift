@@ -21,14 +21,16 @@ struct RoomMachine<Sender> {
     /// The driver as the engine last said (a change or a snapshot). A member of this node who
     /// is both the room's driver and this one holds the lease: its scrolls are led here. (A
     /// driver taken here alone while the engine was away leads only once the engine agrees.)
-    private(set) var leaseHolder: SessionID?
+    private(set) var leaseHolder: SessionID? {
+        didSet { if leaseHolder != oldValue { orderedHere = nil } }  // ordered under another lease
+    }
     /// Whether the next led state leaps (`handoverLeap`) because the room was fetched again:
     /// while this node was apart, another node's reconcile may have published the room's
     /// state above this node's `seq`, and a led state at the same `seq` would be dropped there.
     private var leapsNextLead = false
     /// The last state this node ordered from its driver's scroll (led, or applied here while
-    /// apart): the driver's own place (`core.state` may since hold an older one that another
-    /// node's merge published above it).
+    /// apart) under the current lease: the driver's own place (`core.state` may since hold an
+    /// older one that another node's merge published above it).
     private var orderedHere: ScrollState?
     /// What the room did here alone is on its way to the engine to be merged (after an
     /// outage): until the answer says who holds the lease, the driver's newest scroll waits

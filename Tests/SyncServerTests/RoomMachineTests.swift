@@ -205,12 +205,20 @@ struct RoomMachineTests {
         #expect(room.core.state?.offset == 5)
         #expect(Self.states(room.step(.leadAgain, context)).map(\.offset) == [10], "the driver's own place, seq 4")
         #expect(room.core.state?.seq == 4)
+        // Control went elsewhere and came back: what was ordered under the old lease is not
+        // the driver's place any more (the room moved on meanwhile).
+        _ = room.step(.shared(version: 3, .driver(Self.bob, name: nil)), context)
+        let moved = ScrollState(seq: 9, offset: 70, viewport: 10, content: 100, progress: 70.0 / 90, direction: .down, anchor: nil,
+                                atTop: false, atBottom: false, by: Self.ann.description, t: nil, doc: nil)
+        _ = room.step(.shared(version: 4, .driver(Self.ann, name: "Ann")), context)
+        _ = room.step(.shared(version: 5, .state(moved)), context)
+        #expect(Self.states(room.step(.leadAgain, context)).map(\.offset) == [70], "the room's place, not the old lease's")
         var snapshot = RoomSnapshot()
         snapshot.version = 4
         snapshot.state = room.core.state
         snapshot.driver = Self.ann.description
         _ = room.step(.snapshot(snapshot), context)
-        #expect(Self.states(room.step(.leadAgain, context)).map(\.seq) == [4 + Machine.handoverLeap], "after a fetch it leaps")
+        #expect(Self.states(room.step(.leadAgain, context)).map(\.seq) == [10 + Machine.handoverLeap], "after a fetch it leaps")
     }
 
     /// What another node led is taken from the room's driver only, when newer, and a leap past
