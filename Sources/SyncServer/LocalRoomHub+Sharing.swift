@@ -67,7 +67,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
         guard let engine, let room = rooms.withLock({ $0[name] }), let loop = loops.first else { return }
         let (passOn, later) = room.guarded.withLock { guarded -> (ScrollState?, [Room.Machine.Effect]) in
             guard guarded.attached, let state = guarded.core.state else { return (nil, []) }
-            guard let driver = guarded.core.driver, guarded.machine.leads(driver), guarded.core.members[driver] != nil else { return (state, []) }
+            guard guarded.machine.driverLeadsHere else { return (state, []) }
             return (nil, step(.leadAgain, in: &guarded, room: room, loop: loop))
         }
         finish(later, room: room)

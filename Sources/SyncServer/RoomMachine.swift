@@ -41,6 +41,10 @@ struct RoomMachine<Sender> {
     /// Whether `id`'s scrolls are ordered on this node (`lead`).
     func leads(_ id: SessionID) -> Bool { core.driver == id && leaseHolder == id }
 
+    /// Whether the room's driver is this node's member and its lease is held here (every node
+    /// knows the lease holder: only the driver's own node orders its states).
+    var driverLeadsHere: Bool { core.driver.map { leads($0) && core.members[$0] != nil } ?? false }
+
     /// Whether `id`'s scrolls wait for a merge's answer (`lead` holds them): it drives here.
     func waitsForMerge(_ id: SessionID) -> Bool { merging && core.driver == id }
 
@@ -171,8 +175,7 @@ struct RoomMachine<Sender> {
         case .led(let state):
             return takeLed(state)
         case .leadAgain:
-            // (Every node knows the lease holder: only the driver's own node orders.)
-            guard let driver = core.driver, leads(driver), core.members[driver] != nil,
+            guard driverLeadsHere, let driver = core.driver,
                   var state = orderedHere?.by == driver.description ? orderedHere : core.state else { return [] }
             state.seq = core.lastSeq + (leapsNextLead ? Self.handoverLeap : 1)
             leapsNextLead = false
