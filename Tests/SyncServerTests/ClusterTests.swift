@@ -371,11 +371,7 @@ extension ClusterTests {
     /// asks for the newest, and the holder orders its state again above what the merge published.
     @Test func aNodeBackFromAnOutageEndsOnTheLeaseHoldersNewestStateNotYetWrittenBack() throws {
         let redis = try RedisServer()
-        func cli(_ arguments: [String]) throws {
-            let result = try run("/usr/bin/env", ["redis-cli", "-p", String(redis.port)] + arguments, timeout: 20)
-            try #require(result.status == 0 && !result.output.contains("ERR"), "\(arguments): \(result.output)")
-        }
-        for user in ["nodea", "nodeb"] { try cli(["ACL", "SETUSER", user, "on", ">pw", "~*", "&*", "+@all"]) }
+        for user in ["nodea", "nodeb"] { try redis.cli(["ACL", "SETUSER", user, "on", ">pw", "~*", "&*", "+@all"]) }
         let a = try InProcessNode(redis: "redis://nodea:pw@127.0.0.1:\(redis.port)")
         let b = try InProcessNode(redis: "redis://nodeb:pw@127.0.0.1:\(redis.port)")
         for node in [a, b] {
@@ -391,14 +387,14 @@ extension ClusterTests {
 
         // B is cut off (its user may not log in; its connections are closed), and A's led
         // states no longer reach the room's hash.
-        try cli(["ACL", "SETUSER", "nodeb", "off"])
-        try cli(["CLIENT", "KILL", "USER", "nodeb"])
+        try redis.cli(["ACL", "SETUSER", "nodeb", "off"])
+        try redis.cli(["CLIENT", "KILL", "USER", "nodeb"])
         #expect(eventually { (try? httpGet("/healthz", port: b.port))?.contains("redis: unavailable") == true })
-        try cli(["ACL", "SETUSER", "nodea", "-hset"])
+        try redis.cli(["ACL", "SETUSER", "nodea", "-hset"])
         presenter.send(scroll(20))
         #expect(local.wait(for: hasOffset(20)))
 
-        try cli(["ACL", "SETUSER", "nodeb", "on"])
+        try redis.cli(["ACL", "SETUSER", "nodeb", "on"])
         #expect(eventually { (try? httpGet("/healthz", port: b.port))?.contains("redis: up") == true })
         #expect(remote.wait(timeout: 10, for: hasOffset(20)), "\(remote.received.suffix(3))")
         // One place under one seq: the node's last state is one A's members have too.

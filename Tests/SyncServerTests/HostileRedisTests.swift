@@ -12,11 +12,6 @@ import Glibc
 struct HostileRedisTests {
     let cluster = ClusterTests()
 
-    func cli(_ redis: RedisServer, _ arguments: [String]) throws {
-        let result = try run("/usr/bin/env", ["redis-cli", "-p", String(redis.port)] + arguments, timeout: 20)
-        guard result.status == 0 else { throw Failure("redis-cli \(arguments.prefix(2)): \(result.output)") }
-    }
-
     func refused(_ node: any ServerNode, _ reason: String) -> Double {
         (try? metricValue("scrollsync_redis_refused_total{reason=\"\(reason)\"}", port: node.port)) ?? -1
     }
@@ -58,7 +53,7 @@ struct HostileRedisTests {
             // Not a message at all.
             "garbage", "12 not json", "-5 {}",
         ]
-        for payload in hostile { try cli(redis, ["PUBLISH", "scrollsync:{room1}", payload]) }
+        for payload in hostile { try redis.cli(["PUBLISH", "scrollsync:{room1}", payload]) }
         // A document 20 times over the limit, with a fingerprint of its own choosing.
         let big = #"1000 {"type":"document","name":"big","format":"text","doc":"0000000000000000","by":"\#(by)","text":"\#(String(repeating: "x", count: 2 << 20))"}"#
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("scrollsync-big-\(getpid()).txt")
@@ -95,12 +90,12 @@ struct HostileRedisTests {
         let (presenter, follower) = try room("room2", a, b)
         let by = "0123456789abcdef"
         let frozen = #"9223372036854775807 {"type":"state","seq":999999999999999,"offset":777,"viewport":10,"content":1000,"direction":"down","atTop":false,"atBottom":false,"by":"\#(by)"}"#
-        try cli(redis, ["PUBLISH", "scrollsync:{room2}", frozen])
+        try redis.cli(["PUBLISH", "scrollsync:{room2}", frozen])
         let nearFuture = #"999999 {"type":"state","seq":999999999999,"offset":778,"viewport":10,"content":1000,"direction":"down","atTop":false,"atBottom":false,"by":"\#(by)"}"#
-        try cli(redis, ["PUBLISH", "scrollsync:{room2}", nearFuture])
+        try redis.cli(["PUBLISH", "scrollsync:{room2}", nearFuture])
         let far = String(Int(Date().timeIntervalSince1970 * 1000) + 10 * 365 * 86_400_000)
-        try cli(redis, ["HSET", "scrollsync:{room2}:nodes", "00000000000000ee", "9223372036854775807 0 0 \(far)"])
-        try cli(redis, ["HSET", "scrollsync:{room2}:nodes", "00000000000000ef", "1 1 0 \(far)"])
+        try redis.cli(["HSET", "scrollsync:{room2}:nodes", "00000000000000ee", "9223372036854775807 0 0 \(far)"])
+        try redis.cli(["HSET", "scrollsync:{room2}:nodes", "00000000000000ef", "1 1 0 \(far)"])
         #expect(cluster.eventually { refused(b, "malformed") + refused(b, "implausible") >= 2 }, "the versions are refused or reconciled")
 
         presenter.send(cluster.scroll(30))
@@ -120,7 +115,7 @@ struct HostileRedisTests {
 
     @Test func anUnreadableKeyRecordInRedisLocksTheRoomInsteadOfOpeningIt() throws {
         let redis = try RedisServer()
-        try cli(redis, ["HSET", "scrollsync:{locked}", "key", "not a key record", "ver", "1"])
+        try redis.cli(["HSET", "scrollsync:{locked}", "key", "not a key record", "ver", "1"])
         let a = try cluster.sharingNode(redis)
         let presenter = try RoomConnection(port: a.port, path: "/rooms/locked?role=presenter&key=mine")
         #expect(presenter.wait { $0.contains("unauthorized") } || presenter.closed, "a presenter cannot take a room whose key record is unreadable: \(presenter.received)")

@@ -50,6 +50,13 @@ final class RedisServer: @unchecked Sendable {
         }
     }
 
+    /// Runs one command with `redis-cli` against it; throws when it fails or Redis answers
+    /// with an error (redis-cli exits 0 then).
+    func cli(_ arguments: [String]) throws {
+        let result = try run("/usr/bin/env", ["redis-cli", "-p", String(port)] + arguments, timeout: 20)
+        guard result.status == 0, !result.output.contains("ERR") else { throw Failure("redis-cli \(arguments.prefix(2)): \(result.output)") }
+    }
+
     /// Freezes it (SIGSTOP): connections stay open and nothing answers.
     func freeze() { child?.signal(SIGSTOP) }
     func thaw() { child?.signal(SIGCONT) }
