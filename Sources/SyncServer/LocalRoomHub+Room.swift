@@ -41,6 +41,10 @@ extension LocalRoomHub {
             var resyncing = false
             var resyncDue = false
             var resyncedAt: UInt64?
+            /// When this node last ordered its driver's state again for a node that asked, and
+            /// whether one more such ordering waits for the interval's end.
+            var orderedAgainAt: UInt64?
+            var orderAgainScheduled = false
             /// The room's timeline, while it is recorded.
             var recording: RoomRecording?
         }

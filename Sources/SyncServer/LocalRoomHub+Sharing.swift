@@ -61,17 +61,42 @@ extension LocalRoomHub: SharedRoomsDelegate {
     /// Every node that holds the room answers (not only the lease holder's, which may have
     /// died with the newest state not yet in the hash): receivers take a state once, from the
     /// room's driver, above their `seq`. The lease holder's node orders its state again
-    /// (`leadAgain`: kept in the hash, and above what the asking node's merge published);
-    /// the others pass theirs on as it is.
+    /// (`orderAgain`: kept in the hash, and above what the asking node's merge published), at
+    /// most once per write-back interval: anyone who can publish on the channel can ask, and a
+    /// flood of questions must not become a flood of states to the members; a question within
+    /// the interval gets the state as it is now, and one more ordering at the interval's end
+    /// (several nodes merging at once each need one above what the others published).
+    /// The other nodes pass their state on as it is.
     public func sharedStateWanted(room name: String) {
         guard let engine, let room = rooms.withLock({ $0[name] }), let loop = loops.first else { return }
-        let (passOn, later) = room.guarded.withLock { guarded -> (ScrollState?, [Room.Machine.Effect]) in
-            guard guarded.attached, let state = guarded.core.state else { return (nil, []) }
-            guard guarded.machine.driverLeadsHere else { return (state, []) }
-            return (nil, step(.leadAgain, in: &guarded, room: room, loop: loop))
+        let (passOn, keep) = room.guarded.withLock { guarded -> (ScrollState?, Bool) in
+            guard guarded.attached, let state = guarded.core.state else { return (nil, false) }
+            guard guarded.machine.driverLeadsHere else { return (state, false) }
+            let interval = RedisRoomEngine.writeBackNanoseconds
+            guard let last = guarded.orderedAgainAt, elapsedNanoseconds(from: last, to: loop.now) < interval else { return (nil, true) }
+            if !guarded.orderAgainScheduled {
+                guarded.orderAgainScheduled = true
+                loop.schedule(after: interval - elapsedNanoseconds(from: last, to: loop.now)) { [weak self] in self?.orderAgain(room) }
+            }
+            return (state, true)
+        }
+        if let passOn {
+            engine.publish(led: ServerMessage.state(passOn), seq: passOn.seq, room: name, keep: keep)
+        } else if keep {
+            orderAgain(room)
+        }
+    }
+
+    /// The lease holder's node orders its driver's state again (`leadAgain`), if it still leads.
+    private func orderAgain(_ room: Room) {
+        guard let loop = loops.first else { return }
+        let later = room.guarded.withLock { guarded -> [Room.Machine.Effect] in
+            guarded.orderAgainScheduled = false
+            guard guarded.attached, !guarded.removed else { return [] }
+            guarded.orderedAgainAt = loop.now
+            return step(.leadAgain, in: &guarded, room: room, loop: loop)
         }
         finish(later, room: room)
-        if let passOn { engine.publish(led: ServerMessage.state(passOn), seq: passOn.seq, room: name, keep: false) }
     }
 
     /// Fetches a room's hash again and takes what it holds (validated like every input); at

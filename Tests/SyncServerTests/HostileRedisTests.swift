@@ -84,6 +84,25 @@ struct HostileRedisTests {
         #expect(!log.contains("\u{1B}"), "the log holds no control character from Redis")
     }
 
+    /// Anyone who can publish on a room's channel can ask its nodes for the newest state (`Q`):
+    /// the lease holder's node orders its state again at most once per write-back interval
+    /// (and once more at its end), so 200 questions at once reach the members as two states
+    /// more, not 200.
+    @Test func aFloodOfQuestionsForTheNewestStateIsNoFloodOfStatesToMembers() throws {
+        let redis = try RedisServer()
+        let (a, b) = (try cluster.sharingNode(redis), try cluster.sharingNode(redis))
+        let (presenter, follower) = try room("room3", a, b)
+        try redis.cli(["EVAL", "for i = 1, 200 do redis.call('PUBLISH', KEYS[1], ARGV[1]) end return 1", "1",
+                       "scrollsync:{room3}", "Q 00000000000000aa"])
+        let again = { cluster.states(follower).filter { $0["offset"]?.double == 10 } }
+        #expect(follower.wait { _ in again().count >= 3 }, "ordered again at once and at the interval's end: \(again().count)")
+        presenter.send(cluster.scroll(30))
+        #expect(follower.wait(for: cluster.hasOffset(30)), "\(follower.received.suffix(2))")
+        #expect(again().count <= 4, "not one state per question: \(again().count)")
+        let seqs = again().compactMap { $0["seq"]?.double }
+        #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $0 < $1 }, "\(seqs)")
+    }
+
     @Test func anImpossibleVersionCannotFreezeTheRoomAndAPoisonedNodeTableCannotCrashAJoin() throws {
         let redis = try RedisServer()
         let (a, b) = (try cluster.sharingNode(redis), try cluster.sharingNode(redis))
