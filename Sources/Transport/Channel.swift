@@ -383,6 +383,21 @@ public final class Channel {
         }
     }
 
+    /// An accepted socket, registered unwatched: its first bytes are read at once (the
+    /// listener accepts a connection when they arrive), then it is watched. This saves an
+    /// epoll wake-up per connection; a socket with nothing to read yet (a silent client
+    /// accepted after the listener's wait) costs one `recv` that finds nothing.
+    func readOptimistically() {
+        readable()
+        guard !isClosed else { return }
+        do {
+            try loop.io.add(self, writable: flags[.watchingWritable])
+            if flags[.readingPaused] || flags[.readingHeld] { updateInterest() }
+        } catch {
+            closeNow()
+        }
+    }
+
     // MARK: Time and teardown
 
     func tick(now: UInt64) {

@@ -61,11 +61,16 @@ enum Sockets {
     /// A non-blocking listening socket with SO_REUSEADDR and SO_REUSEPORT, so that every
     /// loop can bind its own socket to the same port and the kernel spreads connections;
     /// with TCP_NODELAY and `acceptedSendBuffer`, which Linux passes on to every accepted socket.
+    /// A connection is accepted when its first bytes arrive (TCP_DEFER_ACCEPT: every client
+    /// here speaks first), so accepting it and reading its request take one wake-up; one that
+    /// stays silent is accepted after `deferAcceptSeconds` all the same.
     static func listen(host: String, port: Int, backlog: Int32 = 4096, acceptedSendBuffer: SendBufferSize? = nil) throws(SystemError) -> (fd: Int32, port: Int) {
         let fd = try boundSocket(host: host, port: port, reusePort: true)
         do throws(SystemError) {
             // Accepted sockets inherit these: no setsockopt per connection.
             setNoDelay(fd)
+            var deferSeconds = deferAcceptSeconds
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_DEFER_ACCEPT, &deferSeconds, 4)
             if let acceptedSendBuffer { setSendBuffer(fd, acceptedSendBuffer) }
             try syscallChecked("listen") { Glibc.listen(fd, backlog) }
             guard let port = localPort(fd) else { throw SystemError(call: "getsockname", errno: errno) }
@@ -75,6 +80,10 @@ enum Sockets {
             throw error
         }
     }
+
+    /// How long a connection may stay silent before it is accepted without bytes (the kernel
+    /// then accepts it on the client's answer to its next SYN-ACK, about a second later).
+    static let deferAcceptSeconds: Int32 = 1
 
     /// Throws (EADDRINUSE) when something already listens on `host:port`. SO_REUSEPORT
     /// would let our listeners join another server's on the same port, and the two would

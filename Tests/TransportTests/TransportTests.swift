@@ -16,11 +16,13 @@ func acceptConnection(on listener: Int32, tries: Int) -> Int32 {
     return -1
 }
 
-/// Connects to `port` and accepts the connection on `listener`: both ends (the caller closes them).
+/// Connects to `port`, sends one byte (the listener accepts a connection when its first bytes
+/// arrive) and accepts the connection on `listener`: both ends (the caller closes them).
 func acceptedPair(on listener: Int32, port: Int) throws -> (accepted: Int32, client: Int32) {
     let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     let connected = try SocketAddress.resolve(host: "127.0.0.1", port: port).withSockaddr { connect(client, $0, $1) }
     #expect(connected == 0)
+    #expect(send(client, "x", 1, 0) == 1)
     let accepted = acceptConnection(on: listener, tries: 200)
     if accepted < 0 { close(client) }
     try #require(accepted >= 0)
@@ -63,6 +65,27 @@ struct TransportTests {
         #expect(socketOption(capped.accepted, Int32(IPPROTO_TCP), unsentLimit) == Int32(size.unsent!))
         #expect(socketOption(plain.accepted, Int32(IPPROTO_TCP), unsentLimit) == 0, "no unsent limit unless asked")
         #expect(socketOption(plain.accepted, SOL_SOCKET, SO_SNDBUF) != 2 * Int32(size.bytes))
+    }
+
+    /// A connection is accepted when its first bytes arrive, not at the end of the TCP
+    /// handshake: the server then reads its request in the wake-up that accepts it.
+    @Test func aConnectionIsAcceptedWhenItsFirstBytesArrive() throws {
+        let (listener, port) = try Sockets.listen(host: "127.0.0.1", port: 0)
+        defer { close(listener) }
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(client) }
+        let connected = try SocketAddress.resolve(host: "127.0.0.1", port: port).withSockaddr { connect(client, $0, $1) }
+        try #require(connected == 0, "the client's handshake completes at once")
+        let early = accept(listener, nil, nil)
+        let earlyError = errno
+        if early >= 0 { close(early) }
+        #expect(early < 0 && earlyError == EAGAIN, "not accepted before its first bytes")
+        #expect(send(client, "GET", 3, 0) == 3)
+        let accepted = acceptConnection(on: listener, tries: 200)
+        try #require(accepted >= 0)
+        defer { close(accepted) }
+        var buffer = [UInt8](repeating: 0, count: 8)
+        #expect(recv(accepted, &buffer, 8, Int32(MSG_DONTWAIT)) == 3, "its bytes are there when it is accepted")
     }
 
     /// A peer's address is written without inet_ntop for IPv4: every octet's width, and IPv6 as before.
@@ -146,6 +169,14 @@ struct TimerTests {
     }
 }
 
+/// Keeps what a server channel reads, and whether it was accepted.
+final class ReadRecorder: ChannelHandler, @unchecked Sendable {
+    let reads = Mutex<[UInt8]>([])
+    let accepted = Atomic<Bool>(false)
+    func channelRead(_ channel: Channel, _ bytes: UnsafeMutableRawBufferPointer) { reads.withLock { $0 += bytes } }
+    func channelClosed(_ channel: Channel) {}
+}
+
 @Suite("Accepting connections")
 struct AcceptErrorTests {
     /// accept(2): errors of one pending connection (it was aborted, or a network error was
@@ -159,6 +190,32 @@ struct AcceptErrorTests {
     @Test(arguments: [EMFILE, ENFILE, ENOBUFS, ENOMEM, EINVAL])
     func aShortageOfDescriptorsOrMemoryPausesIt(_ code: Int32) {
         #expect(!EpollIO.isConnectionOwnError(code))
+    }
+
+    /// A client that stays silent is accepted after the listener's wait with nothing to
+    /// read: the server's first read finds nothing, and what the client sends later is read
+    /// when epoll says it came.
+    @Test func aSilentClientIsAcceptedAndReadWhenItSpeaks() throws {
+        let group = try EventLoopGroup(count: 1)
+        let recorder = ReadRecorder()
+        let port = try group.listen(host: "127.0.0.1", port: 0) { _ in
+            recorder.accepted.store(true, ordering: .releasing)
+            return recorder
+        }
+        group.start()
+        defer { group.shutdown() }
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(client) }
+        let connected = try SocketAddress.resolve(host: "127.0.0.1", port: port).withSockaddr { connect(client, $0, $1) }
+        try #require(connected == 0)
+        let deadline = monotonicNanoseconds() + 10_000_000_000
+        while !recorder.accepted.load(ordering: .acquiring) && monotonicNanoseconds() < deadline { usleep(10_000) }
+        let wasAccepted = recorder.accepted.load(ordering: .acquiring)
+        try #require(wasAccepted, "a silent client is accepted after the listener's wait")
+        #expect(recorder.reads.withLock { $0 }.isEmpty)
+        #expect(send(client, "hello", 5, 0) == 5)
+        while recorder.reads.withLock({ $0.count }) < 5 && monotonicNanoseconds() < deadline { usleep(5_000) }
+        #expect(recorder.reads.withLock { $0 } == Array("hello".utf8))
     }
 }
 
