@@ -170,7 +170,7 @@ extension LocalRoomHub {
             startRecording(in: &guarded, room: room, now: loop.now)
         }
         // The room's own effects (its broadcasts, the record to keep) once the member is in.
-        let later = carryOut(effects.dropFirst(), in: &guarded, room: room, loop: loop)
+        let later = carryOut(effects, in: &guarded, room: room, loop: loop)
         return (.done(.success(welcome)), later)
     }
 }

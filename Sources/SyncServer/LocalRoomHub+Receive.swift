@@ -116,14 +116,13 @@ extension LocalRoomHub {
         .init(documents: documents, storeFailing: store?.health.failing == true, shared: engine?.isAvailable == true)
     }
 
-    /// The part of a step's effects carried out under the room's lock (see `step`); returns the rest.
-    func carryOut(_ effects: some Sequence<Room.Machine.Effect>, in guarded: inout Room.Guarded, room: Room, loop: EventLoop) -> [Room.Machine.Effect] {
-        var broadcasts = [Broadcast]()
-        var later = [Room.Machine.Effect]()
+    /// The part of a step's effects carried out under the room's lock (see `step`): the
+    /// broadcasts last, in order. Returns the effects, for `finish` after the lock (which
+    /// carries out the rest and passes over these): no arrays of their own per step.
+    func carryOut(_ effects: [Room.Machine.Effect], in guarded: inout Room.Guarded, room: Room, loop: EventLoop) -> [Room.Machine.Effect] {
         var led: ScrollState?
         for effect in effects {
             switch effect {
-            case .broadcast(let broadcast): broadcasts.append(broadcast)
             case .save: save(&guarded)
             case .evictFollowers: evictFollowers(in: &guarded, room: room)
             // Control and keys go to the engine in the order the room changed them (a release
@@ -138,15 +137,18 @@ extension LocalRoomHub {
             case .releaseControl(let id):
                 engine?.control(room: room.name, .release(session: id.description)) { _ in }
             case .publishLed(let state): led = state
-            default: later.append(effect)
+            case .welcome, .joinRefused, .broadcast, .refuse, .releaseHeld, .refusedShared, .resync, .resend: break
             }
         }
-        let stateText = publish(broadcasts, in: &guarded, room: room, loop: loop)
+        var stateText: [UInt8]?
+        for case .broadcast(let broadcast) in effects {
+            if let text = publish(broadcast, in: &guarded, room: room, loop: loop) { stateText = text }
+        }
         if let led, let engine {
             // The bytes members got (the led state is the step's state broadcast): encoded once.
             engine.publish(led: stateText ?? ServerMessage.state(led), seq: led.seq, room: room.name, keep: true)
         }
-        return later
+        return effects
     }
 
     /// Carries out what a step left for after the room's lock: refusals to members, a held
@@ -177,7 +179,7 @@ extension LocalRoomHub {
             case .resync:
                 resyncRoom(room, now: loops.first?.now ?? 0)
             case .broadcast, .save, .evictFollowers, .bindKey, .claimControl, .releaseControl, .publishLed, .welcome, .joinRefused:
-                break  // carried out under the lock, or by the join that asked
+                break  // carried out under the lock (`carryOut`), or by the join that asked
             }
         }
         return answer

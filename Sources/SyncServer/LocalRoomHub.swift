@@ -253,37 +253,35 @@ public final class LocalRoomHub: RoomHub {
         if let creator { creationLimits.settled(address: creator) }
     }
 
-    /// Encodes each broadcast once and posts it to every loop with members.
+    /// Encodes a broadcast once and posts it to every loop with members.
     /// `loop` is the caller's loop, where a coalesced presence send is scheduled.
-    /// Returns the encoded `state` message of the last state among them.
+    /// Returns the encoded message when it is a `state`.
     @discardableResult
-    func publish(_ broadcasts: [Broadcast], in guarded: inout Room.Guarded, room: Room, loop: EventLoop) -> [UInt8]? {
+    func publish(_ broadcast: Broadcast, in guarded: inout Room.Guarded, room: Room, loop: EventLoop) -> [UInt8]? {
         var stateText: [UInt8]?
         let deflater = guarded.compressingMembers > 0 ? room.deflater : nil
-        for broadcast in broadcasts {
-            let item: LocalRoom.Item
-            switch broadcast {
-            case .presence:
-                guarded.announce = true
-                presenceChanged(in: &guarded, room: room, loop: loop)
-                continue
-            case .state(let state):
-                let text = ServerMessage.state(state)
-                stateText = text
-                record(text, in: &guarded, room: room, now: loop.now)
-                item = .state(seq: state.seq, BroadcastFrame(text: text, deflater: deflater))
-            case .driver(let id, let name):
-                let text = ServerMessage.driver(id?.description, name: name)
-                record(text, in: &guarded, room: room, now: loop.now)
-                item = .reliable(BroadcastFrame(text: text, deflater: deflater))
-            case .document(let document):
-                guarded.documentVersion &+= 1
-                let text = ServerMessage.document(document)
-                record(text, in: &guarded, room: room, now: loop.now)
-                item = .document(version: guarded.documentVersion, BroadcastFrame(text: text, deflater: deflater, replaceable: true))
-            }
-            for case let local? in guarded.locals { local.post(item) }
+        let item: LocalRoom.Item
+        switch broadcast {
+        case .presence:
+            guarded.announce = true
+            presenceChanged(in: &guarded, room: room, loop: loop)
+            return nil
+        case .state(let state):
+            let text = ServerMessage.state(state)
+            stateText = text
+            record(text, in: &guarded, room: room, now: loop.now)
+            item = .state(seq: state.seq, BroadcastFrame(text: text, deflater: deflater))
+        case .driver(let id, let name):
+            let text = ServerMessage.driver(id?.description, name: name)
+            record(text, in: &guarded, room: room, now: loop.now)
+            item = .reliable(BroadcastFrame(text: text, deflater: deflater))
+        case .document(let document):
+            guarded.documentVersion &+= 1
+            let text = ServerMessage.document(document)
+            record(text, in: &guarded, room: room, now: loop.now)
+            item = .document(version: guarded.documentVersion, BroadcastFrame(text: text, deflater: deflater, replaceable: true))
         }
+        for case let local? in guarded.locals { local.post(item) }
         return stateText
     }
 
