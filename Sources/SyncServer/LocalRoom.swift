@@ -31,7 +31,7 @@ final class LocalRoom: @unchecked Sendable {
 
     let loop: EventLoop
     /// Members on this loop. Touched only on the loop's thread.
-    private(set) var members: [RoomMember] = []
+    @exclusivity(unchecked) private(set) var members: [RoomMember] = []
 
     /// With conflation, the newest state goes out in passes of `passChunk` members, the loop
     /// reading its sockets between them: a state that arrives mid-pass (a presenter on this

@@ -42,22 +42,23 @@ public final class RoomMember: WebSocketSession {
     /// What only some members need for long, held apart so that most carry none of it: a
     /// joining member's key, name and early messages (dropped once it is in its room), and a
     /// rate-limited presenter's token bucket (kept for its life), and for a member that sends
-    /// anything after its join, its inbound bucket and error budget.
+    /// anything after its join, its inbound bucket and error budget. (Its member's loop only,
+    /// plain reads and writes: no run-time exclusivity check on the fields a join clears.)
     private final class Extras {
         /// The room it asked for, until it is in it (then the hub's handle names it).
         var room: String
         /// The presenter key it gave, until its join uses it.
-        var key: String?
-        var name: String?
+        @exclusivity(unchecked) var key: String?
+        @exclusivity(unchecked) var name: String?
         /// The follow key it gave (a follower's to a private room; a presenter's to make its
         /// room private), until its join uses it.
-        var followKey: String?
+        @exclusivity(unchecked) var followKey: String?
         /// An application's signed token admitted it in its role (no key is asked for).
         var authorized = false
         /// A presenter asked for the room to be recorded (`record=1`).
         var record = false
         /// What it sent before its welcome, kept for after it.
-        var waiting: [[UInt8]] = []
+        @exclusivity(unchecked) var waiting: [[UInt8]] = []
         /// A presenter's scrolls and documents over their rates (nil: not limited).
         var scrollGate: RateGate?
         var documentGate: RateGate?
@@ -87,26 +88,28 @@ public final class RoomMember: WebSocketSession {
 
     // Stored large to small, as there is one member per connection (72 bytes with the
     // object's header: a 16-byte step smaller would need a field fewer).
+    // The fields below are loop-thread only and read or set whole, never changed in place
+    // by anything that calls out: no run-time exclusivity check (a join touches each).
     /// The session id, given when the connection opens.
-    public private(set) var id = SessionID(0)
+    @exclusivity(unchecked) public private(set) var id = SessionID(0)
     /// The connection; set when it opens, before the member joins its room. (Read for every
     /// delivery, set once: no run-time exclusivity check.)
     @exclusivity(unchecked) public private(set) var peer: WebSocketPeer!
     private let shared: Shared
-    private var extras: Extras?
+    @exclusivity(unchecked) private var extras: Extras?
     /// The hub's handle on the room it is in: set when it joins, cleared when it leaves.
     /// (The room's own object rather than its name: no lookup per message, and one copy
     /// of the name for all its members.)
-    var roomHandle: AnyObject?
+    @exclusivity(unchecked) var roomHandle: AnyObject?
     /// Highest `seq` delivered, so a member never sees a state twice or out of order.
     /// (Loop-thread only, changed in place by nothing that calls out: no run-time
     /// exclusivity check, as for `lastDocument`; both are read and set once per delivery.)
     @exclusivity(unchecked) var lastSeq = SeqMark(0)
     /// Position in its local room's member list (for O(1) removal).
-    var slot: Int32 = -1
+    @exclusivity(unchecked) var slot: Int32 = -1
     /// The room's version of the last document delivered (its welcome counts).
     @exclusivity(unchecked) var lastDocument: UInt32 = 0
-    private var stage = Stage.new
+    @exclusivity(unchecked) private var stage = Stage.new
     let role: Role
     /// The compressor window this receiver accepts, or 0 to send uncompressed.
     private var window: Int8 = 0

@@ -37,7 +37,7 @@ public final class WebSocketPeer: ChannelHandler {
     @exclusivity(unchecked) private var pendingResponse: [UInt8]?
     /// When the peer was last heard, in milliseconds of the loop's clock (wrapping: only
     /// differences under 49 days are read, and the idle limit is at most 2 days).
-    private var lastHeardMilliseconds: UInt32
+    @exclusivity(unchecked) private var lastHeardMilliseconds: UInt32
     /// The close code this connection ended with (sent or received), or 0.
     private var closeCodeValue: UInt16 = 0
     /// 1 + the ticks since our close frame went out, or 0 (see `closeHandshakeTicks`).

@@ -55,8 +55,9 @@ public final class Channel {
     /// The peer's address (without port), for logs and per-address limits.
     public let peerAddress: String
     public unowned let loop: EventLoop
-    public var handler: (any ChannelHandler)?
-    private var tls: TLSSession?
+    // Loop-thread only, read or set whole (a call through `handler` works on a copy).
+    @exclusivity(unchecked) public var handler: (any ChannelHandler)?
+    @exclusivity(unchecked) private var tls: TLSSession?
     // The fields below are touched only on the loop's thread and never re-entrantly (no
     // call out happens while one is being changed), so they skip Swift's run-time
     // exclusivity check (with the other fields a delivery touches, a third of the server's

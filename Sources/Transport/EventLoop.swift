@@ -31,8 +31,8 @@ public final class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) private var slots: [Channel?] = []
     /// Numbers channels, so an event for a closed channel never reaches one that took its
     /// slot (29 bits: the id's top bits mark listeners and watches).
-    private var generation: UInt64 = 0
-    private var freeSlots: [Int] = []
+    @exclusivity(unchecked) private var generation: UInt64 = 0
+    @exclusivity(unchecked) private var freeSlots: [Int] = []
     @exclusivity(unchecked) private var dirty: [Channel] = []
     /// The most channels dirty at once since the last tick: a list that grew for one large
     /// broadcast gives its storage back when a quiet second shows it is not needed.
