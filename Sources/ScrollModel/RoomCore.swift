@@ -1,6 +1,6 @@
 /// What a room tells its members after a change.
 public enum Broadcast: Sendable, Equatable {
-    case state(ScrollState)
+    indirect case state(ScrollState)
     case driver(SessionID?, name: String?)
     case document(SharedDocument)
     case presence(Presence)

@@ -28,10 +28,7 @@ final class ConnectionLimits: Sendable {
         // counts the connections already open too.
         let perAddress = self.perAddress
         let address = grouping.group(address)
-        let count = byAddress.withLock { counts in
-            counts[address, default: 0] += 1
-            return counts[address]!
-        }
+        let count = byAddress.withLock { counts in Self.increment(&counts[address, default: 0]) }
         if perAddress > 0 {
             if count > perAddress {
                 refusals.count(.connections)
@@ -44,6 +41,12 @@ final class ConnectionLimits: Sendable {
             return .error(503, "server at its connection limit (\(total))", headers: [("Retry-After", "10")])
         }
         return nil
+    }
+
+    /// Adds one in place and returns the sum (one hash lookup for the dictionary's entry).
+    private static func increment(_ count: inout Int) -> Int {
+        count += 1
+        return count
     }
 
     /// New limits for the connections that come next.

@@ -119,7 +119,7 @@ struct RoomMachine<Sender> {
 
     enum Effect {
         /// The session joined: its welcome.
-        case welcome(RoomCore.Welcome)
+        indirect case welcome(RoomCore.Welcome)
         /// The session may not join; `keyFailed`: it gave a wrong key (counted against its address).
         case joinRefused(ProtocolError, keyFailed: Bool)
         /// The room's presenter key record was set by this join: the engine keeps the first.
@@ -143,10 +143,10 @@ struct RoomMachine<Sender> {
         /// The room became private: its followers must go (they follow again with the key).
         case evictFollowers
         /// A state this node ordered as the lease holder: to the engine, in order.
-        case publishLed(ScrollState)
+        indirect case publishLed(ScrollState)
         /// A scroll that waited for a merge: received again on its sender's loop, now that
         /// the room knows who leads.
-        case resend(ClientMessage, from: Sender)
+        indirect case resend(ClientMessage, from: Sender)
     }
 
     /// How far a new driver's first state leaps over the room's `seq`, so that states the
