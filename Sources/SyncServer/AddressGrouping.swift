@@ -17,8 +17,9 @@ struct AddressGrouping: Sendable {
     /// The group `address` (as a channel gives it: no brackets, no port) counts under.
     func group(_ address: String) -> String {
         // IPv4 (most clients) passes through: one memchr on the address's bytes.
-        let isIPv6 = address.utf8.withContiguousStorageIfAvailable { utf8 in utf8.baseAddress.map { memchr($0, 0x3A, utf8.count) != nil } ?? false }
-            ?? address.utf8.contains(UInt8(ascii: ":"))
+        let isIPv6 = address.utf8.withContiguousStorageIfAvailable { utf8 in
+            utf8.baseAddress.map { memchr($0, 0x3A, utf8.count) != nil } ?? false
+        } ?? address.utf8.contains(UInt8(ascii: ":"))
         guard isIPv6 else { return address }
         var bytes = in6_addr()
         guard inet_pton(AF_INET6, address, &bytes) == 1 else { return address }

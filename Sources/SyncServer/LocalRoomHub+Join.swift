@@ -100,7 +100,6 @@ extension LocalRoomHub {
     /// fetched: queued after it, a fetch finishing in between would never run it.
     func join(_ member: RoomMember, room: Room, name: String, role: Role, key: String?, proof: KeyProof?,
                       retryWhenAttached makeRetry: () -> @Sendable () -> Void) -> JoinOutcome {
-        let loop = member.peer.channel.loop
         let shared = engine?.isAvailable == true
         let (outcome, later) = room.guarded.withLock { guarded -> (JoinOutcome, [Room.Machine.Effect]) in
             guard !guarded.removed else { return (.removed, []) }

@@ -220,7 +220,6 @@ public final class LocalRoomHub: RoomHub {
     public func leave(_ member: RoomMember) {
         member.left = true
         guard let room = member.roomHandle as? Room else { return }
-        let name = room.name
         member.roomHandle = nil
         let loop = member.peer.channel.loop
         let (unclaimedAndEmpty, later) = room.guarded.withLock { guarded in
