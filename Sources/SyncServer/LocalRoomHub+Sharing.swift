@@ -66,17 +66,18 @@ extension LocalRoomHub: SharedRoomsDelegate {
     /// flood of questions must not become a flood of states to the members; a question within
     /// the interval gets the state as it is now, and one more ordering at the interval's end
     /// (several nodes merging at once each need one above what the others published).
-    /// The other nodes pass their state on as it is.
+    /// The other nodes pass their state on as it is. Called on the engine's loop, the first.
     public func sharedStateWanted(room name: String) {
         guard let engine, let room = rooms.withLock({ $0[name] }), let loop = loops.first else { return }
         let (passOn, keep) = room.guarded.withLock { guarded -> (ScrollState?, Bool) in
             guard guarded.attached, let state = guarded.core.state else { return (nil, false) }
             guard guarded.machine.driverLeadsHere else { return (state, false) }
             let interval = RedisRoomEngine.writeBackNanoseconds
-            guard let last = guarded.orderedAgainAt, elapsedNanoseconds(from: last, to: loop.now) < interval else { return (nil, true) }
+            let elapsed = guarded.orderedAgainAt.map { elapsedNanoseconds(from: $0, to: loop.now) }
+            guard let elapsed, elapsed < interval else { return (nil, true) }
             if !guarded.orderAgainScheduled {
                 guarded.orderAgainScheduled = true
-                loop.schedule(after: interval - elapsedNanoseconds(from: last, to: loop.now)) { [weak self] in self?.orderAgain(room) }
+                loop.schedule(after: interval - elapsed) { [weak self] in self?.orderAgain(room) }
             }
             return (state, true)
         }
