@@ -9,7 +9,7 @@ import PackageDescription
 ///   Bytes            – SharedBytes, stdlib only
 ///   TextSafety       – network text made safe to show (terminal, log, HTTP body), stdlib only
 ///   Deflate          – bounded Inflater / Deflater over zlib
-///   WebSocketCore    – sans-I/O HTTP upgrade, frames, UTF-8, close, permessage-deflate
+///   WebSocketCore    – sans-I/O HTTP upgrade (SHA-1 from libcrypto), frames, UTF-8, close, permessage-deflate
 ///   ScrollModel      – rooms, scroll state, wire JSON; pure, stdlib only
 ///   Transport        – epoll loops, sockets, write queues, TLS; no WebSocket knowledge
 ///   RedisClient      – RESP2/RESP3 client (pipelining, pub/sub, scripts, ACL, TLS) on a Transport loop
@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "TextSafety"),
         .target(name: "ScrollModel"),
         .target(name: "Deflate", dependencies: ["CZlib", "Bytes"]),
-        .target(name: "WebSocketCore", dependencies: ["Bytes", "Deflate", "TextSafety"]),
+        .target(name: "WebSocketCore", dependencies: ["Bytes", "COpenSSL", "Deflate", "TextSafety"]),
         .target(
             name: "Transport",
             dependencies: [

@@ -16,7 +16,7 @@ public final class SharedBytes: @unchecked Sendable {
 
     /// Allocates `count` bytes and lets `initialize` fill all of them.
     public init(count: Int, replaceable: Bool = false, initialize: (UnsafeMutableRawBufferPointer) -> Void) {
-        storage = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(count, 1), alignment: 16)
+        storage = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(count, 1), alignment: MemoryLayout<UInt64>.alignment)  // malloc's own: a stricter one costs posix_memalign
         initialize(UnsafeMutableRawBufferPointer(start: storage, count: count))
         base = UnsafeRawPointer(storage)
         self.count = count

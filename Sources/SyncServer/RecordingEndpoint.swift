@@ -17,7 +17,7 @@ struct RecordingEndpoint: HTTPEndpoint {
     private func room(of request: HTTPRequest, path: Substring) -> String? {
         let bytes = path.utf8
         guard bytes.starts(with: "/rooms/".utf8), bytes.reversed().starts(with: "/recording".utf8.reversed()),
-              bytes.count > "/rooms//recording".utf8.count, request.value("Upgrade") == nil else { return nil }
+              bytes.count > "/rooms//recording".utf8.count, request.value(.upgrade) == nil else { return nil }
         let name = String(path.dropFirst("/rooms/".count).dropLast("/recording".count))
         return RoomEndpoint.isValidRoomName(name) ? name : nil
     }
@@ -31,7 +31,7 @@ struct RecordingEndpoint: HTTPEndpoint {
         guard let query = try? Query(request.query) else { return answer(.error(400, "malformed query")) }
         // The admin token only when one is set and given: without one, nobody is the operator.
         let token = adminToken.value
-        let admin = token != nil && request.value("Authorization") != nil && AdminToken.refusal(request, token: token) == nil
+        let admin = token != nil && request.value(.authorization) != nil && AdminToken.refusal(request, token: token) == nil
         hub.recording(ofRoom: name, key: query["key"], followKey: query["followKey"], admin: admin, address: address, on: loop) { access in
             switch access {
             case .recording(let bytes):

@@ -114,7 +114,7 @@ public struct RoomEndpoint: WebSocketEndpoint {
     }
 
     private func verifyToken(_ request: HTTPRequest, query: Query, room: String, role: Role) -> Result<TokenClaims?, HTTPError> {
-        let bearer = request.value("Authorization").flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+        let bearer = request.value(.authorization).flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
         guard let token = query["token"] ?? bearer, !token.isEmpty else {
             guard !tokenRequired else {
                 return .failure(HTTPError(.error(401, "this server admits room connections only with a signed token (token=… or Authorization: Bearer)",

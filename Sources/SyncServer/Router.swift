@@ -90,7 +90,7 @@ final class Router: Sendable {
         case .failure(let error): return .failure(error)
         case .success(let valid): upgrade = valid
         }
-        if let refusal = origins.value.refusal(origin: request.value("Origin"), host: request.value("Host")) {
+        if let refusal = origins.value.refusal(origin: request.value(.origin), host: request.value(.host)) {
             counters.refusalReasons.count(.origin)
             return .failure(HTTPError(.error(403, refusal)))
         }

@@ -60,7 +60,7 @@ public enum Terminal {
 
     static func write(_ text: String) {
         var text = text
-        text.withUTF8 { writeAll(STDOUT_FILENO, UnsafeRawBufferPointer($0)) }
+        _ = text.withUTF8 { writeAll(STDOUT_FILENO, UnsafeRawBufferPointer($0)) }  // a terminal that is gone has no one to tell
     }
 
     private static func install(_ signal: Int32, handler: @convention(c) (Int32) -> Void) {

@@ -55,18 +55,18 @@ public struct ClientHandshake: Sendable {
     /// Checks the server's answer (§4.1, client steps 1–6).
     public func validate(_ response: HTTPResponseHead) -> Result<Agreement, ClientHandshakeError> {
         guard response.status == 101 else { return .failure(.refused(status: response.status, reason: response.reason)) }
-        guard response.hasToken("Upgrade", "websocket"), response.hasToken("Connection", "upgrade") else {
+        guard response.hasToken(.upgrade, "websocket"), response.hasToken(.connection, "upgrade") else {
             return .failure(.invalid("missing Upgrade: websocket or Connection: Upgrade"))
         }
-        guard response.value("Sec-WebSocket-Accept") == ServerHandshake.acceptValue(for: key) else {
+        guard response.value(.secWebSocketAccept) == ServerHandshake.acceptValue(for: key) else {
             return .failure(.invalid("wrong Sec-WebSocket-Accept"))
         }
         var agreement = Agreement()
-        if let chosen = response.value("Sec-WebSocket-Protocol") {
+        if let chosen = response.value(.secWebSocketProtocol) {
             guard protocols.contains(chosen) else { return .failure(.invalid("server chose unoffered subprotocol \(chosen)")) }
             agreement.subprotocol = chosen
         }
-        guard let extensions = ExtensionOffer.parse(response.values("Sec-WebSocket-Extensions")) else {
+        guard let extensions = ExtensionOffer.parse(response.values(.secWebSocketExtensions)) else {
             return .failure(.invalid("malformed Sec-WebSocket-Extensions"))
         }
         for offer in extensions {
@@ -117,15 +117,15 @@ public struct HTTPResponseHead: Sendable, Equatable {
         set { fields = HTTPFields(newValue) }
     }
 
-    public func values(_ name: String) -> [String] { fields.values(name) }
+    public func values(_ name: HTTPFieldName) -> [String] { fields.values(name) }
 
     /// The first value of a header.
-    public func value(_ name: String) -> String? { values(name).first }
+    public func value(_ name: HTTPFieldName) -> String? { values(name).first }
 
-    public func tokens(_ name: String) -> [String] { fields.tokens(name) }
+    public func tokens(_ name: HTTPFieldName) -> [String] { fields.tokens(name) }
 
     /// Whether a comma-separated header lists `token`, in any ASCII case; allocates nothing.
-    public func hasToken(_ name: String, _ token: String) -> Bool { fields.hasToken(name, token) }
+    public func hasToken(_ name: HTTPFieldName, _ token: String) -> Bool { fields.hasToken(name, token) }
 
     /// What a refusal says: its body's first bytes among `bytes` (what came after the head),
     /// at most `limit` and no more than `Content-Length` gives (a missing, negative or

@@ -1,7 +1,8 @@
 /// The header fields of a request or response head, kept as they arrived: the head's
 /// bytes and, for each field, where its name and its value (without the optional
-/// whitespace around it) lie in them. Lookups compare bytes, so a handshake is checked
-/// without a String per field; only the values asked for become Strings.
+/// whitespace around it) lie in them, and which of the recognised names it has
+/// (`HTTPFieldName`). Lookups compare bytes, so a handshake is checked without a String per
+/// field; only the values asked for become Strings.
 public struct HTTPFields: Sendable, Equatable {
     /// Where one field's name and value lie in `bytes`.
     struct Field: Sendable {
@@ -9,6 +10,8 @@ public struct HTTPFields: Sendable, Equatable {
         var nameEnd: Int32
         var valueStart: Int32
         var valueEnd: Int32
+        /// `HTTPFieldName.code` of the name, or 0 (set as the fields are indexed).
+        var code: UInt8 = 0
 
         init(name: Range<Int>, value: Range<Int>) {
             nameStart = Int32(name.lowerBound)
@@ -21,8 +24,15 @@ public struct HTTPFields: Sendable, Equatable {
     private let bytes: [UInt8]
     private let fields: [Field]
 
-    /// Fields found by a parser in `bytes` (which may hold more than the fields).
+    /// Fields found by a parser in `bytes` (which may hold more than the fields); their
+    /// names are recognised here, once.
     init(bytes: [UInt8], fields: [Field]) {
+        var fields = fields
+        bytes.withUnsafeBufferPointer { all in
+            for i in fields.indices {
+                fields[i].code = HTTPFieldName.code(of: UnsafeBufferPointer(rebasing: all[Int(fields[i].nameStart)..<Int(fields[i].nameEnd)]))
+            }
+        }
         self.bytes = bytes
         self.fields = fields
     }
@@ -51,7 +61,7 @@ public struct HTTPFields: Sendable, Equatable {
     }
 
     /// All values of the fields named `name` (in any ASCII case), in arrival order.
-    public func values(_ name: String) -> [String] {
+    public func values(_ name: HTTPFieldName) -> [String] {
         var found = [String]()
         forEachValue(named: name) { range, _ in found.append(string(range)); return true }
         return found
@@ -59,7 +69,7 @@ public struct HTTPFields: Sendable, Equatable {
 
     /// The value of the fields named `name`, comma-joined when it repeats (RFC 9110 §5.3);
     /// nil when there is none.
-    public func joinedValue(_ name: String) -> String? {
+    public func joinedValue(_ name: HTTPFieldName) -> String? {
         var first: Range<Int>?
         var repeated = false
         forEachValue(named: name) { range, _ in
@@ -72,7 +82,7 @@ public struct HTTPFields: Sendable, Equatable {
     }
 
     /// The value of the one field named `name`; nil when it is missing or repeated.
-    public func single(_ name: String) -> String? {
+    public func single(_ name: HTTPFieldName) -> String? {
         var found: Range<Int>?
         var seen = 0
         forEachValue(named: name) { range, _ in
@@ -84,14 +94,14 @@ public struct HTTPFields: Sendable, Equatable {
     }
 
     /// How many fields are named `name`.
-    public func count(of name: String) -> Int {
+    public func count(of name: HTTPFieldName) -> Int {
         var seen = 0
         forEachValue(named: name) { _, _ in seen += 1; return true }
         return seen
     }
 
     /// Whether a field named `name` is present.
-    public func contains(_ name: String) -> Bool {
+    public func contains(_ name: HTTPFieldName) -> Bool {
         var seen = false
         forEachValue(named: name) { _, _ in seen = true; return false }
         return seen
@@ -99,7 +109,7 @@ public struct HTTPFields: Sendable, Equatable {
 
     /// The comma-separated list elements of the fields named `name`, trimmed and
     /// lower-cased; empty elements are ignored (RFC 9110 §5.6.1).
-    public func tokens(_ name: String) -> [String] {
+    public func tokens(_ name: HTTPFieldName) -> [String] {
         var found = [String]()
         forEachValue(named: name) { _, value in
             Self.forEachElement(of: value) { element in
@@ -113,7 +123,7 @@ public struct HTTPFields: Sendable, Equatable {
 
     /// Whether the fields named `name` list `token` as one of their comma-separated
     /// elements (as `tokens` gives them), without building the list.
-    public func hasToken(_ name: String, _ token: String) -> Bool {
+    public func hasToken(_ name: HTTPFieldName, _ token: String) -> Bool {
         var found = false
         var token = token
         token.withUTF8 { token in
@@ -151,11 +161,20 @@ public struct HTTPFields: Sendable, Equatable {
 
     /// Calls `body` with the range and bytes of each value of the fields named `name`,
     /// until it returns false.
-    private func forEachValue(named name: String, _ body: (Range<Int>, UnsafeBufferPointer<UInt8>) -> Bool) {
-        var name = name
-        name.withUTF8 { wanted in
-            bytes.withUnsafeBufferPointer { all in
-                for field in fields where Int(field.nameEnd - field.nameStart) == wanted.count {
+    /// A recognised name is found by its code; any other by its letters, among the fields
+    /// whose names were not recognised.
+    private func forEachValue(named name: HTTPFieldName, _ body: (Range<Int>, UnsafeBufferPointer<UInt8>) -> Bool) {
+        bytes.withUnsafeBufferPointer { all in
+            if name.code != 0 {
+                for field in fields where field.code == name.code {
+                    let range = Int(field.valueStart)..<Int(field.valueEnd)
+                    if !body(range, UnsafeBufferPointer(rebasing: all[range])) { return }
+                }
+                return
+            }
+            var text = name.text
+            text.withUTF8 { wanted in
+                for field in fields where field.code == 0 && Int(field.nameEnd - field.nameStart) == wanted.count {
                     let fieldName = UnsafeBufferPointer(rebasing: all[Int(field.nameStart)..<Int(field.nameEnd)])
                     guard Self.sameLetters(fieldName, wanted) else { continue }
                     let range = Int(field.valueStart)..<Int(field.valueEnd)

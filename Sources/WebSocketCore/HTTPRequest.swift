@@ -53,26 +53,26 @@ public struct HTTPRequest: Sendable, Equatable {
     }
 
     /// All values of a header, case-insensitively by name.
-    public func values(_ name: String) -> [String] { fields.values(name) }
+    public func values(_ name: HTTPFieldName) -> [String] { fields.values(name) }
 
     /// The single value of a header, or the comma-joined values when it repeats (RFC 9110 §5.3).
-    public func value(_ name: String) -> String? { fields.joinedValue(name) }
+    public func value(_ name: HTTPFieldName) -> String? { fields.joinedValue(name) }
 
     /// The comma-separated tokens of a header, trimmed and lower-cased (e.g. `Connection`).
-    public func tokens(_ name: String) -> [String] { fields.tokens(name) }
+    public func tokens(_ name: HTTPFieldName) -> [String] { fields.tokens(name) }
 
     /// Whether a comma-separated header (e.g. `Connection`) lists `token`, compared in any
     /// ASCII case; allocates nothing.
-    public func hasToken(_ name: String, _ token: String) -> Bool { fields.hasToken(name, token) }
+    public func hasToken(_ name: HTTPFieldName, _ token: String) -> Bool { fields.hasToken(name, token) }
 
     /// Whether the request says it carries content: a Transfer-Encoding, or a Content-Length
     /// above 0 (the parser has refused an ambiguous one).
     public var hasContent: Bool {
-        fields.contains("Transfer-Encoding") || fields.tokens("Content-Length").contains { $0.contains { $0 != "0" } }
+        fields.contains(.transferEncoding) || fields.tokens(.contentLength).contains { $0.contains { $0 != "0" } }
     }
 
     /// Whether the header is present at all.
-    public func hasField(_ name: String) -> Bool { fields.contains(name) }
+    public func hasField(_ name: HTTPFieldName) -> Bool { fields.contains(name) }
 
     private static func firstIndex(of needle: StaticString, in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         let needle = UnsafeBufferPointer(start: needle.utf8Start, count: needle.utf8CodeUnitCount)

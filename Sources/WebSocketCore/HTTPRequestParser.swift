@@ -80,7 +80,7 @@ public struct HTTPRequestParser: Sendable {
             return .failed(response)
         case .success(let fields):
             // RFC 9112 §3.2: exactly one Host in HTTP/1.1, at most one in HTTP/1.0.
-            let hosts = fields.count(of: "Host")
+            let hosts = fields.count(of: .host)
             if hosts > 1 { return .failed(.error(400, "more than one Host header")) }
             if hosts == 0 && line.minorVersion >= 1 { return .failed(.error(400, "missing Host header")) }
             if let problem = Self.framingProblem(fields, minorVersion: line.minorVersion) { return .failed(.error(400, problem)) }
@@ -93,11 +93,11 @@ public struct HTTPRequestParser: Sendable {
     /// Transfer-Encoding in HTTP/1.0 or beside a Content-Length (the request-smuggling
     /// pair), or a Content-Length that is not one decimal number (repeats must agree).
     static func framingProblem(_ fields: HTTPFields, minorVersion: Int) -> String? {
-        let transferCoded = fields.contains("Transfer-Encoding")
+        let transferCoded = fields.contains(.transferEncoding)
         if transferCoded && minorVersion == 0 { return "Transfer-Encoding in an HTTP/1.0 request" }
-        guard fields.contains("Content-Length") else { return nil }
+        guard fields.contains(.contentLength) else { return nil }
         if transferCoded { return "both Transfer-Encoding and Content-Length" }
-        let lengths = fields.tokens("Content-Length")
+        let lengths = fields.tokens(.contentLength)
         guard let first = lengths.first, first.utf8.count <= 18, first.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
               lengths.allSatisfy({ $0 == first })
         else { return "invalid Content-Length" }

@@ -13,7 +13,7 @@ public enum ServerHandshake {
 
     /// Whether the request asks for a WebSocket at all (`Upgrade: websocket`).
     public static func isUpgrade(_ request: HTTPRequest) -> Bool {
-        request.hasToken("Upgrade", "websocket")
+        request.hasToken(.upgrade, "websocket")
     }
 
     /// Checks an upgrade request (§4.2.1). On failure, the HTTP answer says what was wrong:
@@ -32,22 +32,22 @@ public enum ServerHandshake {
         guard request.minorVersion >= 1 else {
             return .failure(HTTPError(.error(400, "a WebSocket upgrade needs HTTP/1.1")))
         }
-        guard request.hasField("Host") else {
+        guard request.hasField(.host) else {
             return .failure(HTTPError(.error(400, "missing Host header")))
         }
-        guard request.hasToken("Connection", "upgrade") else {
+        guard request.hasToken(.connection, "upgrade") else {
             return .failure(HTTPError(.error(400, "Connection header must include Upgrade")))
         }
-        guard request.fields.single("Sec-WebSocket-Version") == "13" else {
+        guard request.fields.single(.secWebSocketVersion) == "13" else {
             return .failure(HTTPError(.error(426, "unsupported Sec-WebSocket-Version; this server speaks 13", headers: upgradeHeaders)))
         }
-        guard let key = request.fields.single("Sec-WebSocket-Key"), Base64.decodedCount(key) == 16 else {
+        guard let key = request.fields.single(.secWebSocketKey), Base64.decodedCount(key) == 16 else {
             return .failure(HTTPError(.error(400, "Sec-WebSocket-Key must be 16 bytes in base64")))
         }
-        guard let extensions = ExtensionOffer.parse(request.values("Sec-WebSocket-Extensions")) else {
+        guard let extensions = ExtensionOffer.parse(request.values(.secWebSocketExtensions)) else {
             return .failure(HTTPError(.error(400, "malformed Sec-WebSocket-Extensions header")))
         }
-        let protocols = request.tokens("Sec-WebSocket-Protocol")
+        let protocols = request.tokens(.secWebSocketProtocol)
         return .success(Upgrade(key: key, protocols: protocols, extensions: extensions))
     }
 

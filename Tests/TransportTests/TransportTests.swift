@@ -370,7 +370,7 @@ struct DirtyListTests {
 @Suite("Write queue")
 struct WriteQueueTests {
     static func bytes(_ text: String, replaceable: Bool = false) -> SharedBytes {
-        SharedBytes(count: text.utf8.count, replaceable: replaceable) { $0.copyMemory(from: UnsafeRawBufferPointer(start: Array(text.utf8), count: text.utf8.count)) }
+        SharedBytes(count: text.utf8.count, replaceable: replaceable) { destination in Array(text.utf8).withUnsafeBytes { destination.copyMemory(from: $0) } }
     }
 
     static func contents(_ queue: WriteQueue) -> String {

@@ -51,6 +51,35 @@ struct HTTPParserTests {
         #expect(request.values("üpgrade").isEmpty, "only ASCII letters fold")
     }
 
+    /// The names recognised as a head is indexed are found by their code whichever way they
+    /// are given (a constant, a literal in any case, a String made at run time); a name of
+    /// the same length with other letters is not one of them, and any name still matches
+    /// only its own fields.
+    @Test func recognisedNamesAreFoundHoweverTheyAreGiven() {
+        let text = "GET / HTTP/1.1\r\nhOsT: h\r\nHose: x\r\nSEC-WEBSOCKET-KEY: k1\r\nTransfer-Encodinx: t\r\n"
+            + "sec-websocket-key: k2\r\nOrigin: o\r\nAccepT: a\r\nX-Custom: c\r\n\r\n"
+        guard case .complete(let request, _) = parse(Array(text.utf8)) else { Issue.record("refused"); return }
+        let runTime = ["Sec-", "WebSocket-", "Key"].joined()
+        for name: HTTPFieldName in [.secWebSocketKey, "sec-websocket-KEY", HTTPFieldName(runTime)] {
+            #expect(request.values(name) == ["k1", "k2"], "\(name)")
+        }
+        #expect(request.value(.host) == "h")
+        #expect(request.value("hose") == "x", "four letters, not Host")
+        #expect(request.value("Transfer-Encodinx") == "t")
+        #expect(!request.fields.contains(.transferEncoding), "17 letters, not Transfer-Encoding")
+        #expect(request.value(.origin) == "o")
+        #expect(request.value(.accept) == "a", "Accept and Origin share a length")
+        #expect(request.value("x-custom") == "c")
+        #expect(request.value(.authorization) == nil)
+        #expect(HTTPFieldName("HOST") == .host && HTTPFieldName("hose") != .host && HTTPFieldName("X-A") == HTTPFieldName("x-a"))
+        #expect(Set<HTTPFieldName>(["Host", "HOST", "X-A", "x-a"]).count == 2)
+        for (name, bytes) in [(HTTPFieldName.secWebSocketExtensions, "sec-websocket-extensions"), (.secWebSocketProtocol, "SEC-WEBSOCKET-PROTOCOL"),
+                              (.secWebSocketVersion, "Sec-WebSocket-Version"), (.secWebSocketAccept, "sec-websocket-accept"),
+                              (.contentLength, "content-length"), (.connection, "CONNECTION"), (.upgrade, "upgrade")] {
+            #expect(HTTPFieldName(bytes) == name && HTTPFieldName(bytes).code != 0, "\(bytes)")
+        }
+    }
+
     /// `hasToken` finds a list element as `tokens` does (trimmed, any ASCII case, empty
     /// elements ignored), without building the list.
     @Test(arguments: [

@@ -68,14 +68,14 @@ struct ViewerEndpoint: HTTPEndpoint {
             if bytes.elementsEqual("/viewer.css".utf8) { return .style }
             return nil
         }
-        guard request.value("Upgrade") == nil else { return nil }
+        guard request.value(.upgrade) == nil else { return nil }
         let rest = path.dropFirst("/rooms/".count)
         if rest.hasSuffix("/document") {
             let room = String(rest.dropLast("/document".count))
             return RoomEndpoint.isValidRoomName(room) ? .document(room) : nil
         }
         let room = String(rest)
-        guard request.value("Accept")?.contains("text/html") == true else { return nil }
+        guard request.value(.accept)?.contains("text/html") == true else { return nil }
         guard RoomEndpoint.isValidRoomName(room) else { return .badName(Query.decode(rest) ?? room) }
         return .page(room)
     }
