@@ -255,6 +255,15 @@ public struct JSONWriter {
     public mutating func key(text name: String) { appendString(name, separated: true, colon: true) }
 
     public mutating func string(_ value: String) { appendString(value, separated: true, colon: false) }
+    /// A session id as its 16 hex digits, quoted (as `string(id.description)`, without the String).
+    public mutating func string(_ id: SessionID) {
+        separator()
+        write(18) { out in
+            out[0] = UInt8(ascii: "\"")
+            writeHex16(id.value, into: out + 1)
+            out[17] = UInt8(ascii: "\"")
+        }
+    }
     public mutating func bool(_ value: Bool) { separator(); append(value ? "true" : "false") }
     public mutating func null() { separator(); append("null") }
     public mutating func int(_ value: Int) { separator(); appendDecimal(value) }

@@ -158,12 +158,26 @@ public enum ServerMessage {
 
     public static func welcome(room: String, you: String, role: Role, state: ScrollState?, driver: String?, driverName: String? = nil,
                                presence: Presence, document: SharedDocument?) -> [UInt8] {
-        var w = JSONWriter()
+        welcome(room: room, role: role, state: state, hasDriver: driver != nil, driverName: driverName, presence: presence, document: document,
+                you: { $0.string(you) }, driver: { if let driver { $0.string(driver) } else { $0.null() } })
+    }
+
+    /// The welcome as the server writes it: ids straight from their numbers (no String each).
+    public static func welcome(room: String, you: SessionID, role: Role, state: ScrollState?, driver: SessionID?, driverName: String? = nil,
+                               presence: Presence, document: SharedDocument?) -> [UInt8] {
+        welcome(room: room, role: role, state: state, hasDriver: driver != nil, driverName: driverName, presence: presence, document: document,
+                you: { $0.string(you) }, driver: { if let driver { $0.string(driver) } else { $0.null() } })
+    }
+
+    private static func welcome(room: String, role: Role, state: ScrollState?, hasDriver: Bool, driverName: String?, presence: Presence,
+                                document: SharedDocument?, you: (inout JSONWriter) -> Void, driver: (inout JSONWriter) -> Void) -> [UInt8] {
+        var w = JSONWriter(capacity: 512)  // a welcome is 250 – 300 bytes: no second allocation
         w.beginObject()
         w.field("type", "welcome")
         w.field("protocol", protocolName)
         w.field("room", room)
-        w.field("you", you)
+        w.key("you")
+        you(&w)
         w.field("role", role.rawValue)
         w.key("state")
         if let state {
@@ -174,9 +188,9 @@ public enum ServerMessage {
             w.null()
         }
         w.key("driver")
-        if let driver { w.string(driver) } else { w.null() }
+        driver(&w)
         w.key("driverName")
-        if let driverName, driver != nil { w.string(driverName) } else { w.null() }
+        if let driverName, hasDriver { w.string(driverName) } else { w.null() }
         w.key("presence")
         writePresence(presence, into: &w)
         w.key("doc")

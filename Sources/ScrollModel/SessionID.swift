@@ -36,11 +36,16 @@ public struct SessionID: Hashable, Sendable, Comparable, LosslessStringConvertib
 /// and document fingerprints.
 func hex16(_ value: UInt64) -> String {
     String(unsafeUninitializedCapacity: 16) { buffer in
-        let digits: StaticString = "0123456789abcdef"
-        for i in 0..<16 {
-            let nibble = Int(truncatingIfNeeded: value >> UInt64(60 - 4 * i)) & 0xF
-            buffer[i] = digits.utf8Start[nibble]
-        }
+        writeHex16(value, into: buffer.baseAddress!)
         return 16
+    }
+}
+
+/// Writes `value` as 16 lowercase hex digits at `out`.
+func writeHex16(_ value: UInt64, into out: UnsafeMutablePointer<UInt8>) {
+    let digits: StaticString = "0123456789abcdef"
+    for i in 0..<16 {
+        let nibble = Int(truncatingIfNeeded: value >> UInt64(60 - 4 * i)) & 0xF
+        out[i] = digits.utf8Start[nibble]
     }
 }

@@ -172,7 +172,7 @@ public final class RoomMember: WebSocketSession {
             case .success(let welcome):
                 stage = .joined
                 peer.send(text: ServerMessage.welcome(
-                    room: room, you: id.description, role: role, state: welcome.state, driver: welcome.driver?.description, driverName: welcome.driverName,
+                    room: room, you: id, role: role, state: welcome.state, driver: welcome.driver, driverName: welcome.driverName,
                     presence: welcome.presence, document: welcome.document))
                 if let document = welcome.document { peer.send(text: ServerMessage.document(document)) }
                 for text in early { text.withUnsafeBytes { received(text: $0, from: peer) } }

@@ -141,7 +141,7 @@ struct RoomVectorTests {
                         #expect(step["error"] == nil, "\(label): expected \(step["error"]?.text ?? "")")
                         broadcasts = made
                         let encoded = sessions.named(try JSON.parse(String(decoding: ServerMessage.welcome(
-                            room: "v", you: session.description, role: role, state: welcome.state, driver: welcome.driver?.description,
+                            room: "v", you: session, role: role, state: welcome.state, driver: welcome.driver,
                             presence: welcome.presence, document: welcome.document), as: UTF8.self)))
                         if let expected = step["welcome"] { #expect(matches(encoded, expected), "\(label): \(encoded.text)") }
                         #expect((welcome.document != nil) == (step["document"]?.bool ?? false), "\(label): document")
