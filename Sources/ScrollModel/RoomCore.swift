@@ -97,6 +97,14 @@ public struct RoomCore: Sendable {
                               claimsControl: Bool = true, followKey: ((String) -> Bool)? = nil,
                               authorized: Bool = false) -> Result<(Welcome, [Broadcast]), ProtocolError> {
         var broadcasts = [Broadcast]()
+        return join(id, role: role, name: name, key: key, keyRequired: keyRequired, claimsControl: claimsControl, followKey: followKey,
+                    authorized: authorized) { broadcasts.append($0) }.map { ($0, broadcasts) }
+    }
+
+    /// `join`, handing its broadcasts to `emit` in order (no array of them).
+    public mutating func join(_ id: SessionID, role: Role, name: String?, key: String?, keyRequired: Bool = false,
+                              claimsControl: Bool = true, followKey: ((String) -> Bool)? = nil, authorized: Bool = false,
+                              emit: (Broadcast) -> Void) -> Result<Welcome, ProtocolError> {
         if role == .follower, !authorized, let required = self.followKey {
             guard let followKey, followKey(required) else {
                 return .failure(ProtocolError(.unauthorized, followKey == nil
@@ -126,10 +134,10 @@ public struct RoomCore: Sendable {
         count(member, 1)
         if role == .presenter && driver == nil && claimsControl {
             driver = id
-            broadcasts.append(.driver(id, name: name))
+            emit(.driver(id, name: name))
         }
-        broadcasts.append(.presence(presence))
-        return .success((Welcome(state: state, driver: driver, driverName: driverName, presence: presence, document: document), broadcasts))
+        emit(.presence(presence))
+        return .success(Welcome(state: state, driver: driver, driverName: driverName, presence: presence, document: document))
     }
 
     /// Removes a session; frees control if it drove.

@@ -213,23 +213,31 @@ struct RoomMachine<Sender> {
     private mutating func join(_ request: JoinRequest, _ context: Context) -> [Effect] {
         let hadKey = core.hasPresenterKey
         let locked = core.isLocked
-        switch core.join(request.id, role: request.role, name: request.name, key: request.key, keyRequired: request.keyRequired,
-                         claimsControl: !context.shared, followKey: request.followKey, authorized: request.authorized) {
+        var effects: [Effect] = []
+        effects.reserveCapacity(6)  // one array for every join: the room's broadcasts go in as it makes them
+        let joined = core.join(request.id, role: request.role, name: request.name, key: request.key, keyRequired: request.keyRequired,
+                               claimsControl: !context.shared, followKey: request.followKey, authorized: request.authorized) {
+            effects.append(.broadcast($0))
+        }
+        switch joined {
         case .failure(let error):
             // A wrong key where there is one to match (not a locked room's, not a missing one).
             let wrongKey = error.code == .unauthorized
                 && (request.role == .presenter ? hadKey && !locked : request.followKey != nil)
             return [.joinRefused(error, keyFailed: wrongKey)]
-        case .success(let (welcome, broadcasts)):
-            var effects: [Effect] = []
-            effects.reserveCapacity(4 + broadcasts.count)  // one array for every join
-            effects.append(.welcome(welcome))
-            if !hadKey, core.hasPresenterKey {
-                effects.append(.save)
-                if context.shared, let digest = core.presenterKeyText { effects.append(.bindKey(digest)) }
+        case .success(let welcome):
+            // The welcome first, then what the room did for the join, then its broadcasts.
+            var front = 0
+            func put(_ effect: Effect) {
+                effects.insert(effect, at: front)
+                front += 1
             }
-            if context.shared, request.role == .presenter, core.driver == nil { effects.append(.claimControl(request.id)) }
-            for broadcast in broadcasts { effects.append(.broadcast(broadcast)) }
+            put(.welcome(welcome))
+            if !hadKey, core.hasPresenterKey {
+                put(.save)
+                if context.shared, let digest = core.presenterKeyText { put(.bindKey(digest)) }
+            }
+            if context.shared, request.role == .presenter, core.driver == nil { put(.claimControl(request.id)) }
             return effects
         }
     }

@@ -137,9 +137,9 @@ public final class WebSocketPeer: ChannelHandler {
             case .complete(let request, let remainder):
                 if let overLimit = handshake.overLimit {
                     refuse(overLimit, request: request)
-                } else if router.respond(to: request, from: channel.peerAddress, on: channel.loop, answer: { [self] response in
+                } else if !ServerHandshake.isUpgrade(request), router.respond(to: request, from: channel.peerAddress, on: channel.loop, answer: { [self] response in
                     refuse(response, request: request)
-                }) {
+                }) {  // an upgrade is told apart first: it makes no answer closure
                     if case .handshake = phase { phase = .done }  // the answer comes later: nothing more is read
                 } else {
                     upgrade(request, remainder: remainder)

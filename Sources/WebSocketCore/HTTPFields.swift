@@ -10,29 +10,29 @@ public struct HTTPFields: Sendable, Equatable {
         var nameEnd: Int32
         var valueStart: Int32
         var valueEnd: Int32
-        /// `HTTPFieldName.code` of the name, or 0 (set as the fields are indexed).
-        var code: UInt8 = 0
+        /// `HTTPFieldName.code` of the name, or 0.
+        var code: UInt8
 
-        init(name: Range<Int>, value: Range<Int>) {
+        init(name: Range<Int>, value: Range<Int>, code: UInt8) {
             nameStart = Int32(name.lowerBound)
             nameEnd = Int32(name.upperBound)
             valueStart = Int32(value.lowerBound)
             valueEnd = Int32(value.upperBound)
+            self.code = code
+        }
+
+        /// A field whose name lies at `name` in `bytes`, recognised there.
+        init(name: Range<Int>, value: Range<Int>, in bytes: UnsafeBufferPointer<UInt8>) {
+            self.init(name: name, value: value, code: HTTPFieldName.code(of: UnsafeBufferPointer(rebasing: bytes[name])))
         }
     }
 
     private let bytes: [UInt8]
     private let fields: [Field]
 
-    /// Fields found by a parser in `bytes` (which may hold more than the fields); their
-    /// names are recognised here, once.
+    /// Fields found by a parser in `bytes` (which may hold more than the fields), their
+    /// names recognised as they were found.
     init(bytes: [UInt8], fields: [Field]) {
-        var fields = fields
-        bytes.withUnsafeBufferPointer { all in
-            for i in fields.indices {
-                fields[i].code = HTTPFieldName.code(of: UnsafeBufferPointer(rebasing: all[Int(fields[i].nameStart)..<Int(fields[i].nameEnd)]))
-            }
-        }
         self.bytes = bytes
         self.fields = fields
     }
@@ -47,7 +47,7 @@ public struct HTTPFields: Sendable, Equatable {
             bytes += name.utf8
             let valueStart = bytes.count
             bytes += value.utf8
-            fields.append(Field(name: nameStart..<valueStart, value: valueStart..<bytes.count))
+            fields.append(Field(name: nameStart..<valueStart, value: valueStart..<bytes.count, code: HTTPFieldName(name).code))
         }
         self.init(bytes: bytes, fields: fields)
     }

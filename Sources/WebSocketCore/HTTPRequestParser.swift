@@ -186,7 +186,7 @@ public struct HTTPRequestParser: Sendable {
             guard UnsafeBufferPointer(rebasing: bytes[(colon + 1)..<lineEnd]).allSatisfy({ $0 == 9 || ($0 >= 0x20 && $0 != 0x7F) }) else {
                 return .failure(.error(400, "control character in header value"))
             }
-            fields.append(HTTPFields.Field(name: lineStart..<colon, value: HTTPFields.trimmingOWS((colon + 1)..<lineEnd, in: bytes)))
+            fields.append(HTTPFields.Field(name: lineStart..<colon, value: HTTPFields.trimmingOWS((colon + 1)..<lineEnd, in: bytes), in: bytes))
             lineStart = lineEnd + 2
         }
         return .success(fields)
