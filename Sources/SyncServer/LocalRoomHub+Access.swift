@@ -50,22 +50,20 @@ extension LocalRoomHub {
 
     /// Checks a presenter's key against the room's record (`KeyAdmission`: counted against
     /// the address first, then a slow hash off this loop), then joins again with the proof.
-    func checkKey(_ member: RoomMember, room name: String, role: Role, key: String?, against existing: String?,
-                  completion: @escaping (Result<RoomCore.Welcome, ProtocolError>) -> Void) {
+    func checkKey(_ member: RoomMember, room name: String, role: Role, key: String?, against existing: String?) {
         let waiting = Unchecked(member)
         keys.check(key ?? "", against: existing, room: name, address: member.address, engine: engine, on: member.peer.channel.loop,
                    wanted: { !waiting.value.left }) { [self] outcome in
             switch outcome {
             case .checked(let record, let ticket):
                 guard !waiting.value.left else { return }
-                join(waiting.value, room: name, role: role, key: key, proof: KeyProof(against: existing, record: record, ticket: ticket),
-                     completion: completion)
+                join(waiting.value, room: name, role: role, key: key, proof: KeyProof(against: existing, record: record, ticket: ticket))
             case .limited(let seconds):
                 counters.presenterKeyChecksRefused.add(1, ordering: .relaxed)
                 refusals.count(.keyLimit)
-                completion(.failure(ProtocolError(.rateLimited, "too many presenter keys tried for room \(name) from \(waiting.value.address); try again in \(seconds) s")))
+                waiting.value.joined(.failure(ProtocolError(.rateLimited, "too many presenter keys tried for room \(name) from \(waiting.value.address); try again in \(seconds) s")))
             case .busy:
-                completion(.failure(ProtocolError(.rateLimited, "server busy checking presenter keys; try again in a moment")))
+                waiting.value.joined(.failure(ProtocolError(.rateLimited, "server busy checking presenter keys; try again in a moment")))
             }
         }
     }

@@ -8,9 +8,8 @@ import WebSocketCore
 /// while a shared room is fetched, checking presenter and follow keys, and adding the member
 /// to its loop's share of the room.
 extension LocalRoomHub {
-    public func join(_ member: RoomMember, room name: String, role: Role, key: String?,
-                     completion: @escaping (Result<RoomCore.Welcome, ProtocolError>) -> Void) {
-        join(member, room: name, role: role, key: key, proof: nil, completion: completion)
+    public func join(_ member: RoomMember, room name: String, role: Role, key: String?) {
+        join(member, room: name, role: role, key: key, proof: nil)
     }
 
     /// A presenter key hashed against the room's record `against` (nil: a fresh salt, to bind
@@ -21,8 +20,7 @@ extension LocalRoomHub {
         let ticket: KeyCheckTicket
     }
 
-    func join(_ member: RoomMember, room name: String, role: Role, key: String?, proof: KeyProof?,
-                      completion: @escaping (Result<RoomCore.Welcome, ProtocolError>) -> Void) {
+    func join(_ member: RoomMember, room name: String, role: Role, key: String?, proof: KeyProof?) {
         while true {
             let shared = engine?.isAvailable == true
             let found = rooms.withLock { rooms -> Result<(Room, Bool), ProtocolError> in
@@ -46,7 +44,7 @@ extension LocalRoomHub {
                 return .success((room, true))
             }
             guard case .success(let (room, created)) = found else {
-                if case .failure(let refusal) = found { completion(.failure(refusal)) }
+                if case .failure(let refusal) = found { member.joined(.failure(refusal)) }
                 return
             }
             if created {
@@ -63,11 +61,10 @@ extension LocalRoomHub {
             let outcome = join(member, room: room, name: name, role: role, key: key, proof: proof) { [self] in
                 let loop = member.peer.channel.loop
                 let waiting = Unchecked(member)
-                let answer = Unchecked(completion)
                 return { [self] in
                     loop.execute { [self] in
                         guard !waiting.value.left else { return }
-                        join(waiting.value, room: name, role: role, key: key, proof: proof, completion: answer.value)
+                        join(waiting.value, room: name, role: role, key: key, proof: proof)
                     }
                 }
             }
@@ -77,10 +74,10 @@ extension LocalRoomHub {
             case .waiting:
                 return
             case .done(let result):
-                completion(result)
+                member.joined(result)
                 return
             case .hash(let existing):
-                checkKey(member, room: name, role: role, key: key, against: existing, completion: completion)
+                checkKey(member, room: name, role: role, key: key, against: existing)
                 return
             }
         }

@@ -158,25 +158,29 @@ public final class RoomMember: WebSocketSession {
         }
         stage = .joining
         let key = extras.key
-        let room = extras.room
         extras.key = nil  // the key is not kept longer than needed
-        shared.hub.join(self, room: room, role: role, key: key) { [self] result in
-            guard stage == .joining else { return }
-            let early = self.extras?.waiting ?? []
-            if self.extras?.joined() == true { self.extras = nil }
-            switch result {
-            case .failure(let error):
-                stage = .ended
-                peer.send(text: ServerMessage.error(error))
-                peer.close(code: .policyViolation, reason: error.message)
-            case .success(let welcome):
-                stage = .joined
-                peer.send(text: ServerMessage.welcome(
-                    room: room, you: id, role: role, state: welcome.state, driver: welcome.driver, driverName: welcome.driverName,
-                    presence: welcome.presence, document: welcome.document))
-                if let document = welcome.document { peer.send(text: ServerMessage.document(document)) }
-                for text in early { text.withUnsafeBytes { received(text: $0, from: peer) } }
-            }
+        shared.hub.join(self, room: extras.room, role: role, key: key)
+    }
+
+    /// The hub's answer to its join (`RoomHub.join`): at once, or later on its loop. Only
+    /// the first answer to a joining member counts.
+    public func joined(_ result: Result<RoomCore.Welcome, ProtocolError>) {
+        guard stage == .joining, let extras else { return }
+        let room = extras.room
+        let early = extras.waiting
+        if extras.joined() { self.extras = nil }
+        switch result {
+        case .failure(let error):
+            stage = .ended
+            peer.send(text: ServerMessage.error(error))
+            peer.close(code: .policyViolation, reason: error.message)
+        case .success(let welcome):
+            stage = .joined
+            peer.send(text: ServerMessage.welcome(
+                room: room, you: id, role: role, state: welcome.state, driver: welcome.driver, driverName: welcome.driverName,
+                presence: welcome.presence, document: welcome.document))
+            if let document = welcome.document { peer.send(text: ServerMessage.document(document)) }
+            for text in early { text.withUnsafeBytes { received(text: $0, from: peer) } }
         }
     }
 
