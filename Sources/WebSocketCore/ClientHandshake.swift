@@ -166,9 +166,8 @@ public struct HTTPResponseHead: Sendable, Equatable {
             var lineEnd = lineStart
             while lineEnd < head.count && !(head[lineEnd] == 13 && lineEnd + 1 < head.count && head[lineEnd + 1] == 10) { lineEnd += 1 }
             guard let colon = head[lineStart..<lineEnd].firstIndex(of: UInt8(ascii: ":")) else { return nil }
-            let name = lineStart..<colon
-            let code = head.withUnsafeBufferPointer { HTTPFieldName.code(of: UnsafeBufferPointer(rebasing: $0[name])) }
-            fields.append(HTTPFields.Field(name: name, value: HTTPFields.trimmingOWS((colon + 1)..<lineEnd, in: head), code: code))
+            let field = head.withUnsafeBufferPointer { HTTPFields.Field(name: lineStart..<colon, value: HTTPFields.trimmingOWS((colon + 1)..<lineEnd, in: $0), in: $0) }
+            fields.append(field)
             lineStart = lineEnd + 2
         }
         return HTTPResponseHead(status: code, reason: reason, fields: HTTPFields(bytes: head, fields: fields))
