@@ -276,6 +276,12 @@ public struct JSONWriter {
         if value == value.rounded(), abs(value) < 1e15 { appendDecimal(Int(value)) } else { bytes += "\(value)".utf8 }
     }
 
+    /// JSON text known when the program is built, appended as it is (no comma is added): for
+    /// a message whose shape is fixed, several members' punctuation and names in one copy,
+    /// e.g. `fragment(#","room":"#)` before the room's name. The writer adds commas from
+    /// the last byte written, so what follows a fragment ending in `:` gets none.
+    public mutating func fragment(_ text: StaticString) { append(text) }
+
     /// A member name known when the program is built (ASCII, nothing to escape): written
     /// without looking at it.
     public mutating func key(_ name: StaticString) {
@@ -362,10 +368,17 @@ public struct JSONWriter {
     /// JSON printed to a terminal stays text; runs without escapes are copied whole.
     /// With `separated`, the comma it needs goes first; with `colon`, a `:` after (a key).
     private mutating func appendString(_ value: String, separated: Bool, colon: Bool) {
+        // Most strings (keys, names, IDs) are native, printable ASCII without `"` or `\`:
+        // one write from where the string keeps its bytes.
+        let plain: Bool? = value.utf8.withContiguousStorageIfAvailable { utf8 in
+            guard Self.isPlain(utf8) else { return false }
+            writeQuoted(utf8, separated: separated, colon: colon)
+            return true
+        }
+        if plain == true { return }
         var value = value
         value.withUTF8 { utf8 in
-            // Most strings (keys, names, IDs) are printable ASCII without `"` or `\`: one write.
-            if utf8.allSatisfy({ $0 &- 0x20 < 0x5F && $0 != 0x22 && $0 != 0x5C }) {
+            if plain == nil, Self.isPlain(utf8) {
                 writeQuoted(utf8, separated: separated, colon: colon)
                 return
             }
@@ -408,6 +421,12 @@ public struct JSONWriter {
             bytes.append(UInt8(ascii: "\""))
             if colon { bytes.append(UInt8(ascii: ":")) }
         }
+    }
+
+    /// Printable ASCII without `"` or `\`: written as it is.
+    private static func isPlain(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in utf8 where byte &- 0x20 >= 0x5F || byte == 0x22 || byte == 0x5C { return false }
+        return true
     }
 
     /// Whether E2 `second` `third` is U+202A–U+202E or U+2066–U+2069.

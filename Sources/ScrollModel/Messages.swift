@@ -169,17 +169,18 @@ public enum ServerMessage {
                 you: { $0.string(you) }, driver: { if let driver { $0.string(driver) } else { $0.null() } })
     }
 
+    /// Written in fragments (the welcome's shape is fixed): one per run of punctuation and
+    /// names between the values, as every member joining writes one.
     private static func welcome(room: String, role: Role, state: ScrollState?, hasDriver: Bool, driverName: String?, presence: Presence,
                                 document: SharedDocument?, you: (inout JSONWriter) -> Void, driver: (inout JSONWriter) -> Void) -> [UInt8] {
         var w = JSONWriter(capacity: 512)  // 210 bytes in an undriven room, some 450 with a state: one allocation
-        w.beginObject()
-        w.field("type", "welcome")
-        w.field("protocol", protocolName)
-        w.field("room", room)
-        w.key("you")
+        w.fragment(#"{"type":"welcome","protocol":"#)
+        w.string(protocolName)
+        w.fragment(#","room":"#)
+        w.string(room)
+        w.fragment(#","you":"#)
         you(&w)
-        w.field("role", role.rawValue)
-        w.key("state")
+        w.fragment(role == .presenter ? #","role":"presenter","state":"# : #","role":"follower","state":"#)
         if let state {
             w.beginObject()
             writeStateFields(state, into: &w)
@@ -187,13 +188,13 @@ public enum ServerMessage {
         } else {
             w.null()
         }
-        w.key("driver")
+        w.fragment(#","driver":"#)
         driver(&w)
-        w.key("driverName")
+        w.fragment(#","driverName":"#)
         if let driverName, hasDriver { w.string(driverName) } else { w.null() }
-        w.key("presence")
+        w.fragment(#","presence":"#)
         writePresence(presence, into: &w)
-        w.key("doc")
+        w.fragment(#","doc":"#)
         if let document { w.string(document.fingerprint) } else { w.null() }
         w.endObject()
         return w.bytes
@@ -225,12 +226,13 @@ public enum ServerMessage {
     }
 
     public static func presence(_ presence: Presence) -> [UInt8] {
-        var w = JSONWriter()
-        w.beginObject()
-        w.field("type", "presence")
-        w.field("presenters", presence.presenters)
-        w.field("followers", presence.followers)
-        w.field("detached", presence.detached)
+        var w = JSONWriter(capacity: 96)
+        w.fragment(#"{"type":"presence","presenters":"#)
+        w.int(presence.presenters)
+        w.fragment(#","followers":"#)
+        w.int(presence.followers)
+        w.fragment(#","detached":"#)
+        w.int(presence.detached)
         w.endObject()
         return w.bytes
     }
@@ -246,10 +248,12 @@ public enum ServerMessage {
     }
 
     private static func writePresence(_ presence: Presence, into w: inout JSONWriter) {
-        w.beginObject()
-        w.field("presenters", presence.presenters)
-        w.field("followers", presence.followers)
-        w.field("detached", presence.detached)
+        w.fragment(#"{"presenters":"#)
+        w.int(presence.presenters)
+        w.fragment(#","followers":"#)
+        w.int(presence.followers)
+        w.fragment(#","detached":"#)
+        w.int(presence.detached)
         w.endObject()
     }
 

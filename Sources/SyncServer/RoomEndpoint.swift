@@ -135,11 +135,15 @@ public struct RoomEndpoint: WebSocketEndpoint {
 
     /// 1–64 of `A–Z a–z 0–9 . _ -`, but not `.` or `..`, which browsers rewrite out of a path.
     static func isValidRoomName(_ name: String) -> Bool {
-        (1...64).contains(name.utf8.count) && name != "." && name != ".." && name.utf8.allSatisfy {
-            switch $0 {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"): true
-            default: false
+        var name = name
+        return name.withUTF8 { bytes in
+            guard (1...64).contains(bytes.count), bytes.count > 2 || !bytes.allSatisfy({ $0 == UInt8(ascii: ".") }) else { return false }
+            return bytes.allSatisfy {
+                switch $0 {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                     UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"): true
+                default: false
+                }
             }
         }
     }
@@ -216,7 +220,8 @@ struct Query {
         }
     }
 
-    subscript(name: String) -> String? { values[name] }
+    /// (Most joins give no query: no key is hashed then.)
+    subscript(name: String) -> String? { values.isEmpty ? nil : values[name] }
 
     /// The decoded text, or nil for a bad `%` escape or bytes that are not UTF-8.
     static func decode(_ text: Substring) -> String? {

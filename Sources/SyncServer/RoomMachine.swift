@@ -229,7 +229,7 @@ struct RoomMachine<Sender> {
             // The welcome first, then what the room did for the join, then its broadcasts.
             var front = 0
             func put(_ effect: Effect) {
-                effects.insert(effect, at: front)
+                if front == effects.count { effects.append(effect) } else { effects.insert(effect, at: front) }
                 front += 1
             }
             put(.welcome(welcome))

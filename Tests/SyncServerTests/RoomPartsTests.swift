@@ -8,6 +8,26 @@ import Transport
 /// reservation and the presence throttle.
 @Suite("Room parts")
 struct RoomPartsTests {
+    /// 1–64 of `A–Z a–z 0–9 . _ -`, and never `.` or `..` (a browser rewrites them out of a path).
+    @Test(arguments: [("a", true), ("Room_1.x-2", true), ("...", true), (".a", true), ("a..", true), (String(repeating: "z", count: 64), true),
+                      ("", false), (".", false), ("..", false), (String(repeating: "z", count: 65), false), ("bad name", false),
+                      ("caf\u{E9}", false), ("a/b", false), ("a%2e", false), ("\u{0}", false)])
+    func roomNamesAreChecked(name: String, valid: Bool) {
+        #expect(RoomEndpoint.isValidRoomName(name) == valid, "\(name.debugDescription)")
+    }
+
+    /// A query's first value of a name wins; no query at all has no values.
+    @Test func queryParametersDecodeAndTheFirstWins() throws {
+        let query = try Query("role=presenter&name=Ann+Lee&role=follower&key=a%26b")
+        #expect(query["role"] == "presenter")
+        #expect(query["name"] == "Ann Lee")
+        #expect(query["key"] == "a&b")
+        #expect(query["followKey"] == nil)
+        let empty = try Query("")
+        #expect(empty["role"] == nil)
+        #expect(throws: Query.Malformed.self) { try Query("key=%zz") }
+    }
+
     @Test func theByteBudgetCountsGrowthAndRefusesPastItsLimit() {
         let budget = ByteBudget(limit: 100)
         #expect(budget.reserve(60) == nil)
