@@ -6,7 +6,7 @@ import PackageDescription
 /// Module layering (each depends only on the ones above it):
 ///   COpenSSL, CZlib  – system libraries (Debian: libssl-dev, zlib1g-dev)
 ///   CLinux           – epoll and eventfd headers
-///   Bytes            – SharedBytes, stdlib only
+///   Bytes            – SharedBytes, stdlib and libc only
 ///   TextSafety       – network text made safe to show (terminal, log, HTTP body), stdlib only
 ///   Deflate          – bounded Inflater / Deflater over zlib
 ///   WebSocketCore    – sans-I/O HTTP upgrade (SHA-1 from libcrypto), frames, UTF-8, close, permessage-deflate

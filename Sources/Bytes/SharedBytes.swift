@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// An immutable, reference-counted byte buffer with a stable address.
 ///
 /// One encoded frame is shared by every connection that sends it: queuing it costs a
@@ -16,7 +24,10 @@ public final class SharedBytes: @unchecked Sendable {
 
     /// Allocates `count` bytes and lets `initialize` fill all of them.
     public init(count: Int, replaceable: Bool = false, initialize: (UnsafeMutableRawBufferPointer) -> Void) {
-        storage = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(count, 1), alignment: MemoryLayout<UInt64>.alignment)  // malloc's own: a stricter one costs posix_memalign
+        // `malloc` itself: the standard library's `allocate` goes through `posix_memalign`
+        // for any alignment (a third dearer; one frame per broadcast and two per join).
+        guard let bytes = malloc(Swift.max(count, 1)) else { fatalError("out of memory for \(count) bytes") }
+        storage = bytes
         initialize(UnsafeMutableRawBufferPointer(start: storage, count: count))
         base = UnsafeRawPointer(storage)
         self.count = count
@@ -42,7 +53,7 @@ public final class SharedBytes: @unchecked Sendable {
         }
     }
 
-    deinit { storage.deallocate() }
+    deinit { free(storage) }
 
     /// The bytes as a buffer pointer; valid while `self` is alive.
     public var buffer: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
