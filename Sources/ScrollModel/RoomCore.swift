@@ -21,14 +21,34 @@ public struct RoomCore: Sendable {
         }
     }
 
-    /// What a joining session needs to be in sync at once.
-    public struct Welcome: Sendable, Equatable {
-        public var state: ScrollState?
-        public var driver: SessionID?
+    /// What a joining session needs to be in sync at once. One object, handed from the room
+    /// to its member as a reference (a value would be copied whole, some 250 bytes, at every
+    /// step on its way).
+    public final class Welcome: Sendable, Equatable {
+        public let state: ScrollState?
+        public let driver: SessionID?
         /// The driver's display name, when it gave one.
-        public var driverName: String? = nil
-        public var presence: Presence
-        public var document: SharedDocument?
+        public let driverName: String?
+        public let presence: Presence
+        public let document: SharedDocument?
+
+        public init(state: ScrollState?, driver: SessionID?, driverName: String? = nil, presence: Presence, document: SharedDocument?) {
+            self.state = state
+            self.driver = driver
+            self.driverName = driverName
+            self.presence = presence
+            self.document = document
+        }
+
+        /// The same welcome with other counts (e.g. of the room's members on every node).
+        public func counting(_ presence: Presence) -> Welcome {
+            presence == self.presence ? self
+                : Welcome(state: state, driver: driver, driverName: driverName, presence: presence, document: document)
+        }
+
+        public static func == (a: Welcome, b: Welcome) -> Bool {
+            a.state == b.state && a.driver == b.driver && a.driverName == b.driverName && a.presence == b.presence && a.document == b.document
+        }
     }
 
     public let name: String

@@ -134,7 +134,7 @@ extension LocalRoomHub {
         let effects = guarded.machine.step(.join(request), machineContext)
         // The key check is settled: a failure just counted (`keyFailed`) stays one.
         defer { proof?.ticket.settle(failed: false, now: loop.now) }
-        guard case .welcome(var welcome)? = effects.first else {
+        guard case .welcome(let welcome)? = effects.first else {
             guard case .joinRefused(let error, let wrongKey)? = effects.first else { return (.done(.failure(ProtocolError(.badMessage, "not joined"))), []) }
             if wrongKey {
                 // A presenter's ticket counts it; a follower's wrong follow key counts against its address.
@@ -161,12 +161,12 @@ extension LocalRoomHub {
         member.lastDocument = guarded.documentVersion  // the welcome carries the current document
         if member.windowBits != nil { guarded.compressingMembers += 1 }
         guarded.emptySince = nil
-        welcome.presence = guarded.presence
+        let welcomed = welcome.counting(guarded.presence)  // the counts of every node's members
         if options.recordRooms || (role == .presenter && member.asksToRecord) {
             startRecording(in: &guarded, room: room, now: loop.now)
         }
         // The room's own effects (its broadcasts, the record to keep) once the member is in.
         let later = carryOut(effects, in: &guarded, room: room, loop: loop)
-        return (.done(.success(welcome)), later)
+        return (.done(.success(welcomed)), later)
     }
 }

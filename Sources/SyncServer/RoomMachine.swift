@@ -119,7 +119,7 @@ struct RoomMachine<Sender> {
 
     enum Effect {
         /// The session joined: its welcome.
-        indirect case welcome(RoomCore.Welcome)
+        case welcome(RoomCore.Welcome)
         /// The session may not join; `keyFailed`: it gave a wrong key (counted against its address).
         case joinRefused(ProtocolError, keyFailed: Bool)
         /// The room's presenter key record was set by this join: the engine keeps the first.
