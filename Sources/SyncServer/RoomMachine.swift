@@ -71,6 +71,8 @@ struct RoomMachine<Sender> {
         var keyRequired = false
     }
 
+    /// An input to the room. The engine's large inputs (a state, a change, a snapshot: up to
+    /// 300 bytes) are boxed, so that an event is some 100 bytes: every step copies its event.
     enum Event {
         case join(JoinRequest)
         case leave(SessionID)
@@ -78,14 +80,14 @@ struct RoomMachine<Sender> {
         case message(ClientMessage, from: SessionID, sender: Sender)
         /// A change the engine ordered (from any node, this one included), `version` one above
         /// the last.
-        case shared(version: Int, SharedChange)
+        indirect case shared(version: Int, SharedChange)
         /// The driver's scroll on the node that holds the room's lease (the driver is its
         /// member): ordered here, heard here at once and published (`publishLed`); held
         /// while a merge is on its way (`merging`).
         case lead(ScrollUpdate, from: SessionID, sender: Sender)
         /// A state the lease holder's node ordered: taken from the room's driver only, above
         /// the room's `seq`.
-        case led(ScrollState)
+        indirect case led(ScrollState)
         /// Another node fetched or merged the room and asks for its newest state: the lease
         /// holder's node orders its state again, above the room's `seq` (a merge publishes the
         /// hash's state above the hash's `seq`, and the hash lags the led states: the two would
@@ -93,12 +95,12 @@ struct RoomMachine<Sender> {
         case leadAgain
         /// The room as the engine holds it (fetched on attach, again after a gap, after an
         /// outage), validated like every input: its version replaces the room's.
-        case snapshot(RoomSnapshot)
+        indirect case snapshot(RoomSnapshot)
         /// What the room did here alone went to the engine to be merged (after an outage).
         case merging
         /// The merge's answer: the room as the engine holds it now (nil: the engine went away
         /// again); a scroll that waited for it is received again (`resend`).
-        case merged(RoomSnapshot?)
+        indirect case merged(RoomSnapshot?)
         /// The store wrote a `seq` ceiling.
         case ceilingWritten(Int)
         /// The held scroll's release reached its sender's loop: it goes now (the newest one).

@@ -49,6 +49,7 @@ public struct HTTPRequest: Sendable, Equatable {
         var target = self.target
         guard let range = target.withUTF8(find) else { return nil }
         let utf8 = target.utf8
+        if range.lowerBound == 0 && range.upperBound == utf8.count { return target[...] }  // most paths: the whole target
         return Substring(utf8[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: range.upperBound)])
     }
 
