@@ -150,7 +150,7 @@ public struct RoomCore: Sendable {
         if let previous = members[id] { count(previous, -1) }
         let member = Member(role: role)
         members[id] = member
-        names[id] = name
+        if let name { names[id] = name } else if !names.isEmpty { names[id] = nil }  // most members give none: no hashing then
         count(member, 1)
         if role == .presenter && driver == nil && claimsControl {
             driver = id
