@@ -220,7 +220,7 @@ struct Query {
         }
     }
 
-    /// (Most joins give no query: no key is hashed then.)
+    /// The first value given for `name`, if any (a request without parameters hashes no name).
     subscript(name: String) -> String? { values.isEmpty ? nil : values[name] }
 
     /// The decoded text, or nil for a bad `%` escape or bytes that are not UTF-8.
