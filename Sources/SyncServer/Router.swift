@@ -53,10 +53,10 @@ final class Router: Sendable {
     func sharedDeflater(for loop: EventLoop) -> Deflater { sharedDeflaters[loop.index].deflater }
 
     /// Answers a plain HTTP request for one of the HTTP endpoints (`answer` runs once, on
-    /// `loop`, maybe later); false when the request is for something else (a WebSocket
-    /// upgrade is never an HTTP endpoint's). HEAD gets GET's head without the body (RFC 9110 §9.3.2).
+    /// `loop`, maybe later); false when the request is for none of them. Never asked of a
+    /// WebSocket upgrade (the peer tells one apart first and `route`s it: an upgrade is
+    /// never an HTTP endpoint's). HEAD gets GET's head without the body (RFC 9110 §9.3.2).
     func respond(to request: HTTPRequest, from address: String, on loop: EventLoop, answer: @escaping (HTTPResponse) -> Void) -> Bool {
-        guard !ServerHandshake.isUpgrade(request) else { return false }
         let path = request.path
         guard let endpoint = httpEndpoints.first(where: { $0.matches(request, path: path) }) else { return false }
         guard request.method == "GET" || request.method == "HEAD" else {
