@@ -54,16 +54,17 @@ public final class RoomMember: WebSocketSession {
         /// room private), until its join uses it.
         @exclusivity(unchecked) var followKey: String?
         /// An application's signed token admitted it in its role (no key is asked for).
-        var authorized = false
+        @exclusivity(unchecked) var authorized = false
         /// A presenter asked for the room to be recorded (`record=1`).
-        var record = false
+        @exclusivity(unchecked) var record = false
         /// What it sent before its welcome, kept for after it.
         @exclusivity(unchecked) var waiting: [[UInt8]] = []
-        /// A presenter's scrolls and documents over their rates (nil: not limited).
-        var scrollGate: RateGate?
-        var documentGate: RateGate?
-        /// Every message it sends after its welcome (made at its first one).
-        var inbound: InboundGate?
+        /// A presenter's scrolls and documents over their rates (nil: not limited). Changed
+        /// through key paths (`limitRate`) on a copy, set back whole.
+        @exclusivity(unchecked) var scrollGate: RateGate?
+        @exclusivity(unchecked) var documentGate: RateGate?
+        /// Every message it sends after its welcome (made at its first one); read and set whole.
+        @exclusivity(unchecked) var inbound: InboundGate?
         /// The client's address, which a room it creates is counted against.
         let address: String
 

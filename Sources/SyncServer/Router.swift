@@ -7,7 +7,7 @@ import WebSocketCore
 final class Router: Sendable {
     struct Admitted {
         let session: any WebSocketSession
-        /// The 101 answer's bytes.
+        /// The 101 answer's bytes, with room for the session's first frames.
         let response: [UInt8]
         let deflate: PerMessageDeflate?
         let limits: WebSocketConnection.Limits
@@ -77,6 +77,10 @@ final class Router: Sendable {
         return true
     }
 
+    /// Room after the 101 answer for what a session sends as it opens (a room's welcome is
+    /// about 300 bytes), so that it is framed in place.
+    static let firstFramesCapacity = 512
+
     /// 404 for an unknown path; the handshake checks (400/405/426) for a bad upgrade; 403
     /// for a browser `Origin` not allowed; whatever the endpoint says about the request;
     /// else the 101 answer.
@@ -90,7 +94,7 @@ final class Router: Sendable {
         case .failure(let error): return .failure(error)
         case .success(let valid): upgrade = valid
         }
-        if let refusal = origins.value.refusal(origin: request.value(.origin), host: request.value(.host)) {
+        if let origin = request.value(.origin), let refusal = origins.value.refusal(origin: origin, host: request.value(.host)) {
             counters.refusalReasons.count(.origin)
             return .failure(HTTPError(.error(403, refusal)))
         }
@@ -103,7 +107,8 @@ final class Router: Sendable {
         var policy = configuration.deflate
         if endpoint.sharesCompressedFrames { policy.alwaysNoContextTakeover = true }
         let negotiated = PerMessageDeflate.negotiate(offers: upgrade.extensions, policy: policy)
-        let response = ServerHandshake.responseBytes(for: upgrade, subprotocol: subprotocol, extensions: negotiated?.1)
+        let response = ServerHandshake.responseBytes(for: upgrade, subprotocol: subprotocol, extensions: negotiated?.1,
+                                                     spareCapacity: Self.firstFramesCapacity)
         return .success(Admitted(session: session, response: response, deflate: negotiated?.0, limits: endpoint.limits,
                                 sendBuffer: endpoint.sendBuffer == acceptedSendBuffer ? nil : endpoint.sendBuffer))
     }

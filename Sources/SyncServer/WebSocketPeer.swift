@@ -33,7 +33,8 @@ public final class WebSocketPeer: ChannelHandler {
     // exclusivity check on every send.
     @exclusivity(unchecked) private var phase: Phase
     /// The upgrade response while the session opens: it leaves in one chunk with the
-    /// session's first messages (one write, and no queue storage for an idle connection).
+    /// session's first messages, framed into it (one write, and no queue storage for an
+    /// idle connection).
     @exclusivity(unchecked) private var pendingResponse: [UInt8]?
     /// When the peer was last heard, in milliseconds of the loop's clock (wrapping: only
     /// differences under 49 days are read, and the idle limit is at most 2 days).
@@ -76,6 +77,11 @@ public final class WebSocketPeer: ChannelHandler {
     @discardableResult
     public func send(text: UnsafeRawBufferPointer) -> Bool {
         guard case .open(let connection, _) = phase else { return false }
+        if pendingResponse != nil, connection.appendFrame(text: text, to: &pendingResponse!) {  // the welcome: after the 101, in its buffer
+            counters.messagesOut.add(1, ordering: .relaxed)
+            counters.bytesOut.add(FrameEncoder.headerLength(payloadLength: text.count, masked: false) + text.count, ordering: .relaxed)
+            return true
+        }
         defer { flushOutbound(connection) }
         return connection.send(text: text)
     }

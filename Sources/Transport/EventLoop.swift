@@ -17,7 +17,11 @@ public final class EventLoop: @unchecked Sendable {
     /// adds its own wake-up time to what it measures.
     public let busyPolling: Bool
     /// Monotonic time of the current iteration, in nanoseconds (an embedded loop's own clock).
-    public internal(set) var now: UInt64 = monotonicNanoseconds()
+    public var now: UInt64 { clock }
+    /// `now`'s storage: set only between iterations, read whole, so without a run-time
+    /// exclusivity check. (Behind a getter: where another module reads a stored property,
+    /// the compiler puts the check back.)
+    @exclusivity(unchecked) private(set) var clock: UInt64 = monotonicNanoseconds()
     /// Backpressure marks of every channel on this loop. Kept here rather than per channel:
     /// an idle connection costs only memory. Set before the loop has channels (it is read
     /// on every enqueue, so without a run-time exclusivity check).
@@ -252,7 +256,7 @@ public final class EventLoop: @unchecked Sendable {
     public func advance(by nanoseconds: UInt64 = 0) {
         precondition(isEmbedded, "advance(by:) steps an embedded loop")
         thread = pthread_self()
-        now &+= nanoseconds
+        clock &+= nanoseconds
         repeat {
             io.poll(self, timeoutMilliseconds: 0)
             finishTurn()
@@ -279,13 +283,13 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs until `stop()`. Call on the loop's own thread.
     func run() {
         thread = pthread_self()
-        now = monotonicNanoseconds()
+        clock = monotonicNanoseconds()
         nextTick = now + Self.tickNanoseconds
         while running.load(ordering: .acquiring) {
             let wake = min(nextTick, timers.last?.deadline ?? nextTick)
             let timeout = Int32(max(0, min(Int64(Self.tickNanoseconds), Int64(wake) - Int64(now))) / 1_000_000) + 1
             io.poll(self, timeoutMilliseconds: localTasks.isEmpty && !busyPolling ? timeout : 0)
-            now = monotonicNanoseconds()
+            clock = monotonicNanoseconds()
             finishTurn()
         }
         for channel in slots.compactMap({ $0 }) { channel.abort() }

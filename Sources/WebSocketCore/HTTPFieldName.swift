@@ -16,8 +16,9 @@ public struct HTTPFieldName: Sendable, Hashable, ExpressibleByStringLiteral, Cus
 
     public init(stringLiteral text: String) { self.init(text) }
 
-    private init(_ text: String, code: UInt8) {
-        self.text = text
+    /// The recognised name with `code`, spelt as `recognisedLetters` gives it.
+    private init(code: UInt8) {
+        text = Self.recognisedLetters(code).description
         self.code = code
     }
 
@@ -32,39 +33,59 @@ public struct HTTPFieldName: Sendable, Hashable, ExpressibleByStringLiteral, Cus
         for byte in text.utf8 { hasher.combine(byte | (byte >= 0x41 && byte <= 0x5A ? 0x20 : 0)) }
     }
 
-    public static let host = HTTPFieldName("Host", code: 1)
-    public static let origin = HTTPFieldName("Origin", code: 2)
-    public static let accept = HTTPFieldName("Accept", code: 3)
-    public static let upgrade = HTTPFieldName("Upgrade", code: 4)
-    public static let connection = HTTPFieldName("Connection", code: 5)
-    public static let authorization = HTTPFieldName("Authorization", code: 6)
-    public static let contentLength = HTTPFieldName("Content-Length", code: 7)
-    public static let transferEncoding = HTTPFieldName("Transfer-Encoding", code: 8)
-    public static let secWebSocketKey = HTTPFieldName("Sec-WebSocket-Key", code: 9)
-    public static let secWebSocketAccept = HTTPFieldName("Sec-WebSocket-Accept", code: 10)
-    public static let secWebSocketVersion = HTTPFieldName("Sec-WebSocket-Version", code: 11)
-    public static let secWebSocketProtocol = HTTPFieldName("Sec-WebSocket-Protocol", code: 12)
-    public static let secWebSocketExtensions = HTTPFieldName("Sec-WebSocket-Extensions", code: 13)
+    public static let host = HTTPFieldName(code: 1)
+    public static let origin = HTTPFieldName(code: 2)
+    public static let accept = HTTPFieldName(code: 3)
+    public static let upgrade = HTTPFieldName(code: 4)
+    public static let connection = HTTPFieldName(code: 5)
+    public static let authorization = HTTPFieldName(code: 6)
+    public static let contentLength = HTTPFieldName(code: 7)
+    public static let transferEncoding = HTTPFieldName(code: 8)
+    public static let secWebSocketKey = HTTPFieldName(code: 9)
+    public static let secWebSocketAccept = HTTPFieldName(code: 10)
+    public static let secWebSocketVersion = HTTPFieldName(code: 11)
+    public static let secWebSocketProtocol = HTTPFieldName(code: 12)
+    public static let secWebSocketExtensions = HTTPFieldName(code: 13)
 
     /// The code of a recognised name spelt by `bytes` (in any ASCII case), or 0: the
     /// length picks the one candidate (two share 6 letters and two 17), then its letters.
+    /// The candidates' letters are static text: recognising a field touches no reference count.
     static func code(of bytes: UnsafeBufferPointer<UInt8>) -> UInt8 {
-        let candidate: HTTPFieldName
+        let code: UInt8
         switch bytes.count {
-        case 4: candidate = .host
-        case 6: candidate = bytes[0] | 0x20 == UInt8(ascii: "o") ? .origin : .accept
-        case 7: candidate = .upgrade
-        case 10: candidate = .connection
-        case 13: candidate = .authorization
-        case 14: candidate = .contentLength
-        case 17: candidate = bytes[0] | 0x20 == UInt8(ascii: "t") ? .transferEncoding : .secWebSocketKey
-        case 20: candidate = .secWebSocketAccept
-        case 21: candidate = .secWebSocketVersion
-        case 22: candidate = .secWebSocketProtocol
-        case 24: candidate = .secWebSocketExtensions
+        case 4: code = 1
+        case 6: code = bytes[0] | 0x20 == UInt8(ascii: "o") ? 2 : 3
+        case 7: code = 4
+        case 10: code = 5
+        case 13: code = 6
+        case 14: code = 7
+        case 17: code = bytes[0] | 0x20 == UInt8(ascii: "t") ? 8 : 9
+        case 20: code = 10
+        case 21: code = 11
+        case 22: code = 12
+        case 24: code = 13
         default: return 0
         }
-        var text = candidate.text
-        return text.withUTF8 { HTTPFields.sameLetters(bytes, $0) } ? candidate.code : 0
+        let letters = recognisedLetters(code)
+        return HTTPFields.sameLetters(bytes, UnsafeBufferPointer(start: letters.utf8Start, count: letters.utf8CodeUnitCount)) ? code : 0
+    }
+
+    /// The letters of the recognised name with `code` (1 …): the one table of them.
+    private static func recognisedLetters(_ code: UInt8) -> StaticString {
+        switch code {
+        case 1: "Host"
+        case 2: "Origin"
+        case 3: "Accept"
+        case 4: "Upgrade"
+        case 5: "Connection"
+        case 6: "Authorization"
+        case 7: "Content-Length"
+        case 8: "Transfer-Encoding"
+        case 9: "Sec-WebSocket-Key"
+        case 10: "Sec-WebSocket-Accept"
+        case 11: "Sec-WebSocket-Version"
+        case 12: "Sec-WebSocket-Protocol"
+        default: "Sec-WebSocket-Extensions"
+        }
     }
 }

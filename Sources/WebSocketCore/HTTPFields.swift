@@ -124,16 +124,23 @@ public struct HTTPFields: Sendable, Equatable {
     /// Whether the fields named `name` list `token` as one of their comma-separated
     /// elements (as `tokens` gives them), without building the list.
     public func hasToken(_ name: HTTPFieldName, _ token: String) -> Bool {
-        var found = false
         var token = token
-        token.withUTF8 { token in
-            forEachValue(named: name) { _, value in
-                Self.forEachElement(of: value) { element in
-                    found = Self.sameLetters(element, token)
-                    return !found
-                }
+        return token.withUTF8 { hasToken(name, token: $0) }
+    }
+
+    /// `hasToken` for a token known when compiling (the handshake's): no string to copy.
+    func hasToken(_ name: HTTPFieldName, letters token: StaticString) -> Bool {
+        hasToken(name, token: UnsafeBufferPointer(start: token.utf8Start, count: token.utf8CodeUnitCount))
+    }
+
+    private func hasToken(_ name: HTTPFieldName, token: UnsafeBufferPointer<UInt8>) -> Bool {
+        var found = false
+        forEachValue(named: name) { _, value in
+            Self.forEachElement(of: value) { element in
+                found = Self.sameLetters(element, token)
                 return !found
             }
+            return !found
         }
         return found
     }

@@ -162,7 +162,37 @@ public struct HTTPRequestParser: Sendable {
         }
     }
 
+    /// The fields of a well-formed head in one pass over its bytes; a head that this pass
+    /// does not accept (whatever is wrong with it, or a field count over the limit) is
+    /// parsed again by `checkedFieldRanges`, whose answer says what is wrong. So this pass
+    /// never decides a refusal: it accepts a head only when every line is `token ":" value`
+    /// with a value of visible bytes, spaces and tabs, as that function does.
     private static func fieldRanges(in bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, maxCount: Int) -> Result2<[HTTPFields.Field]> {
+        var fields = [HTTPFields.Field]()
+        fields.reserveCapacity(min(maxCount, 16))
+        var at = start
+        while at < end {
+            let nameStart = at
+            while at < end && isTokenByte(bytes[at]) { at += 1 }
+            guard at > nameStart, at < end, bytes[at] == UInt8(ascii: ":"), fields.count < maxCount else { break }
+            let colon = at
+            at += 1
+            while at < end && isValueByte(bytes[at]) { at += 1 }
+            if at < end {  // not the last line: it must end in CRLF
+                guard bytes[at] == 13, bytes[at + 1] == 10 else { break }
+            }
+            fields.append(HTTPFields.Field(name: nameStart..<colon, value: HTTPFields.trimmingOWS((colon + 1)..<at, in: bytes), in: bytes))
+            if at == end { return .success(fields) }
+            at += 2
+        }
+        return start < end ? checkedFieldRanges(in: bytes, from: start, to: end, maxCount: maxCount) : .success(fields)
+    }
+
+    /// A header value's byte (RFC 9110 §5.5): visible, a space or a tab, or above 0x7F.
+    private static func isValueByte(_ byte: UInt8) -> Bool { byte >= 0x20 ? byte != 0x7F : byte == 9 }
+
+    /// `fieldRanges` line by line, each check in turn: the answer for a head it refuses says why.
+    private static func checkedFieldRanges(in bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, maxCount: Int) -> Result2<[HTTPFields.Field]> {
         var lines = start < end ? 1 : 0
         var cr = index(of: 13, in: bytes, from: start, to: end)
         while let at = cr {
@@ -183,7 +213,7 @@ public struct HTTPRequestParser: Sendable {
             guard colon > lineStart, UnsafeBufferPointer(rebasing: bytes[lineStart..<colon]).allSatisfy(isTokenByte) else {
                 return .failure(.error(400, "invalid header name"))
             }
-            guard UnsafeBufferPointer(rebasing: bytes[(colon + 1)..<lineEnd]).allSatisfy({ $0 == 9 || ($0 >= 0x20 && $0 != 0x7F) }) else {
+            guard UnsafeBufferPointer(rebasing: bytes[(colon + 1)..<lineEnd]).allSatisfy(isValueByte) else {
                 return .failure(.error(400, "control character in header value"))
             }
             fields.append(HTTPFields.Field(name: lineStart..<colon, value: HTTPFields.trimmingOWS((colon + 1)..<lineEnd, in: bytes), in: bytes))

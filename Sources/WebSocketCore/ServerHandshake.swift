@@ -13,7 +13,7 @@ public enum ServerHandshake {
 
     /// Whether the request asks for a WebSocket at all (`Upgrade: websocket`).
     public static func isUpgrade(_ request: HTTPRequest) -> Bool {
-        request.hasToken(.upgrade, "websocket")
+        request.fields.hasToken(.upgrade, letters: "websocket")
     }
 
     /// Checks an upgrade request (§4.2.1). On failure, the HTTP answer says what was wrong:
@@ -35,7 +35,7 @@ public enum ServerHandshake {
         guard request.hasField(.host) else {
             return .failure(HTTPError(.error(400, "missing Host header")))
         }
-        guard request.hasToken(.connection, "upgrade") else {
+        guard request.fields.hasToken(.connection, letters: "upgrade") else {
             return .failure(HTTPError(.error(400, "Connection header must include Upgrade")))
         }
         guard request.fields.single(.secWebSocketVersion) == "13" else {
@@ -76,15 +76,16 @@ public enum ServerHandshake {
     }
 
     /// The bytes of the 101 response that completes the handshake (as `response(…).bytes`,
-    /// written straight into one array: the accept value too).
-    public static func responseBytes(for upgrade: Upgrade, subprotocol: String?, extensions: String?) -> [UInt8] {
+    /// written straight into one array: the accept value too), with room for
+    /// `spareCapacity` bytes more (the first frames, sent with it).
+    public static func responseBytes(for upgrade: Upgrade, subprotocol: String?, extensions: String?, spareCapacity: Int = 0) -> [UInt8] {
         let head: StaticString = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: "
         let protocolName: StaticString = "\r\nSec-WebSocket-Protocol: "
         let extensionsName: StaticString = "\r\nSec-WebSocket-Extensions: "
         var size = head.utf8CodeUnitCount + acceptValueCount + 4
         if let subprotocol { size += protocolName.utf8CodeUnitCount + subprotocol.utf8.count }
         if let extensions { size += extensionsName.utf8CodeUnitCount + extensions.utf8.count }
-        return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+        return [UInt8](unsafeUninitializedCapacity: size + spareCapacity) { buffer, count in
             var out = ByteCursor(buffer)
             out.put(head)
             out.advance(writeAcceptValue(for: upgrade.key, into: out.rest))

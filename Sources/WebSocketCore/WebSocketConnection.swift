@@ -115,7 +115,11 @@ public final class WebSocketConnection {
     @exclusivity(unchecked) private var outbound: [SharedBytes] = []
     @exclusivity(unchecked) private var storedPieces: Pieces?
     public let role: Role
-    @exclusivity(unchecked) public private(set) var state: State = .open
+    /// Where the connection is in its life (other modules read it on every send).
+    public var state: State { currentState }
+    /// `state`'s storage, without a run-time exclusivity check (behind a getter: where another
+    /// module reads a stored property, the compiler puts the check back).
+    @exclusivity(unchecked) private(set) var currentState: State = .open
     @exclusivity(unchecked) private var messageOpcode: Opcode?
     @exclusivity(unchecked) private var messageCompressed = false
     @exclusivity(unchecked) private var deliveredInPlace = false
@@ -341,7 +345,7 @@ public final class WebSocketConnection {
             if state == .open {
                 enqueue(.close, FrameEncoder.closePayload(code: code, reason: ""))
             }
-            state = .closed
+            currentState = .closed
             onEvent(.closed(code: code ?? .noStatus, reason: reason))
         default:
             break
@@ -364,7 +368,7 @@ public final class WebSocketConnection {
         if state == .open {
             enqueue(.close, FrameEncoder.closePayload(code: error.closeCode, reason: error.reason))
         }
-        state = .closed
+        currentState = .closed
         storedPieces?.dropMessage()
         inflater?.reset()
         onEvent(.failed(error))
@@ -399,13 +403,13 @@ public final class WebSocketConnection {
     public func close(code: CloseCode = .normal, reason: String = "") {
         guard state == .open else { return }
         enqueue(.close, FrameEncoder.closePayload(code: code, reason: reason))
-        state = .closing
+        currentState = .closing
     }
 
     /// Marks the connection closed without a handshake (the transport dropped it), and
     /// frees what an unfinished message held.
     public func abandon() {
-        state = .closed
+        currentState = .closed
         storedPieces?.dropMessage()
     }
 
@@ -420,6 +424,21 @@ public final class WebSocketConnection {
 
     /// The bytes of every queued frame.
     public var outboundByteCount: Int { outbound.reduce(0) { $0 + $1.count } }
+
+    /// Appends a text message's frame to `bytes` instead of queuing it, when it would go
+    /// uncompressed and nothing is queued before it (a server's first messages, written
+    /// after its 101 answer in one buffer); false, with `bytes` unchanged, when it must be
+    /// sent with `send` (or the connection is closing).
+    public func appendFrame(text payload: UnsafeRawBufferPointer, to bytes: inout [UInt8]) -> Bool {
+        guard state == .open, role == .server, outbound.isEmpty else { return false }
+        if let compression, compression.deflater != nil, payload.count >= compression.threshold { return false }  // as `sendMessage` decides
+        let headerLength = FrameEncoder.headerLength(payloadLength: payload.count, masked: false)
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: headerLength))
+        bytes.withUnsafeMutableBytes { FrameEncoder.writeHeader(into: UnsafeMutableRawBufferPointer(rebasing: $0[start...]), opcode: .text, payloadLength: payload.count) }
+        bytes.append(contentsOf: payload)
+        return true
+    }
 
     private func sendMessage(_ opcode: Opcode, _ payload: UnsafeRawBufferPointer) -> Bool {
         guard state == .open else { return false }

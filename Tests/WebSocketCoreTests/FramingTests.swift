@@ -200,3 +200,42 @@ struct DeterministicMaskingTests {
         #expect(seen == [.text("Hello"), .text("Hello")])
     }
 }
+
+@Suite("A server's first frames, written after its 101")
+struct AppendedFrameTests {
+    /// What `appendFrame` writes is the frame `send` would queue, after what was there.
+    @Test(arguments: [0, 5, 125, 126, 300, 70_000])
+    func anAppendedFrameIsTheQueuedFrame(length: Int) {
+        let text = [UInt8](repeating: UInt8(ascii: "w"), count: length)
+        let appending = WebSocketConnection(role: .server)
+        var bytes = Array("HTTP/1.1 101 Switching Protocols\r\n\r\n".utf8)
+        let head = bytes
+        #expect(text.withUnsafeBytes { appending.appendFrame(text: $0, to: &bytes) })
+        let queuing = WebSocketConnection(role: .server)
+        #expect(text.withUnsafeBytes { queuing.send(text: $0) })
+        #expect(bytes == head + queuing.takeOutput())
+        #expect(!appending.hasOutbound)
+    }
+
+    /// Whenever the frame could not go in that order or form, nothing is appended and the
+    /// caller sends it as usual: something is queued before it, the connection is closing,
+    /// it would be compressed, or the connection is a client's (its frames are masked).
+    @Test func aFrameThatMustBeQueuedIsNotAppended() {
+        let text = Array(String(repeating: "scroll ", count: 20).utf8)
+        func appends(_ connection: WebSocketConnection) -> Bool {
+            var bytes: [UInt8] = [1, 2, 3]
+            let appended = text.withUnsafeBytes { connection.appendFrame(text: $0, to: &bytes) }
+            #expect(appended || bytes == [1, 2, 3], "refused, yet it wrote")
+            return appended
+        }
+        let queued = WebSocketConnection(role: .server)
+        queued.sendPing()
+        #expect(!appends(queued))
+        let closing = WebSocketConnection(role: .server)
+        closing.close(code: .goingAway)
+        #expect(!appends(closing))
+        #expect(!appends(WebSocketConnection(role: .server, deflate: PerMessageDeflate(), compressionThreshold: 64)))
+        #expect(appends(WebSocketConnection(role: .server, deflate: PerMessageDeflate(), compressionThreshold: 1024)))
+        #expect(!appends(WebSocketConnection(role: .client)))
+    }
+}

@@ -215,6 +215,46 @@ struct HTTPParserTests {
         #expect(String(decoding: response.body, as: UTF8.self) == reason + "\n", "\(text)")
     }
 
+    /// Every byte value in a header value and in a header name, in the last field and in
+    /// one before it: accepted exactly where RFC 9110 allows it (a value: visible bytes,
+    /// spaces, tabs and obs-text; a name: tchars), refused with the reason that fits it
+    /// otherwise. Fields are found in one pass, and a head that pass does not accept is
+    /// read again check by check; the two must agree on every byte.
+    @Test func everyByteInANameOrValueIsAcceptedOrRefusedAsRFC9110Says() {
+        for byte in UInt8.min...UInt8.max {
+            for last in [false, true] {
+                let after: [UInt8] = last ? [] : Array("\r\nZ: 9".utf8)
+                let valueHead = Array("GET / HTTP/1.1\r\nHost: a\r\nX: a".utf8) + [byte, UInt8(ascii: "b")] + after + Array("\r\n\r\n".utf8)
+                switch parse(valueHead) {
+                case .complete(let request, _):
+                    #expect(byte == 9 || (byte >= 0x20 && byte != 0x7F), "value byte \(byte) accepted")
+                    #expect(request.fields.values("x") == [String(decoding: [UInt8(ascii: "a"), byte, UInt8(ascii: "b")], as: UTF8.self)])
+                    #expect(request.fields.count == (last ? 2 : 3))
+                case .failed(let response):
+                    let reason = String(decoding: response.body, as: UTF8.self)
+                    let expected = byte == 10 ? "bare LF" : byte == 13 ? "bare CR" : "control character in header value"
+                    #expect(response.status == 400 && reason.hasPrefix(expected), "value byte \(byte): \(reason)")
+                case .needMore:
+                    Issue.record("value byte \(byte): a complete head waits for more")
+                }
+                let nameHead = Array("GET / HTTP/1.1\r\nHost: a\r\nX".utf8) + [byte] + Array("Y: 1".utf8) + after + Array("\r\n\r\n".utf8)
+                switch parse(nameHead) {
+                case .complete(let request, _):
+                    let isColon = byte == UInt8(ascii: ":")
+                    #expect(HTTPRequestParser.isTokenByte(byte) || isColon, "name byte \(byte) accepted")
+                    let name = isColon ? "X" : String(decoding: [UInt8(ascii: "X"), byte, UInt8(ascii: "Y")], as: UTF8.self)
+                    #expect(request.fields.values(HTTPFieldName(name)) == [isColon ? "Y: 1" : "1"], "name byte \(byte)")
+                case .failed(let response):
+                    let reason = String(decoding: response.body, as: UTF8.self)
+                    let expected = byte == 10 ? "bare LF" : byte == 13 ? "bare CR" : "invalid header name"
+                    #expect(response.status == 400 && reason.hasPrefix(expected), "name byte \(byte): \(reason)")
+                case .needMore:
+                    Issue.record("name byte \(byte): a complete head waits for more")
+                }
+            }
+        }
+    }
+
     @Test func tooManyFieldsIs431() {
         var parser = HTTPRequestParser(maxHeaderCount: 3)
         let text = "GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n"
