@@ -26,12 +26,16 @@ public final class BroadcastFrame: Sendable {
         }
     }
 
-    /// The frame for a receiver whose compressor window is `windowBits` (nil: no deflate).
-    /// A frame compressed with a 15-bit window only references bytes inside the message,
-    /// so it suits any smaller window at least as long as the message.
+    /// Calls `body` with the frame for a receiver whose compressor window is `windowBits`
+    /// (nil: no deflate). A frame compressed with a 15-bit window only references bytes
+    /// inside the message, so it suits any smaller window at least as long as the message.
+    /// The frame is lent, not returned: a fan-out loop takes no reference count per receiver
+    /// for it (the queue that keeps it takes one).
     @inline(__always)
-    public func frame(forWindowBits windowBits: Int?) -> SharedBytes {
-        guard let compressed, let windowBits else { return plain }
-        return windowBits >= 15 || payloadLength <= 1 << windowBits ? compressed : plain
+    public func withFrame<Result>(forWindowBits windowBits: Int?, _ body: (SharedBytes) -> Result) -> Result {
+        if compressed != nil, let windowBits, windowBits >= 15 || payloadLength <= 1 << windowBits {
+            return body(compressed.unsafelyUnwrapped)
+        }
+        return body(plain)
     }
 }

@@ -10,7 +10,7 @@ public struct EchoEndpoint: WebSocketEndpoint {
 
     public func matches(path: Substring) -> Bool { path.utf8.elementsEqual("/echo".utf8) }
 
-    public func makeSession(for request: HTTPRequest, from address: String, on loop: EventLoop) -> Result<any WebSocketSession, HTTPError> {
+    public func makeSession(for request: HTTPRequest, from address: String, peer: WebSocketPeer) -> Result<any WebSocketSession, HTTPError> {
         .success(EchoSession())
     }
 }

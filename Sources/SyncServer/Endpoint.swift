@@ -16,9 +16,10 @@ public protocol WebSocketEndpoint: Sendable {
     var sendBuffer: SendBufferSize? { get }
     /// Whether `path` belongs to this endpoint.
     func matches(path: Substring) -> Bool
-    /// Admits a request (query, credentials) and makes its session, or refuses it with an
-    /// HTTP answer that says why. Runs on the connection's event loop.
-    func makeSession(for request: HTTPRequest, from address: String, on loop: EventLoop) -> Result<any WebSocketSession, HTTPError>
+    /// Admits a request (query, credentials) and makes its session on `peer` (the
+    /// connection it arrived on, about to be upgraded), or refuses it with an HTTP answer
+    /// that says why. Runs on the connection's event loop.
+    func makeSession(for request: HTTPRequest, from address: String, peer: WebSocketPeer) -> Result<any WebSocketSession, HTTPError>
 }
 
 /// The application side of one WebSocket connection. Calls come on its event loop.

@@ -130,9 +130,10 @@ final class LocalRoom: @unchecked Sendable {
             case .state(let seq, let frame):
                 for member in members where member.lastSeq.precedes(seq) {
                     member.lastSeq = SeqMark(seq)
-                    let bytes = frame.frame(forWindowBits: member.windowBits)
-                    bytesOut += bytes.count
-                    member.peer.send(frame: bytes)
+                    frame.withFrame(forWindowBits: member.windowBits) { bytes in
+                        bytesOut += bytes.count
+                        member.peer.send(frame: bytes)
+                    }
                     deliveries += 1
                 }
             case .presence(let frame):
@@ -144,19 +145,21 @@ final class LocalRoom: @unchecked Sendable {
             case .reliable(let frame):
                 finishPass()  // messages after a state go out after it, to every member
                 for member in members {
-                    let bytes = frame.frame(forWindowBits: member.windowBits)
-                    bytesOut += bytes.count
+                    frame.withFrame(forWindowBits: member.windowBits) { bytes in
+                        bytesOut += bytes.count
+                        member.peer.send(frame: bytes)
+                    }
                     frames += 1
-                    member.peer.send(frame: bytes)
                 }
             case .document(let version, let frame):
                 finishPass()
                 for member in members where member.lastDocument != version {
                     member.lastDocument = version
-                    let bytes = frame.frame(forWindowBits: member.windowBits)
-                    bytesOut += bytes.count
+                    frame.withFrame(forWindowBits: member.windowBits) { bytes in
+                        bytesOut += bytes.count
+                        member.peer.send(frame: bytes)
+                    }
                     frames += 1
-                    member.peer.send(frame: bytes)
                 }
             case .evictFollowers(let reason):
                 finishPass()
@@ -187,9 +190,10 @@ final class LocalRoom: @unchecked Sendable {
             budget -= 1
             guard member.lastSeq.precedes(seq) else { continue }
             member.lastSeq = SeqMark(seq)
-            let bytes = frame.frame(forWindowBits: member.windowBits)
-            bytesOut += bytes.count
-            if member.peer.sendLatest(frame: bytes) { conflated += 1 }
+            frame.withFrame(forWindowBits: member.windowBits) { bytes in
+                bytesOut += bytes.count
+                if member.peer.sendLatest(frame: bytes) { conflated += 1 }
+            }
             deliveries += 1
         }
         if remaining > 0 && !members.isEmpty {
@@ -220,10 +224,11 @@ final class LocalRoom: @unchecked Sendable {
             let member = members[presenceCursor]
             presenceCursor += 1
             presenceRemaining -= 1
-            let bytes = frame.frame(forWindowBits: member.windowBits)
-            bytesOut += bytes.count
+            frame.withFrame(forWindowBits: member.windowBits) { bytes in
+                bytesOut += bytes.count
+                member.peer.send(frame: bytes)
+            }
             sent += 1
-            member.peer.send(frame: bytes)
         }
         if presenceRemaining > 0 && !members.isEmpty {
             presencePending = true

@@ -63,7 +63,7 @@ public struct RoomEndpoint: WebSocketEndpoint {
         return path.utf8.withContiguousStorageIfAvailable { $0.starts(with: wanted) } ?? path.utf8.starts(with: wanted)
     }
 
-    public func makeSession(for request: HTTPRequest, from address: String, on loop: EventLoop) -> Result<any WebSocketSession, HTTPError> {
+    public func makeSession(for request: HTTPRequest, from address: String, peer: WebSocketPeer) -> Result<any WebSocketSession, HTTPError> {
         let name = String(Substring(request.path.utf8.dropFirst(7)))  // after "/rooms/" (`matches`)
         guard Self.isValidRoomName(name) else {
             return .failure(HTTPError(.error(400, "room names are 1 to 64 characters of A-Z a-z 0-9 . _ - (not . or ..)")))
@@ -100,7 +100,7 @@ public struct RoomEndpoint: WebSocketEndpoint {
         case let other?: return .failure(HTTPError(.error(400, "record must be 1 or 0, not \(other.prefix(32))")))
         }
         if record, role != .presenter { return .failure(HTTPError(.error(400, "only a presenter may ask to record the room (record=1)"))) }
-        return .success(RoomMember(shared: shared, room: name, role: role, name: displayName, key: query["key"], address: address, now: loop.now,
+        return .success(RoomMember(shared: shared, peer: peer, room: name, role: role, name: displayName, key: query["key"], address: address,
                                    followKey: followKey, authorized: authorized, record: record))
     }
 

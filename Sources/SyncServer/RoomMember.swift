@@ -93,9 +93,9 @@ public final class RoomMember: WebSocketSession {
     // by anything that calls out: no run-time exclusivity check (a join touches each).
     /// The session id, given when the connection opens.
     @exclusivity(unchecked) public private(set) var id = SessionID(0)
-    /// The connection; set when it opens, before the member joins its room. (Read for every
-    /// delivery, set once: no run-time exclusivity check.)
-    @exclusivity(unchecked) public private(set) var peer: WebSocketPeer!
+    /// The connection (a constant: a delivery reads it without a reference count). It holds
+    /// the member as its session until it closes.
+    public let peer: WebSocketPeer
     private let shared: Shared
     @exclusivity(unchecked) private var extras: Extras?
     /// The hub's handle on the room it is in: set when it joins, cleared when it leaves.
@@ -117,10 +117,12 @@ public final class RoomMember: WebSocketSession {
     /// It left (disconnected), perhaps while its join waited.
     var left = false
 
-    init(shared: Shared, room: String, role: Role, name: String?, key: String?, address: String, now: UInt64,
+    init(shared: Shared, peer: WebSocketPeer, room: String, role: Role, name: String?, key: String?, address: String,
          followKey: String? = nil, authorized: Bool = false, record: Bool = false) {
         self.shared = shared
+        self.peer = peer
         self.role = role
+        let now = peer.channel.loop.now
         let presenter = role == .presenter
         extras = Extras(room: room, key: key, name: name, scrollGate: presenter ? shared.scrollLimit.map { RateGate($0, now: now) } : nil,
                         documentGate: presenter ? shared.documentLimit.map { RateGate($0, now: now) } : nil, address: address)
@@ -142,7 +144,7 @@ public final class RoomMember: WebSocketSession {
     var asksToRecord: Bool { extras?.record ?? false }
 
     /// The client's address, while it joins.
-    var address: String { extras?.address ?? peer?.channel.peerAddress ?? "" }
+    var address: String { extras?.address ?? peer.channel.peerAddress }
 
     /// The compressor window this receiver accepts (nil: send uncompressed).
     var windowBits: Int? { window == 0 ? nil : Int(window) }
@@ -150,8 +152,7 @@ public final class RoomMember: WebSocketSession {
     // MARK: WebSocketSession
 
     public func opened(_ peer: WebSocketPeer) {
-        guard stage == .new, let extras else { return }
-        self.peer = peer
+        guard stage == .new, peer === self.peer, let extras else { return }
         id = SessionID.make()
         if let deflate = peer.deflate {
             let bits = deflate.serverMaxWindowBits ?? 15

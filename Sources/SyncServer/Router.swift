@@ -84,7 +84,7 @@ final class Router: Sendable {
     /// 404 for an unknown path; the handshake checks (400/405/426) for a bad upgrade; 403
     /// for a browser `Origin` not allowed; whatever the endpoint says about the request;
     /// else the 101 answer.
-    func route(_ request: HTTPRequest, from address: String, on loop: EventLoop) -> Result<Admitted, HTTPError> {
+    func route(_ request: HTTPRequest, for peer: WebSocketPeer) -> Result<Admitted, HTTPError> {
         let path = request.path
         guard let endpoint = endpoints.first(where: { $0.matches(path: path) }) else {
             return .failure(HTTPError(.error(404, "no endpoint at \(path)")))
@@ -99,7 +99,7 @@ final class Router: Sendable {
             return .failure(HTTPError(.error(403, refusal)))
         }
         let session: any WebSocketSession
-        switch endpoint.makeSession(for: request, from: grouping.group(address), on: loop) {
+        switch endpoint.makeSession(for: request, from: grouping.group(peer.channel.peerAddress), peer: peer) {
         case .failure(let error): return .failure(error)
         case .success(let made): session = made
         }

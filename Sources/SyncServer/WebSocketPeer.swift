@@ -22,7 +22,8 @@ public final class WebSocketPeer: ChannelHandler {
 
     private enum Phase {
         case handshake(Handshake)
-        case open(WebSocketConnection, any WebSocketSession)
+        /// Upgraded; its session is `session`.
+        case open(WebSocketConnection)
         case done
     }
 
@@ -32,6 +33,10 @@ public final class WebSocketPeer: ChannelHandler {
     // Loop-thread only and never changed re-entrantly, like `pendingResponse`: no run-time
     // exclusivity check on every send.
     @exclusivity(unchecked) private var phase: Phase
+    /// The session of an open connection, held apart from `phase`: every send copies the
+    /// connection out of it, and that is one reference count, not two. Cleared when the
+    /// connection closes (the session holds its peer).
+    @exclusivity(unchecked) private var session: (any WebSocketSession)?
     /// The upgrade response while the session opens: it leaves in one chunk with the
     /// session's first messages, framed into it (one write, and no queue storage for an
     /// idle connection).
@@ -76,7 +81,7 @@ public final class WebSocketPeer: ChannelHandler {
     /// Queues a text message. False when the connection is closing.
     @discardableResult
     public func send(text: UnsafeRawBufferPointer) -> Bool {
-        guard case .open(let connection, _) = phase else { return false }
+        guard case .open(let connection) = phase else { return false }
         if pendingResponse != nil, connection.appendFrame(text: text, to: &pendingResponse!) {  // the welcome: after the 101, in its buffer
             counters.messagesOut.add(1, ordering: .relaxed)
             counters.bytesOut.add(FrameEncoder.headerLength(payloadLength: text.count, masked: false) + text.count, ordering: .relaxed)
@@ -94,7 +99,7 @@ public final class WebSocketPeer: ChannelHandler {
 
     @discardableResult
     public func send(binary: UnsafeRawBufferPointer) -> Bool {
-        guard case .open(let connection, _) = phase else { return false }
+        guard case .open(let connection) = phase else { return false }
         defer { flushOutbound(connection) }
         return connection.send(binary: binary)
     }
@@ -102,7 +107,7 @@ public final class WebSocketPeer: ChannelHandler {
     /// Queues a frame encoded once for many receivers (a broadcast).
     @discardableResult
     public func send(frame: SharedBytes) -> SendStatus {
-        guard case .open(let connection, _) = phase, connection.isOpen else { return .dropped }
+        guard case .open(let connection) = phase, connection.isOpen else { return .dropped }
         sendPendingResponse(connection)
         return channel.enqueue(frame)
     }
@@ -111,14 +116,14 @@ public final class WebSocketPeer: ChannelHandler {
     /// Returns true when it replaced an older one.
     @discardableResult
     public func sendLatest(frame: SharedBytes) -> Bool {
-        guard case .open(let connection, _) = phase, connection.isOpen else { return false }
+        guard case .open(let connection) = phase, connection.isOpen else { return false }
         sendPendingResponse(connection)
         return channel.enqueueLatest(frame)
     }
 
     /// Starts the close handshake with `code` and `reason`.
     public func close(code: CloseCode = .normal, reason: String = "") {
-        guard case .open(let connection, _) = phase else { return }
+        guard case .open(let connection) = phase else { return }
         if closeCode == nil { closeCode = code }
         connection.close(code: code, reason: reason)
         if closingTicks == 0 { closingTicks = 1 }
@@ -127,7 +132,7 @@ public final class WebSocketPeer: ChannelHandler {
 
     /// The agreed permessage-deflate parameters, if any.
     public var deflate: PerMessageDeflate? {
-        if case .open(let connection, _) = phase { connection.deflate } else { nil }
+        if case .open(let connection) = phase { connection.deflate } else { nil }
     }
 
     // MARK: ChannelHandler
@@ -151,8 +156,8 @@ public final class WebSocketPeer: ChannelHandler {
                     upgrade(request, remainder: remainder)
                 }
             }
-        case .open(let connection, let session):
-            receive(bytes, connection, session)
+        case .open(let connection):
+            if let session { receive(bytes, connection, session) }
         case .done:
             return
         }
@@ -162,7 +167,7 @@ public final class WebSocketPeer: ChannelHandler {
         switch phase {
         case .handshake(let handshake):
             if now >= handshake.deadline { refuse(.error(408, "request not completed in \(router.configuration.handshakeTimeoutSeconds) s")) }
-        case .open(let connection, _):
+        case .open(let connection):
             if connection.hasUnfinishedMessage {
                 connection.tick(deadlineSeconds: router.configuration.messageTimeoutSeconds) { event in
                     if case .failed(let error) = event, closeCode == nil { closeCode = error.closeCode }
@@ -210,15 +215,17 @@ public final class WebSocketPeer: ChannelHandler {
     public func channelClosed(_ channel: Channel) {
         counters.connectionsOpen.subtract(1, ordering: .relaxed)
         router.connectionLimits.release(address: channel.peerAddress)
-        if case .open(let connection, let session) = phase {
+        if case .open(let connection) = phase, let session {
             counters.connectionsUpgraded.subtract(1, ordering: .relaxed)
             let code: CloseCode = connection.state == .closed ? closeCode ?? .normal : .abnormal
             counters.closed(code: code)
             connection.abandon()
             phase = .done
+            self.session = nil
             session.closed(self, code: code)
         }
         phase = .done
+        session = nil
     }
 
     // MARK: Internals
@@ -250,13 +257,14 @@ public final class WebSocketPeer: ChannelHandler {
     static let largeAnswerBytes = 64 << 10
 
     private func upgrade(_ request: HTTPRequest, remainder: [UInt8]) {
-        switch router.route(request, from: channel.peerAddress, on: channel.loop) {
+        switch router.route(request, for: self) {
         case .failure(let error):
             refuse(error.response, request: request)
         case .success(let admitted):
             let connection = WebSocketConnection(role: .server, limits: admitted.limits, deflate: admitted.deflate,
                                                  sharedDeflater: router.sharedDeflater(for: channel.loop))
-            phase = .open(connection, admitted.session)
+            phase = .open(connection)
+            session = admitted.session
             counters.connectionsUpgraded.add(1, ordering: .relaxed)
             counters.upgrades.add(1, ordering: .relaxed)
             if let size = admitted.sendBuffer { channel.setSendBuffer(size) }

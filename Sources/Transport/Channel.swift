@@ -111,6 +111,7 @@ public final class Channel {
     /// Queues bytes to send; they leave at the end of this loop iteration.
     @discardableResult
     public func enqueue(_ bytes: SharedBytes) -> SendStatus {
+        let loop = self.loop  // one strong load of the unowned reference (two atomic operations), not two
         loop.assertInEventLoop()
         switch state {
         case .open, .connecting: break
@@ -122,7 +123,6 @@ public final class Channel {
         }
         queue.append(bytes)
         flags[.queuedSinceTick] = true
-        let loop = self.loop  // one strong load of the unowned reference, not two
         loop.markDirty(self)
         if queue.byteCount > loop.watermarks.high {
             pauseReading()
@@ -137,6 +137,7 @@ public final class Channel {
     /// always ends with the newest. Returns true when an older message was replaced.
     @discardableResult
     public func enqueueLatest(_ bytes: SharedBytes) -> Bool {
+        let loop = self.loop  // as in `enqueue`
         loop.assertInEventLoop()
         guard state == .open else { return false }
         let replaced = latest != nil

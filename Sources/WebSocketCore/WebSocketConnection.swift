@@ -435,7 +435,7 @@ public final class WebSocketConnection {
         let headerLength = FrameEncoder.headerLength(payloadLength: payload.count, masked: false)
         let start = bytes.count
         bytes.append(contentsOf: repeatElement(0, count: headerLength))
-        bytes.withUnsafeMutableBytes { FrameEncoder.writeHeader(into: UnsafeMutableRawBufferPointer(rebasing: $0[start...]), opcode: .text, payloadLength: payload.count) }
+        _ = bytes.withUnsafeMutableBytes { FrameEncoder.writeHeader(into: UnsafeMutableRawBufferPointer(rebasing: $0[start...]), opcode: .text, payloadLength: payload.count) }
         bytes.append(contentsOf: payload)
         return true
     }
