@@ -50,16 +50,14 @@ public struct WriteQueue {
         byteCount = 0
     }
 
-    /// Fills `iovecs` with the queued bytes, oldest first; returns how many it used.
+    /// Fills `iovecs` with the queued bytes, oldest first; returns how many it used. (Each
+    /// chunk's address and length are read in place: no chunk is copied out, which would
+    /// take and drop a reference count per frame written.)
     public func gather(into iovecs: UnsafeMutableBufferPointer<iovec>) -> Int {
-        guard let head, iovecs.count > 0 else { return 0 }
-        iovecs[0] = head.iovec
-        var used = 1
-        for chunk in rest {
-            guard used < iovecs.count else { break }
-            iovecs[used] = chunk.iovec
-            used += 1
-        }
+        guard iovecs.count > 0, let first = head?.iovec else { return 0 }
+        iovecs[0] = first
+        let used = min(iovecs.count, 1 + rest.count)
+        for index in 1..<used { iovecs[index] = rest[index - 1].iovec }
         return used
     }
 

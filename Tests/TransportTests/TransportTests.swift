@@ -133,6 +133,27 @@ struct TransportTests {
         queue.append(SharedBytes(Array("four".utf8)))
         #expect(queue.first.map { Array($0) } == Array("four".utf8))
     }
+
+    /// `gather` gives each queued frame's unsent bytes in order, and no more of them than
+    /// there are iovecs.
+    @Test func gatherGivesTheUnsentBytesInOrder() {
+        var queue = WriteQueue()
+        for text in ["one", "two", "three", "four"] { queue.append(SharedBytes(Array(text.utf8))) }
+        queue.consume(1)
+        func gathered(_ capacity: Int) -> [String] {
+            let iovecs = UnsafeMutableBufferPointer<iovec>.allocate(capacity: capacity)
+            defer { iovecs.deallocate() }
+            return iovecs.prefix(queue.gather(into: iovecs)).map {
+                String(decoding: UnsafeRawBufferPointer(start: $0.iov_base, count: $0.iov_len), as: UTF8.self)
+            }
+        }
+        #expect(gathered(8) == ["ne", "two", "three", "four"])
+        #expect(gathered(2) == ["ne", "two"])
+        #expect(gathered(1) == ["ne"])
+        #expect(gathered(0) == [])
+        queue.removeAll()
+        #expect(gathered(8) == [])
+    }
 }
 
 @Suite("Loop time")
