@@ -107,8 +107,7 @@ public final class WebSocketPeer: ChannelHandler {
     /// Queues a frame encoded once for many receivers (a broadcast).
     @discardableResult
     public func send(frame: SharedBytes) -> SendStatus {
-        guard case .open(let connection) = phase, connection.isOpen else { return .dropped }
-        sendPendingResponse(connection)
+        guard readyForFrames() else { return .dropped }
         return channel.enqueue(frame)
     }
 
@@ -116,9 +115,18 @@ public final class WebSocketPeer: ChannelHandler {
     /// Returns true when it replaced an older one.
     @discardableResult
     public func sendLatest(frame: SharedBytes) -> Bool {
-        guard case .open(let connection) = phase, connection.isOpen else { return false }
-        sendPendingResponse(connection)
+        guard readyForFrames() else { return false }
         return channel.enqueueLatest(frame)
+    }
+
+    /// Whether the connection is open for broadcast frames, after its pending upgrade
+    /// response (if any) is queued. The connection is looked at here only, so that a send does
+    /// not hold it (a reference count) across the enqueue.
+    @inline(__always)
+    private func readyForFrames() -> Bool {
+        guard case .open(let connection) = phase, connection.isOpen else { return false }
+        if pendingResponse != nil { sendPendingResponse(connection) }
+        return true
     }
 
     /// Starts the close handshake with `code` and `reason`.

@@ -119,7 +119,7 @@ public final class WebSocketConnection {
     public var state: State { currentState }
     /// `state`'s storage, without a run-time exclusivity check (behind a getter: where another
     /// module reads a stored property, the compiler puts the check back).
-    @exclusivity(unchecked) private(set) var currentState: State = .open
+    @exclusivity(unchecked) @usableFromInline private(set) var currentState: State = .open
     @exclusivity(unchecked) private var messageOpcode: Opcode?
     @exclusivity(unchecked) private var messageCompressed = false
     @exclusivity(unchecked) private var deliveredInPlace = false
@@ -377,7 +377,8 @@ public final class WebSocketConnection {
     // MARK: Sending
 
     /// Whether data frames may still be sent.
-    public var isOpen: Bool { state == .open }
+    /// Inlined where it is read (a broadcast reads it per receiver): a load, not a call.
+    @inlinable public var isOpen: Bool { currentState == .open }
 
     /// Queues a text message (the caller vouches it is UTF-8). False once closing.
     @discardableResult
