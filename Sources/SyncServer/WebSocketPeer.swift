@@ -82,9 +82,9 @@ public final class WebSocketPeer: ChannelHandler {
     @discardableResult
     public func send(text: UnsafeRawBufferPointer) -> Bool {
         guard case .open(let connection) = phase else { return false }
-        if pendingResponse != nil, connection.appendFrame(text: text, to: &pendingResponse!) {  // the welcome: after the 101, in its buffer
+        if pendingResponse != nil, let length = connection.appendFrame(text: text, to: &pendingResponse!) {  // the welcome: after the 101, in its buffer
             counters.messagesOut.add(1, ordering: .relaxed)
-            counters.bytesOut.add(FrameEncoder.headerLength(payloadLength: text.count, masked: false) + text.count, ordering: .relaxed)
+            counters.bytesOut.add(length, ordering: .relaxed)
             return true
         }
         defer { flushOutbound(connection) }

@@ -428,22 +428,28 @@ public final class WebSocketConnection {
 
     /// Appends a text message's frame to `bytes` instead of queuing it, when it would go
     /// uncompressed and nothing is queued before it (a server's first messages, written
-    /// after its 101 answer in one buffer); false, with `bytes` unchanged, when it must be
-    /// sent with `send` (or the connection is closing).
-    public func appendFrame(text payload: UnsafeRawBufferPointer, to bytes: inout [UInt8]) -> Bool {
-        guard state == .open, role == .server, outbound.isEmpty else { return false }
-        if let compression, compression.deflater != nil, payload.count >= compression.threshold { return false }  // as `sendMessage` decides
+    /// after its 101 answer in one buffer), and returns the frame's length; nil, with
+    /// `bytes` unchanged, when it must be sent with `send` (or the connection is closing).
+    public func appendFrame(text payload: UnsafeRawBufferPointer, to bytes: inout [UInt8]) -> Int? {
+        guard state == .open, role == .server, outbound.isEmpty, deflating(payload.count) == nil else { return nil }
         let headerLength = FrameEncoder.headerLength(payloadLength: payload.count, masked: false)
         let start = bytes.count
         bytes.append(contentsOf: repeatElement(0, count: headerLength))
         _ = bytes.withUnsafeMutableBytes { FrameEncoder.writeHeader(into: UnsafeMutableRawBufferPointer(rebasing: $0[start...]), opcode: .text, payloadLength: payload.count) }
         bytes.append(contentsOf: payload)
-        return true
+        return headerLength + payload.count
+    }
+
+    /// The compression and compressor for a message of `count` bytes, nil when it goes
+    /// uncompressed (none agreed, or below the threshold).
+    private func deflating(_ count: Int) -> (Compression, Deflater)? {
+        guard let compression, let deflater = compression.deflater, count >= compression.threshold else { return nil }
+        return (compression, deflater)
     }
 
     private func sendMessage(_ opcode: Opcode, _ payload: UnsafeRawBufferPointer) -> Bool {
         guard state == .open else { return false }
-        if let compression, let deflater = compression.deflater, payload.count >= compression.threshold {
+        if let (compression, deflater) = deflating(payload.count) {
             compression.compressed.removeAll(keepingCapacity: true)
             deflater.compress(payload, into: &compression.compressed)
             outbound.append(compression.compressed.withUnsafeBytes { FrameEncoder.frame(rsv1: true, opcode: opcode, payload: $0, maskKey: maskKey()) })
