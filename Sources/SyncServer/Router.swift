@@ -8,11 +8,17 @@ final class Router: Sendable {
     struct Admitted {
         let session: any WebSocketSession
         /// The 101 answer's bytes, with room for the session's first frames.
-        let response: [UInt8]
+        private(set) var response: [UInt8]
         let deflate: PerMessageDeflate?
         let limits: WebSocketConnection.Limits
         /// The send buffer to set on the socket, nil when it was accepted with it.
         let sendBuffer: SendBufferSize?
+
+        /// Moves the answer out, so that its one owner can append the first frames in place.
+        mutating func takeResponse() -> [UInt8] {
+            defer { response = [] }
+            return response
+        }
     }
 
     let configuration: ServerConfiguration

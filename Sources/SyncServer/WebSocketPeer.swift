@@ -268,7 +268,7 @@ public final class WebSocketPeer: ChannelHandler {
         switch router.route(request, for: self) {
         case .failure(let error):
             refuse(error.response, request: request)
-        case .success(let admitted):
+        case .success(var admitted):
             let connection = WebSocketConnection(role: .server, limits: admitted.limits, deflate: admitted.deflate,
                                                  sharedDeflater: router.sharedDeflater(for: channel.loop))
             phase = .open(connection)
@@ -276,7 +276,7 @@ public final class WebSocketPeer: ChannelHandler {
             counters.connectionsUpgraded.add(1, ordering: .relaxed)
             counters.upgrades.add(1, ordering: .relaxed)
             if let size = admitted.sendBuffer { channel.setSendBuffer(size) }
-            pendingResponse = admitted.response
+            pendingResponse = admitted.takeResponse()  // its only reference: the welcome is framed into it in place
             admitted.session.opened(self)
             sendPendingResponse(connection)
             if !remainder.isEmpty {

@@ -49,36 +49,44 @@ enum Base64 {
         return decode(text, { _ in count += 1 }) ? count : nil
     }
 
+    /// `decodedCount` of text given as its bytes.
+    static func decodedCount(_ chars: UnsafeBufferPointer<UInt8>) -> Int? {
+        var count = 0
+        return decode(chars, { _ in count += 1 }) ? count : nil
+    }
+
     /// Hands each decoded byte to `byte`; false when `text` is not canonical padded base64.
     private static func decode(_ text: String, _ byte: (UInt8) -> Void) -> Bool {
         var text = text
-        return text.withUTF8 { chars -> Bool in
-            guard chars.count % 4 == 0 else { return false }
-            var i = 0
-            while i < chars.count {
-                var n: UInt32 = 0
-                var padding = 0
-                for j in 0..<4 {
-                    let c = chars[i + j]
-                    let value: UInt32
-                    switch c {
-                    case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = UInt32(c - UInt8(ascii: "A"))
-                    case UInt8(ascii: "a")...UInt8(ascii: "z"): value = UInt32(c - UInt8(ascii: "a") + 26)
-                    case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt32(c - UInt8(ascii: "0") + 52)
-                    case UInt8(ascii: "+"): value = 62
-                    case UInt8(ascii: "/"): value = 63
-                    case UInt8(ascii: "=") where i + 4 == chars.count && j >= 2: value = 0; padding += 1
-                    default: return false
-                    }
-                    if padding > 0 && c != UInt8(ascii: "=") { return false }
-                    n = n << 6 | value
+        return text.withUTF8 { decode($0, byte) }
+    }
+
+    private static func decode(_ chars: UnsafeBufferPointer<UInt8>, _ byte: (UInt8) -> Void) -> Bool {
+        guard chars.count % 4 == 0 else { return false }
+        var i = 0
+        while i < chars.count {
+            var n: UInt32 = 0
+            var padding = 0
+            for j in 0..<4 {
+                let c = chars[i + j]
+                let value: UInt32
+                switch c {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = UInt32(c - UInt8(ascii: "A"))
+                case UInt8(ascii: "a")...UInt8(ascii: "z"): value = UInt32(c - UInt8(ascii: "a") + 26)
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt32(c - UInt8(ascii: "0") + 52)
+                case UInt8(ascii: "+"): value = 62
+                case UInt8(ascii: "/"): value = 63
+                case UInt8(ascii: "=") where i + 4 == chars.count && j >= 2: value = 0; padding += 1
+                default: return false
                 }
-                byte(UInt8(n >> 16))
-                if padding < 2 { byte(UInt8(truncatingIfNeeded: n >> 8)) }
-                if padding < 1 { byte(UInt8(truncatingIfNeeded: n)) }
-                i += 4
+                if padding > 0 && c != UInt8(ascii: "=") { return false }
+                n = n << 6 | value
             }
-            return true
+            byte(UInt8(n >> 16))
+            if padding < 2 { byte(UInt8(truncatingIfNeeded: n >> 8)) }
+            if padding < 1 { byte(UInt8(truncatingIfNeeded: n)) }
+            i += 4
         }
+        return true
     }
 }

@@ -93,6 +93,20 @@ public struct HTTPFields: Sendable, Equatable {
         return seen == 1 ? found.map(string) : nil
     }
 
+    /// `body` with the bytes of the one field named `name`; nil when it is missing or
+    /// repeated. (No string is made: the handshake's checks read the request in place.)
+    func withSingleValue<R>(_ name: HTTPFieldName, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        var found: Range<Int>?
+        var seen = 0
+        forEachValue(named: name) { range, _ in
+            found = range
+            seen += 1
+            return seen < 2
+        }
+        guard seen == 1, let found else { return nil }
+        return bytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[found])) }
+    }
+
     /// How many fields are named `name`.
     public func count(of name: HTTPFieldName) -> Int {
         var seen = 0

@@ -5,7 +5,18 @@ public enum ServerHandshake {
 
     /// A valid upgrade request, ready to be accepted.
     public struct Upgrade: Sendable, Equatable {
-        public var key: String
+        /// `Sec-WebSocket-Key`: 16 bytes in canonical base64 are always 24 characters,
+        /// held here inline (no string per upgrade) in the first 24 lanes.
+        let keyCharacters: SIMD32<UInt8>
+        static let keyCount = 24
+
+        /// The client's `Sec-WebSocket-Key`.
+        public var key: String { withKey { String(decoding: $0, as: UTF8.self) } }
+
+        func withKey<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+            withUnsafeBytes(of: keyCharacters) { body(UnsafeBufferPointer(rebasing: $0.bindMemory(to: UInt8.self)[..<Self.keyCount])) }
+        }
+
         /// Subprotocols the client offered, in its order of preference.
         public var protocols: [String]
         public var extensions: [ExtensionOffer]
@@ -38,40 +49,46 @@ public enum ServerHandshake {
         guard request.fields.hasToken(.connection, letters: "upgrade") else {
             return .failure(HTTPError(.error(400, "Connection header must include Upgrade")))
         }
-        guard request.fields.single(.secWebSocketVersion) == "13" else {
+        guard request.fields.withSingleValue(.secWebSocketVersion, { $0.elementsEqual("13".utf8) }) == true else {
             return .failure(HTTPError(.error(426, "unsupported Sec-WebSocket-Version; this server speaks 13", headers: upgradeHeaders)))
         }
-        guard let key = request.fields.single(.secWebSocketKey), Base64.decodedCount(key) == 16 else {
+        let key: SIMD32<UInt8>? = request.fields.withSingleValue(.secWebSocketKey) { text in
+            guard Base64.decodedCount(text) == 16 else { return nil }  // so 24 characters
+            var key = SIMD32<UInt8>()
+            for (lane, character) in text.enumerated() { key[lane] = character }
+            return key
+        } ?? nil
+        guard let key else {
             return .failure(HTTPError(.error(400, "Sec-WebSocket-Key must be 16 bytes in base64")))
         }
         guard let extensions = ExtensionOffer.parse(request.values(.secWebSocketExtensions)) else {
             return .failure(HTTPError(.error(400, "malformed Sec-WebSocket-Extensions header")))
         }
         let protocols = request.tokens(.secWebSocketProtocol)
-        return .success(Upgrade(key: key, protocols: protocols, extensions: extensions))
+        return .success(Upgrade(keyCharacters: key, protocols: protocols, extensions: extensions))
     }
 
     /// `Sec-WebSocket-Accept` for a key (§4.2.2): base64(SHA-1(key + GUID)).
     public static func acceptValue(for key: String) -> String {
-        String(unsafeUninitializedCapacity: acceptValueCount) { writeAcceptValue(for: key, into: UnsafeMutableRawBufferPointer($0)) }
+        var key = key
+        return key.withUTF8 { key in
+            String(unsafeUninitializedCapacity: acceptValueCount) { writeAcceptValue(for: key, into: UnsafeMutableRawBufferPointer($0)) }
+        }
     }
 
     /// Base64 of a 20-byte SHA-1 digest.
     static let acceptValueCount = 28
 
     /// Writes `acceptValue(for: key)` into `destination` (at least 28 bytes); returns 28.
-    static func writeAcceptValue(for key: String, into destination: UnsafeMutableRawBufferPointer) -> Int {
-        var key = key
-        return key.withUTF8 { key in
-            let guid = guid.utf8
-            return withUnsafeTemporaryAllocation(byteCount: key.count + guid.count + SHA1.digestSize, alignment: 1) { scratch in
-                let input = UnsafeMutableRawBufferPointer(rebasing: scratch[..<(key.count + guid.count)])
-                input.copyMemory(from: UnsafeRawBufferPointer(key))
-                UnsafeMutableRawBufferPointer(rebasing: input[key.count...]).copyBytes(from: guid)
-                let digest = UnsafeMutableRawBufferPointer(rebasing: scratch[input.count...])
-                SHA1.hash(UnsafeRawBufferPointer(input), into: digest)
-                return Base64.encode(UnsafeRawBufferPointer(digest), into: destination)
-            }
+    static func writeAcceptValue(for key: UnsafeBufferPointer<UInt8>, into destination: UnsafeMutableRawBufferPointer) -> Int {
+        let guid = guid.utf8
+        return withUnsafeTemporaryAllocation(byteCount: key.count + guid.count + SHA1.digestSize, alignment: 1) { scratch in
+            let input = UnsafeMutableRawBufferPointer(rebasing: scratch[..<(key.count + guid.count)])
+            input.copyMemory(from: UnsafeRawBufferPointer(key))
+            UnsafeMutableRawBufferPointer(rebasing: input[key.count...]).copyBytes(from: guid)
+            let digest = UnsafeMutableRawBufferPointer(rebasing: scratch[input.count...])
+            SHA1.hash(UnsafeRawBufferPointer(input), into: digest)
+            return Base64.encode(UnsafeRawBufferPointer(digest), into: destination)
         }
     }
 
@@ -88,7 +105,7 @@ public enum ServerHandshake {
         return [UInt8](unsafeUninitializedCapacity: size + spareCapacity) { buffer, count in
             var out = ByteCursor(buffer)
             out.put(head)
-            out.advance(writeAcceptValue(for: upgrade.key, into: out.rest))
+            out.advance(upgrade.withKey { writeAcceptValue(for: $0, into: out.rest) })
             if let subprotocol {
                 out.put(protocolName)
                 out.put(subprotocol)

@@ -255,6 +255,25 @@ struct HTTPParserTests {
         }
     }
 
+    /// The value check runs many bytes at a time (32, then 8, then one): a refused byte is
+    /// found at every position of values long enough for each of those parts.
+    @Test func everyByteAtEveryPositionOfAValueIsJudgedAlike() {
+        for length in 1...70 {
+            var value = [UInt8](repeating: UInt8(ascii: "v"), count: length)
+            value.withUnsafeBufferPointer { #expect(HTTPRequestParser.areValueBytes($0), "\(length) visible bytes") }
+            for position in 0..<length {
+                for byte in UInt8.min...UInt8.max {
+                    value[position] = byte
+                    let accepted = value.withUnsafeBufferPointer { HTTPRequestParser.areValueBytes($0) }
+                    if accepted != (byte == 9 || (byte >= 0x20 && byte != 0x7F)) {
+                        Issue.record("byte \(byte) at \(position) of \(length): accepted \(accepted)")
+                    }
+                }
+                value[position] = UInt8(ascii: "v")
+            }
+        }
+    }
+
     @Test func tooManyFieldsIs431() {
         var parser = HTTPRequestParser(maxHeaderCount: 3)
         let text = "GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n"
@@ -343,6 +362,20 @@ struct HandshakeValidationTests {
         let response = ServerHandshake.response(for: upgrade, subprotocol: nil, extensions: nil)
         #expect(response.value("Sec-WebSocket-Accept") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
         #expect(String(decoding: response.bytes, as: UTF8.self).hasPrefix("HTTP/1.1 101 Switching Protocols\r\n"))
+        #expect(upgrade.key == "dGhlIHNhbXBsZSBub25jZQ==")
+    }
+
+    /// The key is held as its 24 characters: any key gives the accept value of its own text.
+    @Test func everyKeyIsAnsweredForItsOwnText() {
+        for seed in 0..<64 {
+            let key = Base64.encode((0..<16).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ seed &* 101) })
+            guard case .success(let upgrade) = ServerHandshake.validate(Self.request(["Sec-WebSocket-Key": key])) else {
+                Issue.record("key \(key) refused"); continue
+            }
+            #expect(upgrade.key == key)
+            let answer = String(decoding: ServerHandshake.responseBytes(for: upgrade, subprotocol: nil, extensions: nil), as: UTF8.self)
+            #expect(answer.contains("Sec-WebSocket-Accept: \(ServerHandshake.acceptValue(for: key))\r\n"))
+        }
     }
 
     /// The server writes the 101 straight into bytes: the same bytes as the response it describes.
@@ -363,6 +396,11 @@ struct HandshakeValidationTests {
         #expect(status(Self.request(["Connection": "keep-alive"])) == 400)
         #expect(status(Self.request(["Sec-WebSocket-Key": nil])) == 400)
         #expect(status(Self.request(["Sec-WebSocket-Key": "c2hvcnQ="])) == 400)
+        #expect(status(Self.request(["Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ"])) == 400, "unpadded")
+        #expect(status(Self.request(["Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==AAAA"])) == 400, "20 bytes")
+        #expect(status(Self.request(["Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZ!=="])) == 400)
+        #expect(status(Self.request(["Sec-WebSocket-Version": "013"])) == 426)
+        #expect(status(Self.request(["Sec-WebSocket-Version": "1"])) == 426)
         #expect(status(Self.request(["Sec-WebSocket-Extensions": "permessage-deflate; ="])) == 400)
         #expect(status(Self.request(["Sec-WebSocket-Version": "8"])) == 426)
         #expect(status(Self.request(["Sec-WebSocket-Version": nil])) == 426)
