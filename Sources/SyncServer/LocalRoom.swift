@@ -128,12 +128,10 @@ final class LocalRoom: @unchecked Sendable {
                     pass(budget: Self.passChunk)
                 }
             case .state(let seq, let frame):
-                for member in members where member.lastSeq.precedes(seq) {
+                forEachMember { member in
+                    guard member.lastSeq.precedes(seq) else { return }
                     member.lastSeq = SeqMark(seq)
-                    frame.withFrame(forWindowBits: member.windowBits) { bytes in
-                        bytesOut += bytes.count
-                        member.peer.send(frame: bytes)
-                    }
+                    bytesOut += Self.send(frame, to: member)
                     deliveries += 1
                 }
             case .presence(let frame):
@@ -144,21 +142,16 @@ final class LocalRoom: @unchecked Sendable {
                 if !presencePending { frames += presencePass() }
             case .reliable(let frame):
                 finishPass()  // messages after a state go out after it, to every member
-                for member in members {
-                    frame.withFrame(forWindowBits: member.windowBits) { bytes in
-                        bytesOut += bytes.count
-                        member.peer.send(frame: bytes)
-                    }
+                forEachMember { member in
+                    bytesOut += Self.send(frame, to: member)
                     frames += 1
                 }
             case .document(let version, let frame):
                 finishPass()
-                for member in members where member.lastDocument != version {
+                forEachMember { member in
+                    guard member.lastDocument != version else { return }
                     member.lastDocument = version
-                    frame.withFrame(forWindowBits: member.windowBits) { bytes in
-                        bytesOut += bytes.count
-                        member.peer.send(frame: bytes)
-                    }
+                    bytesOut += Self.send(frame, to: member)
                     frames += 1
                 }
             case .evictFollowers(let reason):
@@ -174,6 +167,30 @@ final class LocalRoom: @unchecked Sendable {
         counters.broadcastBytes.add(bytesOut, ordering: .relaxed)
     }
 
+    /// `body` with each member in turn, lent from a copy of the list (which keeps every one
+    /// alive while a send may change the room's own list).
+    @inline(__always)
+    private func forEachMember(_ body: (RoomMember) -> Void) {
+        let members = self.members
+        for index in members.indices { Self.borrow(members, index, body) }
+    }
+
+    /// `body` with `members[index]`, lent without a reference count: `members`, a constant,
+    /// keeps it alive. (Iterated plainly, a fan-out loop took and dropped a count on every
+    /// receiver around its send, an atomic operation each.)
+    @inline(__always)
+    private static func borrow<Result>(_ members: [RoomMember], _ index: Int, _ body: (RoomMember) -> Result) -> Result {
+        Unmanaged.passUnretained(members[index])._withUnsafeGuaranteedRef(body)
+    }
+
+    /// Queues `frame` for `member` in the encoding its connection takes; returns its bytes.
+    private static func send(_ frame: BroadcastFrame, to member: RoomMember) -> Int {
+        frame.withFrame(forWindowBits: member.windowBits) { bytes in
+            member.peer.send(frame: bytes)
+            return bytes.count
+        }
+    }
+
     /// Sends the newest state to up to `budget` members that lack it, from where the last
     /// chunk stopped; the rest go in the next loop iteration, after the loop's I/O.
     private func pass(budget: Int) {
@@ -182,21 +199,24 @@ final class LocalRoom: @unchecked Sendable {
         var deliveries = 0
         var conflated = 0
         var bytesOut = 0
+        let members = self.members  // keeps each member alive while `borrow` lends it (a send may change the list)
         while remaining > 0, budget > 0, !members.isEmpty {
             if cursor >= members.count { cursor = 0 }
-            let member = members[cursor]
+            let index = cursor
             cursor += 1
             remaining -= 1
             budget -= 1
-            guard member.lastSeq.precedes(seq) else { continue }
-            member.lastSeq = SeqMark(seq)
-            frame.withFrame(forWindowBits: member.windowBits) { bytes in
-                bytesOut += bytes.count
-                if member.peer.sendLatest(frame: bytes) { conflated += 1 }
+            Self.borrow(members, index) { member in
+                guard member.lastSeq.precedes(seq) else { return }
+                member.lastSeq = SeqMark(seq)
+                frame.withFrame(forWindowBits: member.windowBits) { bytes in
+                    bytesOut += bytes.count
+                    if member.peer.sendLatest(frame: bytes) { conflated += 1 }
+                }
+                deliveries += 1
             }
-            deliveries += 1
         }
-        if remaining > 0 && !members.isEmpty {
+        if remaining > 0 && !self.members.isEmpty {
             if !continuationPending {
                 continuationPending = true
                 loop.schedule(after: 1) { [self] in

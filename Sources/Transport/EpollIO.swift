@@ -16,6 +16,10 @@ final class EpollIO: LoopIO {
     private var watchGeneration: UInt64 = 0
     private let events: UnsafeMutablePointer<epoll_event>
     private static let capacity = 256
+    /// Several small frames are copied here and sent as one buffer (as uWebSockets corks):
+    /// cheaper for the kernel than a vector of them, whose segments it walks one by one.
+    private let cork = UnsafeMutableRawBufferPointer.allocate(byteCount: EpollIO.corkCapacity, alignment: 16)
+    static let corkCapacity = 16 << 10
 
     private static let wakeID = UInt64.max
     private static let listenerFlag: UInt64 = 1 << 62
@@ -37,6 +41,7 @@ final class EpollIO: LoopIO {
         Glibc.close(epoll)
         Glibc.close(wakeDescriptor)
         events.deallocate()
+        cork.deallocate()
     }
 
     // MARK: Waiting
@@ -100,6 +105,17 @@ final class EpollIO: LoopIO {
         if count == 1 {
             let only = vectors[0]
             return try syscall("send") { send(channel.fd, only.iov_base, only.iov_len, Int32(MSG_NOSIGNAL)) }
+        }
+        var total = 0
+        for index in 0..<count { total += vectors[index].iov_len }
+        if total <= cork.count {
+            var position = 0
+            for index in 0..<count {
+                let vector = vectors[index]
+                (cork.baseAddress! + position).copyMemory(from: vector.iov_base!, byteCount: vector.iov_len)
+                position += vector.iov_len
+            }
+            return try syscall("send") { send(channel.fd, cork.baseAddress, total, Int32(MSG_NOSIGNAL)) }
         }
         var message = msghdr()
         message.msg_iov = vectors.baseAddress

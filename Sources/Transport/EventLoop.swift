@@ -293,6 +293,11 @@ public final class EventLoop: @unchecked Sendable {
             finishTurn()
         }
         for channel in slots.compactMap({ $0 }) { channel.abort() }
+        // What would never run now: let go of it (a closure may hold a channel, which holds this loop).
+        timers.removeAll()
+        localTasks.removeAll()
+        tasks.withLock { $0.removeAll() }
+        dirty.removeAll()
     }
 
     /// Stops accepting and asks every connection's handler to close. Call on the loop's thread.

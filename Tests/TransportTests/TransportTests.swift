@@ -331,6 +331,59 @@ struct ClientChannelTests {
     }
 }
 
+@Suite("Writes")
+struct WriteTests {
+    /// Queues `frames` as soon as it connects, with a small send buffer so that a large
+    /// queue leaves in partial writes.
+    final class Sender: ChannelHandler, @unchecked Sendable {
+        let frames: [[UInt8]]
+        init(frames: [[UInt8]]) { self.frames = frames }
+        func channelActive(_ channel: Channel) {
+            channel.setSendBuffer(SendBufferSize(bytes: 4096))
+            for frame in frames { channel.enqueue(SharedBytes(frame)) }
+        }
+        func channelRead(_ channel: Channel, _ bytes: UnsafeMutableRawBufferPointer) {}
+        func channelClosed(_ channel: Channel) {}
+    }
+
+    /// Frames queued together leave as one stream, whole and in order, whether a write
+    /// copies them into one buffer (small ones, as uWebSockets corks) or hands the kernel a
+    /// vector of them (past the copy buffer's 16 KiB, or more frames than a write takes),
+    /// and across partial writes to a slow reader.
+    @Test(arguments: [[3, 200, 1, 4000], [9000, 9000, 9000], Array(repeating: 700, count: 40), Array(repeating: 90, count: 150), [8 << 10, 8 << 10], [16 << 10, 1], [1, 16 << 10]])
+    func queuedFramesArriveWholeAndInOrder(sizes: [Int]) throws {
+        let frames = sizes.enumerated().map { frame, size in (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ frame &* 7 &+ 1) } }
+        let expected = frames.flatMap { $0 }
+        let (listener, port) = try Sockets.listen(host: "127.0.0.1", port: 0)
+        defer { close(listener) }
+        let group = try EventLoopGroup(count: 1)
+        group.start()
+        defer { group.shutdown() }
+        let loop = group.loops[0]
+        let address = try SocketAddress.resolve(host: "127.0.0.1", port: port)
+        let sender = Sender(frames: frames)
+        loop.execute { _ = try? loop.connect(to: address) { _ in sender } }
+        let accepted = acceptConnection(on: listener, tries: 400)
+        try #require(accepted >= 0)
+        defer { close(accepted) }
+        // Nothing is read until the connection is accepted: with small buffers at both ends,
+        // the larger queues fill them and are written in parts.
+        var small: Int32 = 4096
+        setsockopt(accepted, SOL_SOCKET, SO_RCVBUF, &small, 4)
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(accepted, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1500)
+        while received.count < expected.count {
+            let count = recv(accepted, &chunk, chunk.count, 0)
+            if count <= 0 { break }
+            received += chunk.prefix(count)
+        }
+        #expect(received.count == expected.count)
+        #expect(received == expected)
+    }
+}
+
 @Suite("Dirty list")
 struct DirtyListTests {
     /// Writes one byte on each tick when armed; on any channel, counts nothing.
