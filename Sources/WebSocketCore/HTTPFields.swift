@@ -83,14 +83,7 @@ public struct HTTPFields: Sendable, Equatable {
 
     /// The value of the one field named `name`; nil when it is missing or repeated.
     public func single(_ name: HTTPFieldName) -> String? {
-        var found: Range<Int>?
-        var seen = 0
-        forEachValue(named: name) { range, _ in
-            found = range
-            seen += 1
-            return seen < 2
-        }
-        return seen == 1 ? found.map(string) : nil
+        withSingleValue(name) { String(decoding: $0, as: UTF8.self) }
     }
 
     /// `body` with the bytes of the one field named `name`; nil when it is missing or
