@@ -244,10 +244,7 @@ final class LocalRoom: @unchecked Sendable {
             let member = members[presenceCursor]
             presenceCursor += 1
             presenceRemaining -= 1
-            frame.withFrame(forWindowBits: member.windowBits) { bytes in
-                bytesOut += bytes.count
-                member.peer.send(frame: bytes)
-            }
+            bytesOut += Self.send(frame, to: member)
             sent += 1
         }
         if presenceRemaining > 0 && !members.isEmpty {

@@ -19,7 +19,7 @@ final class EpollIO: LoopIO {
     /// Several small frames are copied here and sent as one buffer (as uWebSockets corks):
     /// cheaper for the kernel than a vector of them, whose segments it walks one by one.
     private let cork = UnsafeMutableRawBufferPointer.allocate(byteCount: EpollIO.corkCapacity, alignment: 16)
-    static let corkCapacity = 16 << 10
+    private static let corkCapacity = 16 << 10
 
     private static let wakeID = UInt64.max
     private static let listenerFlag: UInt64 = 1 << 62

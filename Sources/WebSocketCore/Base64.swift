@@ -45,8 +45,8 @@ enum Base64 {
     /// How many bytes canonical padded base64 `text` holds (as `decode(text)?.count`, without
     /// making them); nil when it is not that.
     static func decodedCount(_ text: String) -> Int? {
-        var count = 0
-        return decode(text, { _ in count += 1 }) ? count : nil
+        var text = text
+        return text.withUTF8 { decodedCount($0) }
     }
 
     /// `decodedCount` of text given as its bytes.
