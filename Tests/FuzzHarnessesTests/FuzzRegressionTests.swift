@@ -32,11 +32,12 @@ struct FuzzRegressionTests {
     /// The findings (issue 22's first campaign: block ids, a zero-width first word, long list
     /// markers, drive durations, URL round trips; later: HTTP status by split, invalid text
     /// before corrupt deflate data both ways, CRLF drive scripts, a refusal's negative length,
-    /// a follower's offset of 1e300) are all kept as regressions.
+    /// a follower's offset of 1e300, a recording's time between two milliseconds) are all kept as
+    /// regressions.
     @Test func thePastFindingsAreKept() {
         let targets = Set(Self.regressions.map(\.target))
-        #expect(targets.isSuperset(of: [.markdown, .driveScript, .websocketURL, .http, .websocketDeflate, .websocketClient, .followerView]), "\(targets)")
-        #expect(Self.regressions.count >= 15)
+        #expect(targets.isSuperset(of: [.markdown, .driveScript, .websocketURL, .http, .websocketDeflate, .websocketClient, .followerView, .recording]), "\(targets)")
+        #expect(Self.regressions.count >= 16)
         #expect(Set(Self.seeds.map(\.target)) == Set(FuzzTarget.allCases), "every target has seeds")
     }
 
