@@ -447,6 +447,14 @@ struct WriteQueueTests {
         SharedBytes(count: text.utf8.count, replaceable: replaceable) { destination in Array(text.utf8).withUnsafeBytes { destination.copyMemory(from: $0) } }
     }
 
+    static func gathered(_ queue: WriteQueue) -> [String] {
+        let iovecs = UnsafeMutableBufferPointer<iovec>.allocate(capacity: 16)
+        defer { iovecs.deallocate() }
+        return iovecs.prefix(queue.gather(into: iovecs)).map {
+            String(decoding: UnsafeRawBufferPointer(start: $0.iov_base, count: $0.iov_len), as: UTF8.self)
+        }
+    }
+
     static func contents(_ queue: WriteQueue) -> String {
         var queue = queue
         var out = ""
@@ -469,6 +477,11 @@ struct WriteQueueTests {
         #expect(replaced == [false, false, false, false, true])
         #expect(Self.contents(queue) == "doc1|state1|driver|doc3|")
         #expect(queue.byteCount == "doc1state1driverdoc3".utf8.count)
+        #expect(Self.gathered(queue) == ["doc1", "state1", "driver", "doc3"], "the addresses gather reads were taken out with doc2")
+        queue.consume("doc1st".utf8.count)
+        let doc4Replaced = queue.append(Self.bytes("doc4", replaceable: true))
+        #expect(doc4Replaced, "doc3 is unsent behind the half-written state1")
+        #expect(Self.gathered(queue) == ["ate1", "driver", "doc4"])
     }
 }
 
