@@ -79,14 +79,57 @@ public struct HTTPRequestParser: Sendable {
         case .failure(let response):
             return .failed(response)
         case .success(let fields):
-            // RFC 9112 §3.2: exactly one Host in HTTP/1.1, at most one in HTTP/1.0.
-            let hosts = fields.count(of: .host)
-            if hosts > 1 { return .failed(.error(400, "more than one Host header")) }
-            if hosts == 0 && line.minorVersion >= 1 { return .failed(.error(400, "missing Host header")) }
+            // RFC 9112 §3.2: exactly one Host in HTTP/1.1, at most one in HTTP/1.0, and a
+            // value that is host[:port].
+            switch fields.withSingleValue(.host, Self.isHostValue) {
+            case true?: break
+            case false?: return .failed(.error(400, "invalid Host header: it is host[:port]"))
+            case nil:
+                if fields.contains(.host) { return .failed(.error(400, "more than one Host header")) }
+                if line.minorVersion >= 1 { return .failed(.error(400, "missing Host header")) }
+            }
             if let problem = Self.framingProblem(fields, minorVersion: line.minorVersion) { return .failed(.error(400, problem)) }
             let request = HTTPRequest(method: line.method, target: line.target, minorVersion: line.minorVersion, fields: fields)
             return .complete(request, remainder: Array(buffer[(end + 4)...]))
         }
+    }
+
+    /// Whether `value` is a Host field's value (RFC 9112 §3.2, RFC 3986 §3.2.2): an IP literal
+    /// in brackets or a registered name (IPv4 included: unreserved characters, sub-delims and
+    /// %-escapes; empty allowed), then optionally `:` and digits.
+    static func isHostValue(_ value: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        if value.first == UInt8(ascii: "[") {
+            guard let close = value.firstIndex(of: UInt8(ascii: "]")), close > 1 else { return false }
+            // IPv6 (with a zone's %25, RFC 6874) or IPvFuture: hex digits, dots and colons, or
+            // a version's unreserved, sub-delims and colons; the exact grammar matters less
+            // than no space, slash or bracket.
+            guard value[1..<close].allSatisfy({ isRegisteredNameByte($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "%") }) else { return false }
+            index = close + 1
+        } else {
+            while index < value.count, value[index] != UInt8(ascii: ":") {
+                if value[index] == UInt8(ascii: "%") {
+                    guard index + 2 < value.count, isHexDigit(value[index + 1]), isHexDigit(value[index + 2]) else { return false }
+                    index += 3
+                } else {
+                    guard isRegisteredNameByte(value[index]) else { return false }
+                    index += 1
+                }
+            }
+        }
+        guard index < value.count else { return true }
+        guard value[index] == UInt8(ascii: ":") else { return false }
+        return value[(index + 1)...].allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte | 0x20)
+    }
+
+    /// unreserved / sub-delims (RFC 3986 §2.2, §2.3), by a masking shift as `isTokenByte`.
+    private static func isRegisteredNameByte(_ byte: UInt8) -> Bool {
+        let bits: UInt64 = byte < 64 ? 0x2BFF_7FD2_0000_0000 : 0x47FF_FFFE_87FF_FFFE
+        return byte < 128 && bits &>> UInt64(byte & 63) & 1 == 1
     }
 
     /// Why the content's length would be ambiguous (RFC 9112 §6.1, §6.3), or nil: a

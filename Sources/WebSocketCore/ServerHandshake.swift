@@ -50,7 +50,7 @@ public enum ServerHandshake {
             return .failure(HTTPError(.error(400, "Connection header must include Upgrade")))
         }
         guard request.fields.withSingleValue(.secWebSocketVersion, { $0.elementsEqual("13".utf8) }) == true else {
-            return .failure(HTTPError(.error(426, "unsupported Sec-WebSocket-Version; this server speaks 13", headers: upgradeHeaders)))
+            return .failure(HTTPError(versionProblem(request.fields)))
         }
         let key: SIMD32<UInt8>? = request.fields.withSingleValue(.secWebSocketKey) { text in
             guard Base64.decodedCount(text) == 16 else { return nil }  // so 24 characters
@@ -59,13 +59,32 @@ public enum ServerHandshake {
             return key
         } ?? nil
         guard let key else {
-            return .failure(HTTPError(.error(400, "Sec-WebSocket-Key must be 16 bytes in base64")))
+            return .failure(HTTPError(.error(400, keyProblem(request.fields))))
         }
         guard let extensions = ExtensionOffer.parse(request.values(.secWebSocketExtensions)) else {
             return .failure(HTTPError(.error(400, "malformed Sec-WebSocket-Extensions header")))
         }
         let protocols = request.tokens(.secWebSocketProtocol)
         return .success(Upgrade(keyCharacters: key, protocols: protocols, extensions: extensions))
+    }
+
+    /// What is wrong with a request's `Sec-WebSocket-Version`: missing or another version
+    /// (426, naming 13), or given more than once (400: one field, one value).
+    private static func versionProblem(_ fields: HTTPFields) -> HTTPResponse {
+        let count = fields.count(of: .secWebSocketVersion)
+        if count > 1 { return .error(400, "Sec-WebSocket-Version appears \(count) times; a request gives it once (13)") }
+        return .error(426, count == 0 ? "missing Sec-WebSocket-Version; this server speaks 13" : "unsupported Sec-WebSocket-Version; this server speaks 13",
+                      headers: upgradeHeaders)
+    }
+
+    /// What is wrong with a request's `Sec-WebSocket-Key`: missing, repeated, or not 16
+    /// bytes in base64.
+    private static func keyProblem(_ fields: HTTPFields) -> String {
+        switch fields.count(of: .secWebSocketKey) {
+        case 0: "missing Sec-WebSocket-Key header"
+        case 1: "Sec-WebSocket-Key must be 16 bytes in base64"
+        case let count: "Sec-WebSocket-Key appears \(count) times; a request gives it once"
+        }
     }
 
     /// `Sec-WebSocket-Accept` for a key (§4.2.2): base64(SHA-1(key + GUID)).

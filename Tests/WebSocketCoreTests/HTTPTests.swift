@@ -150,6 +150,39 @@ struct HTTPParserTests {
         #expect(HTTPRequest(method: "GET", target: "/ü/é?name=Zoë&x", headers: []).path == "/ü/é")
     }
 
+    /// RFC 9112 §3.2: a Host whose value is not `host[:port]` (RFC 3986 §3.2.2) is refused with
+    /// 400; every form a client may send is accepted, and every byte outside a registered name
+    /// is refused in one.
+    @Test func hostValuesAreHostAndPort() {
+        func status(_ host: String) -> Int? {
+            switch parse(Array("GET / HTTP/1.1\r\nHost: \(host)\r\n\r\n".utf8)) {
+            case .complete: return nil
+            case .failed(let response):
+                #expect(String(decoding: response.body, as: UTF8.self) == "invalid Host header: it is host[:port]\n", "\(host)")
+                return response.status
+            case .needMore: return -1
+            }
+        }
+        for good in ["", "h", "127.0.0.1", "127.0.0.1:19610", "example.com:443", "xn--zo-8ja.example", "a-b_c~d.e",
+                     "[::1]", "[::1]:8080", "[fe80::1%25eth0]", "[v1.x:y]", "%41b", "sub!$&'()*+,;=.example", "h:", "localhost:0"] {
+            #expect(status(good) == nil, "\(good) refused")
+        }
+        for bad in ["a b", "a/b", "a@b", "a?b", "a#b", "h:x", "h:80:80", "[::1", "::1", "[]", "[::1]x", "[::1]:8a", "%4", "%zz",
+                    "a\"b", "a<b", "a\\b", "a{b}", "a|b", "a^b", "a`b", "[a/b]", "é.example"] {
+            #expect(status(bad) == 400, "\(bad) accepted")
+        }
+        for byte in UInt8(0x21)...UInt8(0xFF) where byte != 0x7F {
+            let allowed = HTTPRequestParser.isTokenByte(byte) && !"#^`|".utf8.contains(byte) || "~;=,()".utf8.contains(byte)
+            let head = Array("GET / HTTP/1.1\r\nHost: a".utf8) + [byte, UInt8(ascii: "b")] + Array("\r\n\r\n".utf8)
+            guard byte != UInt8(ascii: ":"), byte != UInt8(ascii: "%") else { continue }
+            switch parse(head) {
+            case .complete: #expect(allowed, "Host byte \(byte) accepted")
+            case .failed(let response): #expect(!allowed && response.status == 400, "Host byte \(byte) refused")
+            case .needMore: Issue.record("Host byte \(byte): a complete head waits for more")
+            }
+        }
+    }
+
     /// Fields are found in place in the head: values without the whitespace around them,
     /// colons inside values kept, repeated names kept apart.
     @Test func fieldsAreFoundInPlace() throws {
@@ -410,6 +443,25 @@ struct HandshakeValidationTests {
         if case .failure(let error) = ServerHandshake.validate(Self.request(["Sec-WebSocket-Version": "8"])) {
             #expect(error.response.value("Sec-WebSocket-Version") == "13")
         }
+    }
+
+    /// A missing, repeated or malformed key or version is refused with a message that says
+    /// which (RFC 6455 §4.1: each appears once; §4.2.2: another version gets 426 naming 13).
+    @Test func keyAndVersionRefusalsSayWhatWasWrong() {
+        let key = ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+        let version = ("Sec-WebSocket-Version", "13")
+        let rest = [("Host", "h"), ("Upgrade", "websocket"), ("Connection", "Upgrade")]
+        func refusal(_ headers: [(String, String)]) -> String? {
+            guard case .failure(let error) = ServerHandshake.validate(HTTPRequest(method: "GET", target: "/echo", headers: rest + headers)) else { return nil }
+            return "\(error.response.status) \(String(decoding: error.response.body, as: UTF8.self))"
+        }
+        #expect(refusal([key, version]) == nil)
+        #expect(refusal([version]) == "400 missing Sec-WebSocket-Key header\n")
+        #expect(refusal([key, key, version]) == "400 Sec-WebSocket-Key appears 2 times; a request gives it once\n")
+        #expect(refusal([("Sec-WebSocket-Key", "c2hvcnQ="), version]) == "400 Sec-WebSocket-Key must be 16 bytes in base64\n")
+        #expect(refusal([key]) == "426 missing Sec-WebSocket-Version; this server speaks 13\n")
+        #expect(refusal([key, version, version]) == "400 Sec-WebSocket-Version appears 2 times; a request gives it once (13)\n")
+        #expect(refusal([key, ("Sec-WebSocket-Version", "8")]) == "426 unsupported Sec-WebSocket-Version; this server speaks 13\n")
     }
 
     @Test func clientAndServerAgree() throws {
