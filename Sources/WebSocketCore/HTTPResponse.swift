@@ -1,8 +1,9 @@
 import TextSafety
 /// An HTTP/1.1 response head and a small body, serialized with `bytes`.
 public struct HTTPResponse: Sendable, Equatable {
-    public var status: Int
-    public var reason: String
+    public let status: Int
+    /// The status line's reason phrase, which goes with `status` (neither changes once made).
+    public let reason: String
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
     /// The answer to a HEAD request: the head as for GET (Content-Length included), no body.

@@ -22,11 +22,9 @@ struct ViewerEndpoint: HTTPEndpoint {
         case .page(let room): return Self.answer(ViewerAssets.page(room: room), type: "text/html; charset=utf-8")
         case .badName(let name):
             // A browser gets a page that says why, not a WebSocket refusal it cannot show.
-            var response = Self.answer(ViewerAssets.problem(title: "No such room name",
-                                                            detail: "“\(name)” is not a room name: room names are 1 to 64 characters of A–Z a–z 0–9 . _ - (not . or ..)."),
-                                       type: "text/html; charset=utf-8")
-            response.status = 400
-            return response
+            return Self.answer(ViewerAssets.problem(title: "No such room name",
+                                                    detail: "“\(name)” is not a room name: room names are 1 to 64 characters of A–Z a–z 0–9 . _ - (not . or ..)."),
+                               type: "text/html; charset=utf-8", status: 400)
         case .document(let room):
             // A private room's document goes only to who may follow it: its follow key or a token.
             guard let query = try? Query(request.query) else { return .error(400, "malformed query") }
@@ -80,8 +78,8 @@ struct ViewerEndpoint: HTTPEndpoint {
         return .page(room)
     }
 
-    static func answer(_ text: String, type: String) -> HTTPResponse {
-        HTTPResponse(status: 200, headers: [
+    static func answer(_ text: String, type: String, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [
             ("Content-Type", type),
             ("Content-Security-Policy", "default-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
             ("X-Content-Type-Options", "nosniff"),
