@@ -76,7 +76,7 @@ final class Router: Sendable {
         let omitsBody = request.method == "HEAD"
         endpoint.respond(to: request, from: grouping.group(address), on: loop) { response in
             var response = response
-            response.headers.append(("Connection", "close"))
+            if response.value("Connection") == nil { response.headers.append(("Connection", "close")) }  // errors carry it
             response.omitsBody = omitsBody
             answer(response)
         }

@@ -274,7 +274,11 @@ struct InProcessRoomTests {
         let bad = get("/rooms/bad%20%3Cb%3Ename", accept: "text/html")
         #expect(bad.hasPrefix("HTTP/1.1 400 Bad Request\r\n") && bad.contains("Content-Type: text/html"), "the reason goes with the status: \(bad.prefix(200))")
         #expect(bad.contains("“bad &lt;b&gt;name” is not a room name") && !bad.contains("<b>"), "the name is shown, escaped: \(bad)")
-        #expect(get("/rooms/talk/document").hasPrefix("HTTP/1.1 404 "), "no document yet")
+        let missing = get("/rooms/talk/document")
+        #expect(missing.hasPrefix("HTTP/1.1 404 "), "no document yet")
+        for answer in [missing, page, bad, get("/healthz")] {
+            #expect(answer.components(separatedBy: "Connection: close\r\n").count == 2, "one Connection field: \(answer.prefix(300))")
+        }
         #expect(get("/viewer.js").contains("Content-Type: text/javascript"))
 
         let presenter = try InProcessClient(server, loop: loop, path: "/rooms/talk?role=presenter&key=k")
