@@ -29,6 +29,17 @@ func acceptedPair(on listener: Int32, port: Int) throws -> (accepted: Int32, cli
     return (accepted, client)
 }
 
+/// `body` with a listener on a free loopback port and one running loop; both are closed when
+/// it returns.
+func withListenerAndLoop(_ body: (_ listener: Int32, _ port: Int, _ loop: EventLoop) throws -> Void) throws {
+    let (listener, port) = try Sockets.listen(host: "127.0.0.1", port: 0)
+    defer { close(listener) }
+    let group = try EventLoopGroup(count: 1)
+    group.start()
+    defer { group.shutdown() }
+    try body(listener, port, group.loops[0])
+}
+
 /// An integer socket option's value, or nil when it cannot be read.
 func socketOption(_ fd: Int32, _ level: Int32, _ name: Int32) -> Int32? {
     var value: Int32 = 0
@@ -286,27 +297,23 @@ struct ClientChannelTests {
     /// Plain TCP writes as soon as it connects: the bytes queued in `channelActive` reach
     /// the server, the handler hears `channelActive` once, and the answer comes back.
     @Test func firstBytesArriveAndActiveIsHeardOnce() throws {
-        let (listener, port) = try Sockets.listen(host: "127.0.0.1", port: 0)
-        defer { close(listener) }
-        let group = try EventLoopGroup(count: 1)
-        group.start()
-        defer { group.shutdown() }
-        let loop = group.loops[0]
-        let recorder = try connect(port: port, first: Array("hello".utf8), on: loop)
-        let accepted = acceptConnection(on: listener, tries: 400)
-        try #require(accepted >= 0)
-        defer { close(accepted) }
-        var buffer = [UInt8](repeating: 0, count: 16)
-        let count = recv(accepted, &buffer, 16, 0)
-        #expect(Array(buffer.prefix(max(0, count))) == Array("hello".utf8))
-        #expect(send(accepted, "back", 4, 0) == 4)
-        var answer: [UInt8] = []
-        for _ in 0..<400 where answer.count < 4 {
-            answer = onLoop(loop) { recorder.received }
-            usleep(5_000)
+        try withListenerAndLoop { listener, port, loop in
+            let recorder = try connect(port: port, first: Array("hello".utf8), on: loop)
+            let accepted = acceptConnection(on: listener, tries: 400)
+            try #require(accepted >= 0)
+            defer { close(accepted) }
+            var buffer = [UInt8](repeating: 0, count: 16)
+            let count = recv(accepted, &buffer, 16, 0)
+            #expect(Array(buffer.prefix(max(0, count))) == Array("hello".utf8))
+            #expect(send(accepted, "back", 4, 0) == 4)
+            var answer: [UInt8] = []
+            for _ in 0..<400 where answer.count < 4 {
+                answer = onLoop(loop) { recorder.received }
+                usleep(5_000)
+            }
+            #expect(answer == Array("back".utf8))
+            #expect(onLoop(loop) { recorder.events } == ["active"])
         }
-        #expect(answer == Array("back".utf8))
-        #expect(onLoop(loop) { recorder.events } == ["active"])
     }
 
     /// A refused connect ends the channel with ECONNREFUSED, heard once and never before
@@ -354,33 +361,29 @@ struct WriteTests {
     func queuedFramesArriveWholeAndInOrder(sizes: [Int]) throws {
         let frames = sizes.enumerated().map { frame, size in (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ frame &* 7 &+ 1) } }
         let expected = frames.flatMap { $0 }
-        let (listener, port) = try Sockets.listen(host: "127.0.0.1", port: 0)
-        defer { close(listener) }
-        let group = try EventLoopGroup(count: 1)
-        group.start()
-        defer { group.shutdown() }
-        let loop = group.loops[0]
-        let address = try SocketAddress.resolve(host: "127.0.0.1", port: port)
-        let sender = Sender(frames: frames)
-        loop.execute { _ = try? loop.connect(to: address) { _ in sender } }
-        let accepted = acceptConnection(on: listener, tries: 400)
-        try #require(accepted >= 0)
-        defer { close(accepted) }
-        // Nothing is read until the connection is accepted: with small buffers at both ends,
-        // the larger queues fill them and are written in parts.
-        var small: Int32 = 4096
-        setsockopt(accepted, SOL_SOCKET, SO_RCVBUF, &small, 4)
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(accepted, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var received: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1500)
-        while received.count < expected.count {
-            let count = recv(accepted, &chunk, chunk.count, 0)
-            if count <= 0 { break }
-            received += chunk.prefix(count)
+        try withListenerAndLoop { listener, port, loop in
+            let address = try SocketAddress.resolve(host: "127.0.0.1", port: port)
+            let sender = Sender(frames: frames)
+            loop.execute { _ = try? loop.connect(to: address) { _ in sender } }
+            let accepted = acceptConnection(on: listener, tries: 400)
+            try #require(accepted >= 0)
+            defer { close(accepted) }
+            // Nothing is read until the connection is accepted: with small buffers at both ends,
+            // the larger queues fill them and are written in parts.
+            var small: Int32 = 4096
+            setsockopt(accepted, SOL_SOCKET, SO_RCVBUF, &small, 4)
+            var timeout = timeval(tv_sec: 5, tv_usec: 0)
+            setsockopt(accepted, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var received: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 1500)
+            while received.count < expected.count {
+                let count = recv(accepted, &chunk, chunk.count, 0)
+                if count <= 0 { break }
+                received += chunk.prefix(count)
+            }
+            #expect(received.count == expected.count)
+            #expect(received == expected)
         }
-        #expect(received.count == expected.count)
-        #expect(received == expected)
     }
 }
 
