@@ -80,7 +80,13 @@ let package = Package(
         ),
         .target(name: "Documents", dependencies: ["ScrollModel", "TextSafety"]),
         .target(name: "TerminalUI", dependencies: ["Documents", "ScrollModel", "CLinux", "TextSafety", "Transport"]),
-        .target(name: "SyncClient", dependencies: ["Bytes", "WebSocketCore", "Transport", "ScrollModel"]),
+        .target(
+            name: "SyncClient",
+            dependencies: [
+                "Bytes", "WebSocketCore", "Transport", "ScrollModel",
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
         // `scrollsync load`: thousands of clients and their statistics (HdrHistogram).
         .target(
             name: "LoadTesting",

@@ -7,23 +7,24 @@ import TerminalUI
 
 let url = CommandLine.arguments.dropFirst().first ?? "ws://127.0.0.1:8080/rooms/demo"
 let wanted = CommandLine.arguments.dropFirst(2).first.flatMap { Int($0) } ?? .max
-let room = try RoomSession(url: url)
-var layout: Layout?
-var state: ScrollState?
-var shown = 0
-for await event in room.events {
-    switch event {
-    case .server(.welcome(let welcome)): state = welcome.state  // the room's place, at once
-    case .server(.state(let newer)): state = newer
-    case .server(.document(let shared)):
-        layout = Layout(document: Document(text: shared.text, format: shared.format, name: shared.name), width: 80)
-    case .connection(.refused(let reason)): print("refused: \(reason)")
-    default: continue
+try await RoomSession.connect(to: url) { room in
+    var layout: Layout?
+    var state: ScrollState?
+    var shown = 0
+    for try await event in room.events {
+        switch event {
+        case .server(.welcome(let welcome)): state = welcome.state  // the room's place, at once
+        case .server(.state(let newer)): state = newer
+        case .server(.document(let shared)):
+            layout = Layout(document: Document(text: shared.text, format: shared.format, name: shared.name), width: 80)
+        case .connection(.refused(let reason)): print("refused: \(reason)")
+        default: continue
+        }
+        guard let layout, let current = state, !layout.rows.isEmpty else { continue }
+        let top = layout.top(for: current, viewport: 24)
+        print("seq \(current.seq): \(layout.document.blocks[layout.rows[top].block].id)")
+        state = nil
+        shown += 1
+        if shown == wanted { return }  // leaving the closure closes the room
     }
-    guard let layout, let current = state, !layout.rows.isEmpty else { continue }
-    let top = layout.top(for: current, viewport: 24)
-    print("seq \(current.seq): \(layout.document.blocks[layout.rows[top].block].id)")
-    state = nil
-    shown += 1
-    if shown == wanted { await room.close() }
 }

@@ -96,36 +96,36 @@ struct ServiceTests {
 
         var options = RoomOptions()
         options.verifyTLS = false
-        let presenter = try RoomSession(url: server.url + "/rooms/talk?role=presenter&key=k", options: options)
-        let follower = try RoomSession(url: server.url + "/rooms/talk", options: options)
-        var presenterEvents = presenter.events.makeAsyncIterator(), followerEvents = follower.events.makeAsyncIterator()
-        #expect(await SwiftAPITests.next(&presenterEvents) { if case .server(.welcome) = $0 { true } else { false } } != nil)
-        #expect(await SwiftAPITests.next(&followerEvents) { if case .server(.welcome) = $0 { true } else { false } } != nil)
+        try await RoomSession.connect(to: server.url + "/rooms/talk?role=presenter&key=k", options: options) { presenter in
+            try await RoomSession.connect(to: server.url + "/rooms/talk", options: options) { follower in
+                var presenterEvents = presenter.events.makeAsyncIterator(), followerEvents = follower.events.makeAsyncIterator()
+                #expect(await SwiftAPITests.next(&presenterEvents) { if case .server(.welcome) = $0 { true } else { false } } != nil)
+                #expect(await SwiftAPITests.next(&followerEvents) { if case .server(.welcome) = $0 { true } else { false } } != nil)
 
-        try install(second)
-        server.child.signal(SIGHUP)
-        #expect(server.child.waitForOutput { $0.contains { $0.contains("reloaded") && $0.contains("certificate=\"read again\"") } },
-                "\(server.child.output)")
-        #expect(try Self.subject(port: server.port).contains("CN = second"), "a new handshake sees the new certificate")
+                try install(second)
+                server.child.signal(SIGHUP)
+                #expect(server.child.waitForOutput { $0.contains { $0.contains("reloaded") && $0.contains("certificate=\"read again\"") } },
+                        "\(server.child.output)")
+                #expect(try Self.subject(port: server.port).contains("CN = second"), "a new handshake sees the new certificate")
 
-        // The connections opened before the reload carry on, never reconnecting.
-        try await presenter.send(.scroll(ScrollUpdate(offset: 42, viewport: 10, content: 100)))
-        var seen = [RoomSession.Event]()
-        let state = await SwiftAPITests.next(&followerEvents) { event in
-            seen.append(event)
-            if case .server(.state(let state)) = event { return state.offset == 42 }
-            return false
+                // The connections opened before the reload carry on, never reconnecting.
+                try await presenter.send(.scroll(ScrollUpdate(offset: 42, viewport: 10, content: 100)))
+                var seen = [RoomSession.Event]()
+                let state = await SwiftAPITests.next(&followerEvents) { event in
+                    seen.append(event)
+                    if case .server(.state(let state)) = event { return state.offset == 42 }
+                    return false
+                }
+                #expect(state != nil, "the follower opened before the reload gets the move")
+                #expect(!seen.contains { if case .connection = $0 { true } else { false } }, "and never reconnected: \(seen)")
+
+                // A broken certificate is refused; the renewed one stays.
+                try "not a certificate".write(toFile: cert, atomically: true, encoding: .utf8)
+                server.child.signal(SIGHUP)
+                #expect(server.child.waitForOutput { $0.contains { $0.contains("reload refused") && $0.contains("cert.pem") } }, "\(server.child.output)")
+                #expect(try Self.subject(port: server.port).contains("CN = second"))
+                #expect(server.isRunning)
+            }
         }
-        #expect(state != nil, "the follower opened before the reload gets the move")
-        #expect(!seen.contains { if case .connection = $0 { true } else { false } }, "and never reconnected: \(seen)")
-
-        // A broken certificate is refused; the renewed one stays.
-        try "not a certificate".write(toFile: cert, atomically: true, encoding: .utf8)
-        server.child.signal(SIGHUP)
-        #expect(server.child.waitForOutput { $0.contains { $0.contains("reload refused") && $0.contains("cert.pem") } }, "\(server.child.output)")
-        #expect(try Self.subject(port: server.port).contains("CN = second"))
-        #expect(server.isRunning)
-        await presenter.close()
-        await follower.close()
     }
 }
