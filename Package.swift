@@ -9,6 +9,7 @@ import PackageDescription
 ///   Bytes            – SharedBytes, stdlib and libc only
 ///   TextSafety       – network text made safe to show (terminal, log, HTTP body), stdlib only
 ///   Deflate          – bounded Inflater / Deflater over zlib
+///   HTTP1            – sans-I/O HTTP/1.1: request heads parsed in place, fields, responses
 ///   WebSocketCore    – sans-I/O HTTP upgrade (SHA-1 from libcrypto), frames, UTF-8, close, permessage-deflate
 ///   ScrollModel      – rooms, scroll state, wire JSON; pure, stdlib only
 ///   Transport        – epoll loops, sockets, write queues, TLS; no WebSocket knowledge
@@ -53,7 +54,8 @@ let package = Package(
         .target(name: "TextSafety"),
         .target(name: "ScrollModel"),
         .target(name: "Deflate", dependencies: ["CZlib", "Bytes"]),
-        .target(name: "WebSocketCore", dependencies: ["Bytes", "COpenSSL", "Deflate", "TextSafety"]),
+        .target(name: "HTTP1", dependencies: ["TextSafety"]),
+        .target(name: "WebSocketCore", dependencies: ["Bytes", "COpenSSL", "Deflate", "HTTP1", "TextSafety"]),
         .target(
             name: "Transport",
             dependencies: [
@@ -62,11 +64,11 @@ let package = Package(
             ]
         ),
         .target(name: "RedisClient", dependencies: ["Bytes", "COpenSSL", "Transport"]),
-        .target(name: "FuzzHarnesses", dependencies: ["Deflate", "Documents", "RedisClient", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "TextSafety", "WebSocketCore"]),
+        .target(name: "FuzzHarnesses", dependencies: ["Deflate", "Documents", "HTTP1", "RedisClient", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "TextSafety", "WebSocketCore"]),
         .target(
             name: "SyncServer",
             dependencies: [
-                "Bytes", "Deflate", "Documents", "WebSocketCore", "Transport", "ScrollModel", "COpenSSL", "CLinux", "RedisClient", "TextSafety",
+                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketCore", "Transport", "ScrollModel", "COpenSSL", "CLinux", "RedisClient", "TextSafety",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -83,7 +85,7 @@ let package = Package(
         .target(
             name: "SyncClient",
             dependencies: [
-                "Bytes", "WebSocketCore", "Transport", "ScrollModel",
+                "Bytes", "HTTP1", "WebSocketCore", "Transport", "ScrollModel",
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
@@ -107,12 +109,13 @@ let package = Package(
         // README "Use it from Swift": built with the package, run by SwiftAPITests.
         .executableTarget(name: "follow-example", dependencies: ["SyncClient", "TerminalUI"], path: "Examples/FollowFromSwift"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "WebSocketCoreTests", dependencies: ["WebSocketCore", "Deflate", "Bytes", "TestSupport"]),
+        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
+        .testTarget(name: "WebSocketCoreTests", dependencies: ["WebSocketCore", "HTTP1", "Deflate", "Bytes", "TestSupport"]),
         .testTarget(name: "ScrollModelTests", dependencies: ["ScrollModel", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Bytes"]),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient"]),
-        .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "ScrollModel", "WebSocketCore"]),
-        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "LoadTesting", "WebSocketCore", "Transport", "ScrollModel"]),
+        .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "HTTP1", "ScrollModel", "WebSocketCore"]),
+        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "HTTP1", "LoadTesting", "WebSocketCore", "Transport", "ScrollModel"]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "ScrollModel", "TextSafety"]),
         .testTarget(
             name: "SyncServerTests",

@@ -1,3 +1,4 @@
+import HTTP1
 /// The client side of the opening handshake (RFC 6455 §4.1): the request to send and
 /// the checks on the server's answer.
 public struct ClientHandshake: Sendable {

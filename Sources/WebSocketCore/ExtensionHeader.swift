@@ -1,3 +1,4 @@
+import HTTP1
 /// One element of a `Sec-WebSocket-Extensions` list (RFC 6455 §9.1).
 public struct ExtensionOffer: Sendable, Equatable {
     public var name: String

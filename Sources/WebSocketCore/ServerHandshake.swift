@@ -1,3 +1,4 @@
+import HTTP1
 /// The server side of the opening handshake (RFC 6455 §4.2).
 public enum ServerHandshake {
     /// The GUID that §1.3 appends to the key.

@@ -1,3 +1,4 @@
+import HTTP1
 import Foundation
 @testable import FuzzHarnesses
 import ScrollModel

@@ -1,3 +1,4 @@
+import HTTP1
 import Testing
 import WebSocketCore
 @testable import SyncClient

@@ -1,3 +1,4 @@
+import HTTP1
 import TestSupport
 import Testing
 @testable import WebSocketCore

@@ -1,3 +1,4 @@
+import HTTP1
 import Documents
 import ScrollModel
 import WebSocketCore

@@ -92,7 +92,7 @@ public struct HTTPResponse: Sendable, Equatable {
 
 extension Array where Element == UInt8 {
     /// Appends a string's UTF-8 bytes in one copy.
-    mutating func appendUTF8(_ text: String) {
+    package mutating func appendUTF8(_ text: String) {
         var text = text
         text.withUTF8 { append(contentsOf: $0) }
     }

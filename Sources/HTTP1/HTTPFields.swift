@@ -5,7 +5,7 @@
 /// field; only the values asked for become Strings.
 public struct HTTPFields: Sendable, Equatable {
     /// Where one field's name and value lie in `bytes`.
-    struct Field: Sendable {
+    package struct Field: Sendable {
         var nameStart: Int32
         var nameEnd: Int32
         var valueStart: Int32
@@ -22,7 +22,7 @@ public struct HTTPFields: Sendable, Equatable {
         }
 
         /// A field whose name lies at `name` in `bytes`, recognised there.
-        init(name: Range<Int>, value: Range<Int>, in bytes: UnsafeBufferPointer<UInt8>) {
+        package init(name: Range<Int>, value: Range<Int>, in bytes: UnsafeBufferPointer<UInt8>) {
             self.init(name: name, value: value, code: HTTPFieldName.code(of: UnsafeBufferPointer(rebasing: bytes[name])))
         }
     }
@@ -32,7 +32,7 @@ public struct HTTPFields: Sendable, Equatable {
 
     /// Fields found by a parser in `bytes` (which may hold more than the fields), their
     /// names recognised as they were found.
-    init(bytes: [UInt8], fields: [Field]) {
+    package init(bytes: [UInt8], fields: [Field]) {
         self.bytes = bytes
         self.fields = fields
     }
@@ -88,7 +88,7 @@ public struct HTTPFields: Sendable, Equatable {
 
     /// `body` with the bytes of the one field named `name`; nil when it is missing or
     /// repeated. (No string is made: the handshake's checks read the request in place.)
-    func withSingleValue<R>(_ name: HTTPFieldName, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+    package func withSingleValue<R>(_ name: HTTPFieldName, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
         var found: Range<Int>?
         var seen = 0
         forEachValue(named: name) { range, _ in
@@ -136,7 +136,7 @@ public struct HTTPFields: Sendable, Equatable {
     }
 
     /// `hasToken` for a token known when compiling (the handshake's): no string to copy.
-    func hasToken(_ name: HTTPFieldName, letters token: StaticString) -> Bool {
+    package func hasToken(_ name: HTTPFieldName, letters token: StaticString) -> Bool {
         hasToken(name, token: UnsafeBufferPointer(start: token.utf8Start, count: token.utf8CodeUnitCount))
     }
 
@@ -212,7 +212,7 @@ public struct HTTPFields: Sendable, Equatable {
     }
 
     /// `range` without the spaces and tabs (HTTP's optional whitespace) at either end.
-    static func trimmingOWS<Bytes: RandomAccessCollection<UInt8>>(_ range: Range<Int>, in bytes: Bytes) -> Range<Int> where Bytes.Index == Int {
+    package static func trimmingOWS<Bytes: RandomAccessCollection<UInt8>>(_ range: Range<Int>, in bytes: Bytes) -> Range<Int> where Bytes.Index == Int {
         var low = range.lowerBound
         var high = range.upperBound
         while low < high && isOWS(bytes[low]) { low += 1 }

@@ -275,7 +275,7 @@ public struct HTTPRequestParser: Sendable {
 
     /// tchar (RFC 9110 §5.6.2): `!#$%&'*+-.^_`|~`, digits and letters, as two bitmasks
     /// (bytes 0–63 and 64–127).
-    static func isTokenByte(_ byte: UInt8) -> Bool {
+    package static func isTokenByte(_ byte: UInt8) -> Bool {
         let bits: UInt64 = byte < 64 ? 0x03FF_6CFA_0000_0000 : 0x57FF_FFFF_C7FF_FFFE
         return byte < 128 && bits &>> UInt64(byte & 63) & 1 == 1  // a masking shift: no test for shifting past 63
     }
