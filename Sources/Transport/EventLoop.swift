@@ -86,11 +86,12 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Stops a debug build when called off this loop's thread while the loop runs: what a
-    /// loop owns (its channels, timers, watches) is touched only there. An embedded loop runs
-    /// on the thread that steps it; before `run()` the thread setting it up may.
+    /// loop owns (its channels, timers, watches) is touched only there. An embedded loop's
+    /// thread is the one that stepped it last (`advance`), and it is checked alike; before
+    /// `run()` (or the first step) the thread setting it up may.
     @inline(__always)
     public func assertInEventLoop(file: StaticString = #fileID, line: UInt = #line) {
-        assert(isEmbedded || thread == nil || inEventLoop, "called off the event loop's thread", file: file, line: line)
+        assert(thread == nil || inEventLoop, "called off the event loop's thread", file: file, line: line)
     }
 
     /// Runs `task` on this loop's thread, soon (in this iteration when called from the
