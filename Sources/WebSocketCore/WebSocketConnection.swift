@@ -11,98 +11,6 @@ import Deflate
 public final class WebSocketConnection {
     public enum Role: Sendable { case server, client }
 
-    /// Limits on what the peer may send. Every limit is finite.
-    public struct Limits: Sendable, Equatable {
-        /// Largest frame payload. 16 MiB: the echo endpoint must take 16 MiB messages.
-        public var maxFrameSize: Int
-        /// Largest message, after decompression. 16 MiB for the same reason.
-        public var maxMessageSize: Int
-
-        public init(maxFrameSize: Int = 16 << 20, maxMessageSize: Int = 16 << 20) {
-            self.maxFrameSize = maxFrameSize
-            self.maxMessageSize = maxMessageSize
-        }
-    }
-
-    /// What happened on the connection. Buffers are valid only during the callback.
-    public enum Event {
-        case text(UnsafeRawBufferPointer)
-        case binary(UnsafeRawBufferPointer)
-        /// A ping arrived; its pong is already queued.
-        case ping(UnsafeRawBufferPointer)
-        case pong(UnsafeRawBufferPointer)
-        /// The close handshake finished or the peer started it (our reply is queued).
-        /// `code` is `.noStatus` when the peer sent none.
-        case closed(code: CloseCode, reason: String)
-        /// The peer broke the protocol; a close frame with `error.closeCode` is queued.
-        case failed(WebSocketError)
-    }
-
-    public enum State: Sendable, Equatable {
-        case open
-        /// We sent a close frame and wait for the peer's.
-        case closing
-        /// No more frames in either direction; the transport should close.
-        case closed
-    }
-
-    /// permessage-deflate, when agreed: held apart, so a connection without it does not
-    /// carry its state.
-    fileprivate final class Compression {
-        let parameters: PerMessageDeflate
-        let threshold: Int
-        let deflater: Deflater?
-        let inflater: Inflater?
-        /// Scratch space for one compressed message.
-        var compressed: [UInt8] = []
-
-        init(parameters: PerMessageDeflate, threshold: Int, deflater: Deflater?, inflater: Inflater?) {
-            self.parameters = parameters
-            self.threshold = threshold
-            self.deflater = deflater
-            self.inflater = inflater
-        }
-    }
-
-    /// Payload that arrives in pieces (a message over several frames or reads, a control
-    /// frame over several reads), allocated the first time that happens: most connections
-    /// get every message whole in one read and never need it.
-    ///
-    /// The message buffer's storage is counted against the process's `MessageBudget` (when
-    /// the caller gives one), and given back when it is dropped or the box goes.
-    private final class Pieces {
-        var message: [UInt8] = []
-        var control: [UInt8] = []
-        let budget: MessageBudget?
-        /// Bytes of `message`'s storage taken from the budget.
-        var accounted = 0
-        /// Ticks (seconds) the current message has been unfinished.
-        var unfinishedTicks: UInt16 = 0
-
-        init(budget: MessageBudget?) { self.budget = budget }
-
-        deinit { budget?.release(accounted) }
-
-        /// Brings the budget up to date with `message`'s storage; false (and nothing taken)
-        /// when the budget cannot cover its growth.
-        func account() -> Bool {
-            let delta = message.capacity - accounted
-            if delta > 0 {
-                guard budget?.reserve(delta) ?? true else { return false }
-            } else {
-                budget?.release(-delta)
-            }
-            accounted = message.capacity
-            return true
-        }
-
-        /// Frees the message buffer (a large one is not kept for the next message).
-        func dropMessage() {
-            message = []
-            _ = account()
-        }
-    }
-
     // Stored large to small (the decoder's 4-byte tail next to the limit), as one of these
     // exists per connection. A connection is used from one thread, and no field is being
     // changed while an event handler runs (handlers may call back in), so the fields skip
@@ -466,16 +374,5 @@ public final class WebSocketConnection {
 
     private func maskKey() -> UInt32? {
         role == .client ? rare?.maskingKeys?() ?? Entropy.uint32() : nil
-    }
-}
-
-/// What few connections carry (see `WebSocketConnection.rare`).
-private final class Rare {
-    let compression: WebSocketConnection.Compression?
-    /// Where a client's masking keys come from when the caller chooses them.
-    let maskingKeys: (() -> UInt32)?
-    init(compression: WebSocketConnection.Compression?, maskingKeys: (() -> UInt32)?) {
-        self.compression = compression
-        self.maskingKeys = maskingKeys
     }
 }
