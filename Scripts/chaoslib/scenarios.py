@@ -193,6 +193,7 @@ async def sigstop(s, quick, seconds):
         s.nodes["A"].signal(signal.SIGSTOP)
         await asyncio.sleep(seconds)
         s.nodes["A"].signal(signal.SIGCONT)
+        await s.caught_up(rooms, now(), "after SIGCONT")
 
     end = now() + 2.0 + seconds
     await asyncio.gather(fault(), *(drive(s, r, [anns[r]], end, handovers=False) for r in rooms))
@@ -226,6 +227,7 @@ async def redis_restart(s, quick):
         restarted = now()
         await s.ready()
         s.notes.append(f"every node reached the new Redis {now() - restarted:.1f} s after it started")
+        await s.caught_up(rooms, restarted, "after Redis restarted")
 
     end = now() + 5.0
     await asyncio.gather(fault(), *(drive(s, r, [drivers[r]], end, handovers=False) for r in rooms))
@@ -255,8 +257,10 @@ async def client_kill(s, quick):
             for port in ports:
                 await conn.call("CLIENT", "KILL", "ADDR", f"127.0.0.1:{port}")
             s.notes.append(f"CLIENT KILL of {len(ports)} connections of node {name}")
+            killed = now()
             await asyncio.sleep(0.2)
             await s.ready()
+            await s.caught_up(rooms, killed, f"after CLIENT KILL of {name}")
             faulty[0] = False
         conn.close()
 
@@ -286,7 +290,9 @@ async def two_shards(s, quick):
         s.redis[1].kill()
         await asyncio.sleep(1.5)
         await s.redis[1].start()
+        restarted = now()
         await s.ready()
+        await s.caught_up(rooms, restarted, "after shard 2 restarted")
         await asyncio.sleep(0.3)
         faulty[0] = False
 
