@@ -1,0 +1,1 @@
+"""Scripts/chaos: processes, members and checks, scenarios."""
