@@ -130,7 +130,8 @@ extension LocalRoomHub {
             followCheck = { record in FollowKey.matches(followKey, record: record) }
         }
         let request = Room.Machine.JoinRequest(id: member.id, role: role, name: member.name, key: given, followKey: followCheck,
-                                               authorized: authorized, keyRequired: options.requirePresenterKey)
+                                               authorized: authorized, keyRequired: options.requirePresenterKey,
+                                               setsFollowKey: role == .presenter && member.followKey != nil)
         let effects = guarded.machine.step(.join(request), machineContext)
         // The key check is settled: a failure just counted (`keyFailed`) stays one.
         defer { proof?.ticket.settle(failed: false, now: loop.now) }
@@ -151,7 +152,12 @@ extension LocalRoomHub {
             upgradeLegacyKey(key, from: current, room: room, loop: loop)
         }
         if role == .presenter, let followKey = member.followKey {
-            setFollowKey(followKey, in: &guarded, room: room, shared: shared)
+            // A key bound here may lose to one another node bound first: the follow key waits for the engine's word.
+            if effects.contains(where: { if case .bindKey = $0 { true } else { false } }) {
+                guarded.followKeyAfterBinding = followKey
+            } else {
+                setFollowKey(followKey, in: &guarded, room: room, shared: shared)
+            }
         }
         let local = guarded.locals[loop.index] ?? LocalRoom(loop: loop, conflation: options.conflation, counters: counters)
         guarded.locals[loop.index] = local

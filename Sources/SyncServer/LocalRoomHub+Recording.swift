@@ -73,36 +73,45 @@ extension LocalRoomHub {
     /// Room `name`'s recording for whoever may have it: the operator (`admin`, checked by the
     /// caller), whoever gives the room's presenter key (a slow hash, off the loop, counted
     /// against the address as a presenter's join is) or, in a private room, its follow key.
+    /// A private room and a room that is not there answer alike until a key opens one (their
+    /// keys checked against records no key matches): neither is listed in `GET /rooms`.
     /// `answer` runs on `loop`.
     public func recording(ofRoom name: String, key: String?, followKey: String?, admin: Bool, address: String, on loop: EventLoop,
                           answer: @escaping (RecordingAccess) -> Void) {
         let notRecorded = RecordingAccess.refused(status: 404, reason: "room \(name) is not recorded (present --record, record=1 or rooms.record)")
-        guard let room = rooms.withLock({ $0[name] }) else { return answer(.refused(status: 404, reason: "no room \(name)")) }
-        let (bytes, presenterKey, followRecord) = room.guarded.withLock { ($0.recording?.bytes, $0.core.presenterKeyText, $0.core.followKey) }
-        guard let bytes else { return answer(notRecorded) }
-        if admin { return answer(.recording(bytes)) }
-        if let followRecord, let followKey, !followKey.isEmpty, key == nil {
-            if case .refused(let status, let reason)? = followKeyRefusal(name, required: followRecord, given: followKey, address: address) {
+        let room = rooms.withLock { $0[name] }
+        let (bytes, presenterKey, followRecord) = room?.guarded.withLock { ($0.recording?.bytes, $0.core.presenterKeyText, $0.core.followKey) }
+            ?? (nil, nil, nil)
+        if admin {
+            guard room != nil else { return answer(.refused(status: 404, reason: "no room \(name)")) }
+            return answer(bytes.map { .recording($0) } ?? notRecorded)
+        }
+        let hidden = room == nil || followRecord != nil
+        if !hidden && bytes == nil { return answer(notRecorded) }
+        if hidden, let followKey, !followKey.isEmpty, key == nil {
+            if case .refused(let status, let reason)? = followKeyRefusal(name, required: followRecord ?? FollowKey.decoy, given: followKey, address: address) {
                 return answer(.refused(status: status, reason: reason))
             }
-            return answer(.recording(bytes))
+            return answer(bytes.map { .recording($0) } ?? notRecorded)
         }
-        let ask = "GET /rooms/\(name)/recording needs the room's presenter key (key=…), the admin token (Authorization: Bearer)"
-            + (followRecord != nil ? " or its follow key (followKey=…)" : "")
-        guard let key, !key.isEmpty else { return answer(.refused(status: 401, reason: ask)) }
-        guard let presenterKey, !PresenterKey.isLegacy(presenterKey) else {
+        guard let key, !key.isEmpty else {
+            return answer(.refused(status: 401, reason: "GET /rooms/\(name)/recording needs the room's presenter key (key=…), the admin token "
+                + "(Authorization: Bearer) or, for a private room, its follow key (followKey=…)"))
+        }
+        let checkable = presenterKey.flatMap { PresenterKey.isLegacy($0) ? nil : $0 }
+        guard let record = checkable ?? (hidden ? PresenterKey.decoy : nil) else {
             return answer(.refused(status: 403, reason: "room \(name) has no presenter key this server can check: only the admin token opens its recording"))
         }
-        keys.check(key, against: presenterKey, room: name, address: address, engine: engine, on: loop) { [self] outcome in
+        keys.check(key, against: record, room: name, address: address, engine: engine, on: loop) { [self] outcome in
             switch outcome {
-            case .checked(let record, let ticket):
-                guard RoomCore.constantTimeEqual(Array(record.utf8), Array(presenterKey.utf8)) else {
+            case .checked(let made, let ticket):
+                guard ConstantTime.equal(made.utf8, record.utf8) else {
                     keyFailed(room: name, address: address, ticket: ticket, now: loop.now)
                     return answer(.refused(status: 403, reason: "wrong presenter key for room \(name)"))
                 }
                 ticket.settle(failed: false, now: loop.now)
                 // The recording as it is now (it went on while the key was checked).
-                let now = room.guarded.withLock { $0.recording?.bytes }
+                let now = room?.guarded.withLock { $0.recording?.bytes }
                 answer(now.map { .recording($0) } ?? notRecorded)
             case .limited(let seconds):
                 counters.presenterKeyChecksRefused.add(1, ordering: .relaxed)

@@ -47,6 +47,10 @@ extension LocalRoomHub {
             var orderAgainScheduled = false
             /// The room's timeline, while it is recorded.
             var recording: RoomRecording?
+            /// The follow key of a presenter whose join bound the room's key on this node: set
+            /// only once the engine answers that this key is the room's (another node may
+            /// have bound another first, unknown here).
+            var followKeyAfterBinding: String?
         }
 
         let name: String

@@ -21,6 +21,11 @@ public enum PresenterKey {
     /// the room stays locked to presenters instead of becoming keyless.
     public static let unreadable = "unreadable"
 
+    /// A record no key matches (a random salt and hash, made without hashing anything), checked
+    /// in place of a room that is not there or has no key: a missing room and a private one
+    /// answer alike, after a slow hash each.
+    static let decoy = "\(scheme)$\(iterations)$\(StoreFile.hex(FollowKey.randomBytes(16)))$\(StoreFile.hex(FollowKey.randomBytes(32)))"
+
     /// The record of `key` made with the record `existing`'s salt and cost (to compare with
     /// it), or with a fresh salt when there is none (to bind the key).
     static func record(_ key: String, matching existing: String?, room: String) -> String {
@@ -115,7 +120,7 @@ final class KeyHasher: Sendable {
             let digest = quickDigest(key, existing)
             if let known = queues.withLock({ $0.verified[existing] }) {
                 // Verified before: the same key matches; any other key cannot.
-                let record = RoomCore.constantTimeEqual(Array(known.utf8), Array(digest.utf8)) ? existing : ""
+                let record = ConstantTime.equal(known.utf8, digest.utf8) ? existing : ""
                 loop.execute { done(record) }
                 return true
             }
@@ -123,7 +128,7 @@ final class KeyHasher: Sendable {
         let job = Job { [self] in
             let record = PresenterKey.record(key, matching: existing, room: room)
             slowHashes.add(1, ordering: .relaxed)
-            if let existing, record == existing { remember(existing, quickDigest(key, existing)) }
+            if let existing, ConstantTime.equal(record.utf8, existing.utf8) { remember(existing, quickDigest(key, existing)) }
             loop.execute { done(record) }
         }
         let queued = queues.withLock { queues -> Bool in

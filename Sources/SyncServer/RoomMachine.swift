@@ -69,6 +69,8 @@ struct RoomMachine<Sender> {
         var authorized = false
         /// Presenters must give a key (`requirePresenterKey`).
         var keyRequired = false
+        /// A presenter gave a follow key (to make the room private): it must prove itself.
+        var setsFollowKey = false
     }
 
     /// An input to the room. The engine's large inputs (a state, a change, a snapshot: up to
@@ -218,7 +220,8 @@ struct RoomMachine<Sender> {
         var effects: [Effect] = []
         effects.reserveCapacity(6)  // one array for every join: the room's broadcasts go in as it makes them
         let joined = core.join(request.id, role: request.role, name: request.name, key: request.key, keyRequired: request.keyRequired,
-                               claimsControl: !context.shared, followKey: request.followKey, authorized: request.authorized) {
+                               claimsControl: !context.shared, followKey: request.followKey, authorized: request.authorized,
+                               setsFollowKey: request.setsFollowKey) {
             effects.append(.broadcast($0))
         }
         switch joined {

@@ -21,7 +21,10 @@ struct Config: ParsableCommand {
 
         func run() throws {
             do {
-                print(Settings.describe(try loadConfiguration(file: file, flags: [])))
+                let configuration = try loadConfiguration(file: file, flags: [])
+                print(Settings.describe(configuration))
+                // On standard error: standard output stays a valid configuration file.
+                for warning in ConfigurationWarnings.of(configuration) { log("warning: \(warning)", to: STDERR_FILENO) }
             } catch {
                 logError("configuration: \(error)")
                 throw ExitCode(78)

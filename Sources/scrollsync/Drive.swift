@@ -45,8 +45,12 @@ struct Drive: ParsableCommand {
 
     @OptionGroup var connection: ConnectionOptions
 
-    /// A URL that names no room is a usage error, with this command's usage.
-    func validate() throws { _ = try roomURL(url, query: []) }
+    /// A URL that names no room, or a follow key without a presenter key or token, is a usage
+    /// error, with this command's usage.
+    func validate() throws {
+        _ = try roomURL(url, query: [])
+        try connection.checkFollowKey(presenterKey: key)
+    }
 
     func run() throws {
         let text = try script.flatMap { $0 == "-" ? nil : $0 }.map { try readDocument($0).text } ?? readStandardInput()

@@ -269,6 +269,9 @@ struct Replay: ParsableCommand {
 
     @OptionGroup var connection: ConnectionOptions
 
+    /// A follow key without a presenter key or token is a usage error (the server refuses it).
+    func validate() throws { try connection.checkFollowKey(presenterKey: key) }
+
     func run() throws {
         let recording = readRecording(file)
         let (roomURL, _) = try roomURL(url, query: [("role", "presenter"), ("key", key), ("name", name)] + connection.access)
