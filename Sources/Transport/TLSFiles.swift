@@ -38,7 +38,7 @@ extension TLSContext {
     /// overwritten once OpenSSL has parsed it.
     static func usePrivateKey(_ context: OpaquePointer, file: String) throws(TLSError) {
         var bytes = try readPEM(file, "private key")
-        defer { bytes.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+        defer { bytes.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
         let bio = try memoryBIO(bytes)
         defer { BIO_free(bio) }
         ERR_clear_error()
