@@ -351,24 +351,21 @@ public enum Settings {
 
 extension Settings {
     /// Checks what the configuration names outside itself, as `serve` will use it: the TLS
-    /// certificate and key exist, can be read and load together (a key that does not match
-    /// its certificate, an expired format, a typo in a path); the Redis CA file can be read;
+    /// certificate and key are regular files (never a FIFO, which would hang a start or a
+    /// reload, a directory or a device), can be read and load together (a key that does not
+    /// match its certificate, an expired format, a typo in a path); the Redis CA file can be read;
     /// the data directory is a writable directory, or one that can be made. Each failure names
     /// the key and the file, so that `config check` finds what would stop `serve`.
     public static func checkResources(_ configuration: ServerConfiguration) throws(ConfigurationError) {
         if let certificate = configuration.tlsCertificateFile, let key = configuration.tlsKeyFile {
-            for (name, path) in [("tls.certificate", certificate), ("tls.key", key)] where access(path, R_OK) != 0 {
-                throw ConfigurationError("\(name): cannot read \(path): \(String(cString: strerror(errno)))")
-            }
+            for (name, path) in [("tls.certificate", certificate), ("tls.key", key)] { try requireRegularFile(name, path) }
             do {
                 _ = try TLSContext(certificateChainFile: certificate, privateKeyFile: key, ciphers: configuration.tlsCiphers)
             } catch {
                 throw ConfigurationError("tls.certificate and tls.key (\(certificate), \(key)) do not load: \(error)")
             }
         }
-        if let file = configuration.redisCAFile, access(file, R_OK) != 0 {
-            throw ConfigurationError("redis.caFile: cannot read \(file): \(String(cString: strerror(errno)))")
-        }
+        if let file = configuration.redisCAFile { try requireRegularFile("redis.caFile", file) }
         if let directory = configuration.dataDirectory, configuration.redisURL == nil {
             var status = stat()
             if stat(directory, &status) == 0 {
@@ -387,6 +384,16 @@ extension Settings {
                     throw ConfigurationError("store.directory: \(directory) does not exist and \(parent) is not writable: \(String(cString: strerror(errno)))")
                 }
             }
+        }
+    }
+
+    /// `name`'s file can be read and is a regular file (read whole: these are small, and a
+    /// CA bundle of every public root is about 200 KiB).
+    private static func requireRegularFile(_ name: String, _ path: String) throws(ConfigurationError) {
+        do {
+            _ = try readRegularFile(path, atMost: 4 << 20)
+        } catch {
+            throw ConfigurationError("\(name): cannot read \(path): \(error)")
         }
     }
 }

@@ -46,17 +46,3 @@ enum ProcessEnvironment {
         return values
     }
 }
-
-/// A whole text file, or nil (errno says why).
-func readTextFile(_ path: String) -> String? {
-    do {
-        guard let bytes = try readWholeFile(path, atMost: 16 << 20) else {
-            errno = ENOENT
-            return nil
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    } catch {
-        errno = error.errno
-        return nil
-    }
-}
