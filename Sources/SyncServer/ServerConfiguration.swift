@@ -64,6 +64,9 @@ public struct ServerConfiguration: Sendable {
     public var redisCluster = false
     /// Redis password (AUTH), instead of one in the URL.
     public var redisPassword: String?
+    /// Signs what nodes publish to each other through Redis (HMAC-SHA256); nodes refuse what is
+    /// not signed with it. Nil: any client of that Redis that may publish can speak for a node.
+    public var redisSecret: String?
     /// CA certificates (PEM) that a `rediss://` server's certificate must chain to; nil:
     /// the system's roots.
     public var redisCAFile: String?

@@ -21,7 +21,9 @@ struct Config: ParsableCommand {
 
         func run() throws {
             do {
-                print(Settings.describe(try loadConfiguration(file: file, flags: [])))
+                let configuration = try loadConfiguration(file: file, flags: [])
+                print(Settings.describe(configuration))
+                for warning in Settings.warnings(configuration) { logError("warning: \(warning)") }
             } catch {
                 logError("configuration: \(error)")
                 throw ExitCode(78)

@@ -10,8 +10,16 @@ import Glibc
 /// Nodes that share rooms through a real redis-server (Debian: redis-server).
 @Suite("Several nodes through Redis", .serialized)
 struct ClusterTests {
+    /// `redis.secret` of the nodes (`ForgedRedisTests` runs some tests again with one).
+    var secret: String?
+
     /// A node sharing rooms through `redis`, in this process (no `kill -9` needed).
-    func node(_ redis: RedisServer) throws -> any ServerNode { try InProcessNode(redis: redis.url) }
+    func node(_ redis: RedisServer) throws -> any ServerNode {
+        try InProcessNode {
+            $0.redisURL = redis.url
+            $0.redisSecret = secret
+        }
+    }
 
     /// Joins `room` on `server` and waits for the welcome.
     func join(_ server: any ServerNode, _ room: String, query: String = "") throws -> (RoomConnection, JSON) {
