@@ -304,6 +304,13 @@ struct ClusterTests {
             let seqs = states(follower).compactMap { $0["seq"]?.double }
             #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $0 < $1 }, "no follower sees seq go back: \(seqs)")
         }
+        try expectEverythingSigned([a, b])
+    }
+
+    /// With `redis.secret`, no node refused what another published (all of it signed).
+    func expectEverythingSigned(_ nodes: [any ServerNode]) throws {
+        guard secret != nil else { return }
+        for node in nodes { #expect(try metricValue("scrollsync_redis_refused_total{reason=\"unsigned\"}", port: node.port) == 0) }
     }
 
     /// After an outage in which one node got a step further than the other (its `seq` one
@@ -342,6 +349,7 @@ struct ClusterTests {
                 && onA["state"]?["seq"]?.double != nil && onA["state"]?["seq"]?.double == onB["state"]?["seq"]?.double
                 && onA["state"]?["offset"]?.double == onB["state"]?["offset"]?.double
         }, "one state under one seq on both nodes; A's log:\n\(a.output.suffix(2000))\nB's log:\n\(b.output.suffix(2000))")
+        try expectEverythingSigned([a, b])
     }
 
     @Test func aFrozenRedisIsNoticedAndTheRoomCatchesUpWhenItAnswersAgain() throws {
