@@ -80,6 +80,7 @@ public final class Server: Sendable {
         roomOptions.keyFailuresPerMinute = configuration.limits.keyFailuresPerMinute
         roomOptions.recordingBytes = configuration.limits.recordingBytes
         roomOptions.recordingsTotalBytes = configuration.limits.recordingsTotalBytes
+        roomOptions.recordingsBytesPerAddress = configuration.limits.recordingsBytesPerAddress
         var messageLimits = ClientMessage.Limits()
         messageLimits.maxDocumentBytes = configuration.limits.documentBytes
         let engine = Self.roomEngine(redis, cluster: configuration.redisCluster, loop: group.loops[0], roomIdleSeconds: roomOptions.roomIdleSeconds,

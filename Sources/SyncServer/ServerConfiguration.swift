@@ -140,6 +140,8 @@ public struct ServerConfiguration: Sendable {
         public var recordingBytes = 8 << 20
         /// Bytes all rooms' recordings may hold together (in memory, and so on disk).
         public var recordingsTotalBytes = 256 << 20
+        /// Bytes of recordings one address may hold (`LocalRoomHub.Options`); 0 is no limit.
+        public var recordingsBytesPerAddress = 32 << 20
         public init() {}
     }
 

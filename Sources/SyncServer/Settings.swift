@@ -72,6 +72,7 @@ public enum Settings {
         int("limits.documentsTotalBytes", \.limits.documentsTotalBytes, 0...(1 << 40), "Bytes of shared documents all rooms may hold; 0 is no limit."),
         int("limits.recordingBytes", \.limits.recordingBytes, 1024...(1 << 34), "Bytes one room's recording may hold; past it the recording stops."),
         int("limits.recordingsTotalBytes", \.limits.recordingsTotalBytes, 0...(1 << 40), "Bytes all rooms' recordings may hold; 0 is no limit."),
+        int("limits.recordingsBytesPerAddress", \.limits.recordingsBytesPerAddress, 0...(1 << 40), "Bytes of recordings the rooms one address (an IPv6 client: its prefix) asked to record may hold; 0 is no limit."),
         optionalInt("limits.messagesPerSecond", \.limits.messagesPerSecond, 0...10_000_000, "Messages per second one room connection may send, of any kind; past the burst: close 1008. 0 is no limit; null: twice limits.scrollRate."),
         optionalInt("limits.messageBurst", \.limits.messageBurst, 1...10_000_000, "Messages a room connection may send at once before the rate applies; null: twice limits.scrollBurst."),
         int("limits.ipv6PrefixLength", \.limits.ipv6PrefixLength, 1...128, "Per-address limits count IPv6 clients by this prefix length (one subscriber's network)."),
