@@ -31,23 +31,38 @@ public struct RoomCore: Sendable {
         public let driverName: String?
         public let presence: Presence
         public let document: SharedDocument?
+        /// For a presenter: the room's recording (`on`, `stopped`, `refused`: asked for, not
+        /// kept), and why it is not kept; nil when it is not recorded and nobody asked.
+        public let recording: String?
+        public let recordingProblem: String?
 
-        public init(state: ScrollState?, driver: SessionID?, driverName: String? = nil, presence: Presence, document: SharedDocument?) {
+        public init(state: ScrollState?, driver: SessionID?, driverName: String? = nil, presence: Presence, document: SharedDocument?,
+                    recording: String? = nil, recordingProblem: String? = nil) {
             self.state = state
             self.driver = driver
             self.driverName = driverName
             self.presence = presence
             self.document = document
+            self.recording = recording
+            self.recordingProblem = recordingProblem
         }
 
         /// The same welcome with other counts (e.g. of the room's members on every node).
         public func counting(_ presence: Presence) -> Welcome {
             presence == self.presence ? self
-                : Welcome(state: state, driver: driver, driverName: driverName, presence: presence, document: document)
+                : Welcome(state: state, driver: driver, driverName: driverName, presence: presence, document: document,
+                          recording: recording, recordingProblem: recordingProblem)
+        }
+
+        /// The same welcome saying what becomes of the room's recording.
+        public func noting(recording: String, problem: String?) -> Welcome {
+            Welcome(state: state, driver: driver, driverName: driverName, presence: presence, document: document,
+                    recording: recording, recordingProblem: problem)
         }
 
         public static func == (a: Welcome, b: Welcome) -> Bool {
             a.state == b.state && a.driver == b.driver && a.driverName == b.driverName && a.presence == b.presence && a.document == b.document
+                && a.recording == b.recording && a.recordingProblem == b.recordingProblem
         }
     }
 

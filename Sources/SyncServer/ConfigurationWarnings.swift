@@ -11,8 +11,13 @@ public enum ConfigurationWarnings {
             warnings.append("GET /rooms (every public room with its driver's and document's names) and GET /metrics are open to anyone "
                 + "who can reach \(reach), with no admin.token: set admin.token (\(variable)) to close them")
         }
+        if configuration.redisURL != nil && configuration.redisSecret == nil { warnings.append(unsignedRedis) }
         return warnings
     }
+
+    /// Redis shared without `redis.secret`.
+    static let unsignedRedis = "Redis is shared without redis.secret: any client of that Redis that may PUBLISH can change rooms "
+        + "on every node (set redis.secret, the same on every node)"
 
     /// Whether `host` is reached only from this machine (127.0.0.0/8, ::1, localhost).
     static func isLoopback(_ host: String) -> Bool {

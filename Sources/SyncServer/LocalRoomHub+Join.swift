@@ -167,9 +167,12 @@ extension LocalRoomHub {
         member.lastDocument = guarded.documentVersion  // the welcome carries the current document
         if member.windowBits != nil { guarded.compressingMembers += 1 }
         guarded.emptySince = nil
-        let welcomed = welcome.counting(guarded.presence)  // the counts of every node's members
-        if options.recordRooms || (role == .presenter && member.asksToRecord) {
-            startRecording(in: &guarded, room: room, now: loop.now)
+        var welcomed = welcome.counting(guarded.presence)  // the counts of every node's members
+        let asked = options.recordRooms || (role == .presenter && member.asksToRecord)
+        let problem = asked ? startRecording(in: &guarded, room: room, now: loop.now, address: member.address) : nil
+        notePresenters(&guarded)
+        if role == .presenter, let note = recordingNote(guarded, asked: asked, problem: problem) {
+            welcomed = welcomed.noting(recording: note.state, problem: note.problem)
         }
         // The room's own effects (its broadcasts, the record to keep) once the member is in.
         let later = carryOut(effects, in: &guarded, room: room, loop: loop)

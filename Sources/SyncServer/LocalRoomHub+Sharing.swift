@@ -116,6 +116,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
             return true
         }
         guard start else { return }
+        counters.refetches.add(1, ordering: .relaxed)
         engine.attach(room: room.name) { [self] snapshot in
             let later = room.guarded.withLock { guarded -> [Room.Machine.Effect] in
                 guarded.resyncing = false

@@ -16,6 +16,10 @@ struct RoomMachine<Sender> {
     private(set) var releasing = false
     /// The version of the last change taken from the engine.
     var version = 0
+    /// The last snapshot's version (changes up to it are in it), and what the change at
+    /// `version` said (`SharedChange.digest`; nil when a snapshot set it).
+    private var snapshotVersion = 0
+    private var takenDigest: Int?
     /// The last state this node proposed to the engine (the base for the next one's direction).
     var proposed: ScrollState?
     /// The driver as the engine last said (a change or a snapshot). A member of this node who
@@ -320,13 +324,21 @@ struct RoomMachine<Sender> {
     /// A change the engine ordered. Versions come one by one: a gap means changes were missed,
     /// or the version cannot be right (anyone who can publish on the channel can write one);
     /// so can a `seq` far above the room's. Either way the room is fetched again instead.
+    /// A version already held that says something else (a publisher sent another change under
+    /// it first; the real one would be dropped unseen) makes the room be fetched again too.
     private mutating func take(_ change: SharedChange, version: Int, _ context: Context) -> [Effect] {
-        guard version > self.version else { return [] }
         let cannotFollow = SharedInput.Refusal(reason: .implausible,
                                                detail: "version \(version) or its seq cannot follow the room's; fetching the room again")
+        guard version > self.version else {
+            if version <= snapshotVersion || (version == self.version && takenDigest == change.digest) { return [] }
+            let held = SharedInput.Refusal(reason: .implausible,
+                                           detail: "version \(version) is already held with other content; fetching the room again")
+            return [.refusedShared(held), .resync]
+        }
         guard version == self.version + 1 else { return [.refusedShared(cannotFollow), .resync] }
         if case .state(let state) = change, state.seq > core.lastSeq + SeqReservation.block { return [.refusedShared(cannotFollow), .resync] }
         self.version = version
+        takenDigest = change.digest
         switch change {
         case .state(let state):
             guard core.adopt(state: state) else { return [] }
@@ -358,6 +370,8 @@ extension RoomMachine {
     private mutating func adopt(_ snapshot: RoomSnapshot, _ context: Context) -> [Effect] {
         // The engine's count, even if lower: a Redis that restarted empty counts from 0 again.
         version = snapshot.version
+        snapshotVersion = snapshot.version
+        takenDigest = nil
         var effects = [Effect]()
         if let key = snapshot.keyDigest { core.adopt(presenterKey: key) }
         if let record = snapshot.followKey, record != core.followKey {

@@ -85,6 +85,26 @@ struct RoomMachineTests {
         #expect(room.version == 2)
     }
 
+    /// Issue 44.4: a version already held is news if it says something else (a publisher sent
+    /// a change under it first): the room is fetched again. A repeat, or a version the last
+    /// snapshot holds, is not.
+    @Test func aVersionAlreadyHeldWithOtherContentFetchesTheRoomAgain() {
+        var room = Self.room()
+        let resyncs = { (effects: [Machine.Effect]) in effects.contains { if case .resync = $0 { true } else { false } } }
+        _ = room.step(.shared(version: 1, .driver(Self.ann, name: "Ann")), context)
+        #expect(room.step(.shared(version: 1, .driver(Self.ann, name: "Ann")), context).isEmpty, "a repeat")
+        let other = room.step(.shared(version: 1, .document(SharedDocument(name: "d", format: .text, text: "x", by: Self.ann.description))), context)
+        #expect(resyncs(other) && other.contains { if case .refusedShared(let refusal) = $0 { refusal.reason == .implausible } else { false } })
+        #expect(room.core.document == nil, "not taken")
+        var snapshot = RoomSnapshot()
+        snapshot.version = 5
+        _ = room.step(.snapshot(snapshot), context)
+        #expect(room.step(.shared(version: 4, .driver(nil, name: nil)), context).isEmpty, "in the snapshot already")
+        #expect(room.step(.shared(version: 5, .driver(nil, name: nil)), context).isEmpty)
+        _ = room.step(.shared(version: 6, .driver(Self.bob, name: nil)), context)
+        #expect(resyncs(room.step(.shared(version: 6, .driver(nil, name: nil)), context)))
+    }
+
     static func led(_ effects: [Machine.Effect]) -> [ScrollState] {
         effects.compactMap { if case .publishLed(let state) = $0 { state } else { nil } }
     }
