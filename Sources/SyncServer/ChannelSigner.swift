@@ -54,7 +54,7 @@ struct ChannelSigner: Sendable {
         } else {
             expected = Self.hex(mac("d ", channel, message))
         }
-        guard given.count == expected.count, RoomCore.constantTimeEqual(Array(given), expected) else {
+        guard ConstantTime.equal(given, expected) else {
             return .failure(SharedInput.Refusal(reason: .unsigned, detail: "its signature does not match (another redis.secret, or forged)"))
         }
         return .success(message)
