@@ -78,6 +78,9 @@ final class KeyFailureLimits: Sendable {
         }
     }
 
+    /// Windows held now (tests).
+    var windowsHeld: Int { windowCount.load(ordering: .relaxed) }
+
     /// Forgets windows that are over and have no check running.
     func sweep(now: UInt64) {
         windows.withLock { windows in

@@ -1,5 +1,6 @@
 import CLinux
 import Foundation
+import Logging
 import ScrollModel
 import Synchronization
 @testable import SyncServer
@@ -9,7 +10,7 @@ import Testing
 /// entry per room, and what it allocates goes back to its level. Every write used to leave two
 /// heap objects behind (its `written` handler, read out of a `Mutex`, came back wrapped in
 /// thunks that were stored again), so a server driven all day grew by hundreds of megabytes.
-@Suite("Store memory over many writes")
+@Suite("Store and recordings memory stays bounded")
 struct StoreMemoryTests {
     static let rooms = 50
     /// Rounds of one state per room, each flushed: 20,000 writes after 1,000 to warm up.
@@ -88,5 +89,28 @@ struct StoreMemoryTests {
         for room in 0..<Self.rooms { store.remove("room-\(room)") }
         #expect(store.flush())
         #expect(store.roomsRemembered == 0)
+    }
+
+    /// While recordings cannot be written (the disk full, here the directory gone), a room
+    /// recorded, dropped and recorded again 200 times keeps one recording's lines waiting, not
+    /// all 200 (each within the recordings' budget while it lived, which the next one reuses).
+    @Test func recordingsDroppedWhileWritesFailTakeTheirWaitingLinesWithThem() throws {
+        let directory = Self.directory()
+        let files = try RecordingFiles(directory: directory, logger: Logger(label: "test"))
+        rmdir(directory)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let line = [UInt8](repeating: 65, count: 1000)
+        files.append(line[...], room: "talk")
+        let deadline = Date().addingTimeInterval(10)
+        while files.failing == nil && Date() < deadline { usleep(10_000) }
+        #expect(files.failing != nil, "the writer noticed the directory is gone")
+        for _ in 0..<200 {
+            files.remove("talk")
+            files.append(line[...], room: "talk")
+        }
+        // The last recording's line, and one the writer holds to retry: 200,000 bytes before.
+        #expect(files.pendingBytes <= 2 * line.count, "\(files.pendingBytes) bytes waiting")
+        mkdir(directory, 0o700)
+        #expect(files.close(), "written once the directory is back")
     }
 }
