@@ -78,6 +78,9 @@ final class KeyFailureLimits: Sendable {
         }
     }
 
+    /// Windows held now (tests).
+    var windowsHeld: Int { windowCount.load(ordering: .relaxed) }
+
     /// Forgets windows that are over and have no check running.
     func sweep(now: UInt64) {
         windows.withLock { windows in
@@ -118,7 +121,9 @@ final class KeyCheckTicket: @unchecked Sendable {
     func settle(failed: Bool, now: UInt64) {
         guard !settled.exchange(true, ordering: .acquiringAndReleasing) else { return }
         limits?.settle(key: key, failed: failed, now: now)
-        if !failed, let action = notFailed.withLock({ $0 }) { action() }
+        // Taken out, not copied: a closure read out of a `Mutex` as it is comes back wrapped
+        // in thunks that are written back into it (swiftlang/swift#91348, issue 49).
+        if !failed, let action = notFailed.withLock({ $0.take() }) { action() }
     }
 
     /// Runs `action` when the check settles as not failed (e.g. gives back a shared count).

@@ -101,6 +101,8 @@ final class KeyHasher: Sendable {
     let slowHashes = Atomic<Int>(0)
     /// Verified records remembered (a record and a digest: about 200 bytes each).
     static let verifiedCapacity = 10_000
+    /// Verified records held now (tests).
+    var verifiedCount: Int { queues.withLock { $0.verified.count } }
 
     init(capacity: Int = 4096, perAddress: Int = 64) {
         self.capacity = capacity
@@ -146,7 +148,8 @@ final class KeyHasher: Sendable {
         StoreFile.sha256(secret + Array(record.utf8) + [0] + Array(key.utf8))
     }
 
-    private func remember(_ record: String, _ digest: String) {
+    /// Keeps `record`'s verified digest (internal for tests: at most `verifiedCapacity`).
+    func remember(_ record: String, _ digest: String) {
         queues.withLock { queues in
             if queues.verified.count >= Self.verifiedCapacity { queues.verified.removeAll(keepingCapacity: true) }
             queues.verified[record] = digest
