@@ -45,6 +45,23 @@ struct BoundedTablesTests {
         #expect(limits.windowsHeld == 0)
     }
 
+    /// Within one minute, however many addresses and rooms fail, the windows stay within their
+    /// capacity; a window with a check running is never the one given up.
+    @Test func keyFailureWindowsStayWithinTheirCapacity() throws {
+        let limits = KeyFailureLimits(perMinute: 5, capacity: 100)
+        guard case .success(let running) = limits.begin(address: "10.9.9.9", room: "talk", now: 0) else { throw Failure("a check may run") }
+        for index in 0..<10_000 {
+            limits.failed(address: "10.0.\(index / 256).\(index % 256)", room: "room-\(index % 7)", now: UInt64(index))
+            #expect(limits.windowsHeld <= 100)
+        }
+        #expect(limits.windowsHeld > 0)
+        running.settle(failed: true, now: 10_001)
+        #expect(limits.retryAfter(address: "10.0.39.15", room: "room-3", now: 10_002) == nil, "one failure is not the limit")
+        for _ in 0..<4 { limits.failed(address: "10.9.9.9", room: "talk", now: 10_003) }
+        #expect(limits.retryAfter(address: "10.9.9.9", room: "talk", now: 10_004) != nil,
+                "the running check's window was kept: its failure and four more reach the limit")
+    }
+
     /// Verified keys are remembered up to a fixed number, however many rooms come and go.
     @Test func verifiedKeysStayWithinTheirCapacity() {
         let hasher = KeyHasher()
