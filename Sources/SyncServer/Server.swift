@@ -139,6 +139,10 @@ public final class Server: Sendable {
             (engine as? ShardedRoomEngine)?.start()
             (engine as? RedisRoomEngine)?.start()
         }
+        // What the configuration leaves open, once, with the port it got (0 picks one).
+        var listening = configuration
+        listening.port = port
+        for warning in ConfigurationWarnings.of(listening) { logger.warning("\(warning)") }
     }
 
     /// The engine that shares rooms through `redis` (nil: none): one Redis, several by a hash

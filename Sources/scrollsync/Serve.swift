@@ -165,9 +165,6 @@ struct Serve: ParsableCommand {
             "url": "\(server.url)", "rooms": "\(server.url)/rooms/NAME", "echo": "\(configuration.echoEnabled)",
             "store": "\(server.redisShards.isEmpty ? configuration.dataDirectory ?? "memory only" : "redis " + server.redisShards.map { "\($0.endpoint)" }.joined(separator: ","))",
         ])
-        var listening = configuration
-        listening.port = server.port  // the port it got (0 picks one)
-        for warning in ConfigurationWarnings.of(listening) { logger.warning("\(warning)") }
         let systemd = SystemdNotifier()
         systemd?.send("READY=1\nSTATUS=serving \(server.url)")
         var either = signals
