@@ -226,8 +226,9 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         }
     }
 
-    /// `PUBLISH` of `S MESSAGE` at once; `HSET` of `seq` and `suf` (for nodes that fetch the
-    /// room) at most every `writeBackNanoseconds` per room, the newest state only.
+    /// `PUBLISH` of `S MESSAGE` at once; `seq` and `suf` written into the hash (for nodes that
+    /// fetch the room) at most every `writeBackNanoseconds` per room, the newest state only, and
+    /// only above the hash's `seq` (`Scripts.writeBack`).
     public func publish(led message: [UInt8], seq: Int, room: String, keep: Bool) {
         loop.execute { [self] in
             guard isAvailable else { return }
@@ -261,8 +262,10 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     /// Writes `room`'s newest led state into its hash now, if one waits.
     private func writeBack(room: String) {
         guard let state = unwritten.removeValue(forKey: room) else { return }
-        commands.send([Array("HSET".utf8), Array(keys(room).hash.utf8), Array("seq".utf8), Array(String(state.seq).utf8),
-                       Array("suf".utf8), stateSuffix(state.message)])
+        // Compared on `seq` in Redis: a write that lands late (this node lost the lease since)
+        // never takes the hash back below the new holder's state.
+        commands.send([Array("EVAL".utf8), Array(Scripts.writeBack.utf8), Array("1".utf8), Array(keys(room).hash.utf8),
+                       Array(String(state.seq).utf8), stateSuffix(state.message)])
     }
 
     public func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void) {

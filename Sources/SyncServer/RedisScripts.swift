@@ -41,6 +41,16 @@ enum Scripts {
         return seq
         """
 
+    /// KEYS hash; ARGV seq, suffix. A led state written back into the room's hash only if its
+    /// `seq` is above the hash's: the hash's `seq` never goes back (docs/cluster.md, I4), even
+    /// when an old lease holder's delayed write lands after the new holder's.
+    static let writeBack = """
+        local seq = tonumber(ARGV[1])
+        if seq <= (tonumber(redis.call('HGET', KEYS[1], 'seq')) or -1) then return 0 end
+        redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'suf', ARGV[2])
+        return 1
+        """
+
     /// KEYS hash, lease; ARGV mode, session, name, stale, lease ms, idle ms, channel, driver message, signing key
     static let control = """
         \(sign)

@@ -373,6 +373,15 @@ extension RoomMachine {
         snapshotVersion = snapshot.version
         takenDigest = nil
         var effects = [Effect]()
+        // Driver, then document, then state: a member hears who drives before that driver's
+        // state (docs/cluster.md I5).
+        let driver = snapshot.driver.flatMap(SessionID.init)
+        leaseHolder = driver
+        leapsNextLead = true
+        if driver != core.driver || (driver != nil && snapshot.driverName != core.driverName) {
+            core.adopt(driver: driver, name: snapshot.driverName)
+            effects.append(.broadcast(.driver(driver, name: snapshot.driverName)))
+        }
         if let key = snapshot.keyDigest { core.adopt(presenterKey: key) }
         if let record = snapshot.followKey, record != core.followKey {
             core.adopt(followKey: record)
@@ -387,13 +396,6 @@ extension RoomMachine {
             }
         }
         if let state = snapshot.state, core.adopt(state: state) { effects.append(.broadcast(.state(state))) }
-        let driver = snapshot.driver.flatMap(SessionID.init)
-        leaseHolder = driver
-        leapsNextLead = true
-        if driver != core.driver || (driver != nil && snapshot.driverName != core.driverName) {
-            core.adopt(driver: driver, name: snapshot.driverName)
-            effects.append(.broadcast(.driver(driver, name: snapshot.driverName)))
-        }
         return effects
     }
 }

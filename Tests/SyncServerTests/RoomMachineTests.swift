@@ -42,6 +42,29 @@ struct RoomMachineTests {
         #expect(room.core.state?.offset == 30)
     }
 
+    /// After a merge or a fetch the members hear the driver before that driver's state
+    /// (docs/cluster.md I5; issue 46.5).
+    @Test func aSnapshotNamesTheDriverBeforeItsState() {
+        var room = Self.room()
+        _ = room.step(.message(Self.scroll(10), from: Self.ann, sender: "ann"), context)
+        var snapshot = RoomSnapshot()
+        snapshot.version = 7
+        snapshot.driver = Self.bob.description
+        snapshot.driverName = "Bob"
+        snapshot.state = ScrollState(seq: 40, offset: 55, viewport: 10, content: 100, progress: 0.6, direction: .down, anchor: nil,
+                                     atTop: false, atBottom: false, by: Self.bob.description, t: nil, doc: nil)
+        let effects = room.step(.snapshot(snapshot), context)
+        let order = effects.compactMap { effect -> String? in
+            switch effect {
+            case .broadcast(.driver): "driver"
+            case .broadcast(.state): "state"
+            case .broadcast(.document): "document"
+            default: nil
+            }
+        }
+        #expect(order == ["driver", "state"], "\(effects)")
+    }
+
     @Test func aScrollWaitsForTheStoreAndTheNewestGoes() {
         var room = Self.room(seq: SeqReservation(written: 0))
         #expect(Self.saves(room.step(.message(Self.scroll(10), from: Self.ann, sender: "ann"), context)) == 1, "held: the store is asked for a ceiling")
