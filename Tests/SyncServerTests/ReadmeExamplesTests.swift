@@ -26,8 +26,6 @@ struct ReadmeExamplesTests {
         "scrollsync load ws://a:8080 ws://b:8080 --followers 1000": "two machines: the cluster tests",
         "scrollsync play talk.rec": "needs a terminal: RecordReplayTests plays a recording under tmux",
         "scrollsync serve --host 0.0.0.0 --port 8080 --redis redis://10.0.0.5:6379/0": "another machine's Redis: the cluster tests",
-        "swift build -c release && .build/release/scrollsync serve --port 9001 &": "the conformance run of .ci/run",
-        "../shared/tools/autobahn/run ws://127.0.0.1:9001/echo": "the conformance run of .ci/run",
         "Scripts/package": "the package run of .ci/run (Scripts/test-package)",
         "sudo dpkg -i dist/scrollsync_*_amd64.deb": "Scripts/test-package installs and purges the package where CI runs as root",
         "sudo systemctl enable --now scrollsync": "needs systemd as init: Scripts/test-package verifies the unit, ServiceTests its READY=1",
