@@ -16,53 +16,43 @@ import WebSocketCore
 /// go to the engine, which orders them and brings them back (`SharedRoomsDelegate`) to be
 /// fanned out the same way; while the engine is unavailable the hub serves its rooms alone.
 public final class LocalRoomHub: RoomHub {
+    /// What the hub enforces, each the setting named (`Settings.all`: its default and why);
+    /// `LocalRoomHub.Options(configuration)` makes them.
     public struct Options: Sendable {
-        /// Presenters must give a key (`key=…`) to create or join a room.
-        public var requirePresenterKey = false
-        /// A room with no members is forgotten after this long: 10 minutes, so a presenter
-        /// whose connection drops can come back to the same state.
-        public var roomIdleSeconds = 600
-        /// Replace queued states with newer ones (on for users; off only to measure
-        /// delivery of every state).
-        public var conflation = true
+        public var requirePresenterKey: Bool  // rooms.requireKeys
+        public var roomIdleSeconds: Int  // rooms.idleSeconds
+        public var undrivenIdleSeconds: Int  // rooms.undrivenIdleSeconds
+        public var conflation: Bool  // rooms.conflation
+        public var recordRooms: Bool  // rooms.record
+        public var maxRooms: Int  // limits.rooms: beyond it, 503
+        public var maxMembersPerRoom: Int  // limits.membersPerRoom: beyond it, 503
+        public var roomCreationsPerMinute: Int  // limits.roomCreationsPerMinute: beyond it, 429
+        public var unclaimedRoomsPerAddress: Int  // limits.unclaimedRoomsPerAddress: beyond it, 429
+        public var keyFailuresPerMinute: Int  // limits.keyFailuresPerMinute: beyond it, 429
+        public var documentsTotalBytes: Int  // limits.documentsTotalBytes: beyond it, too_large
+        /// What a room's state and document may hold (restored rooms are checked against it).
+        public var messageLimits: ClientMessage.Limits
+        public var recordingBytes: Int  // limits.recordingBytes
+        public var recordingsTotalBytes: Int  // limits.recordingsTotalBytes
+        public var recordingsBytesPerAddress: Int  // limits.recordingsBytesPerAddress
         /// Presence goes out at most this often per room, and in large rooms at most once a
         /// second per 1,000 members (so presence costs at most 1,000 writes a second per
         /// room): the first change at once, later ones within the interval together at its
         /// end. 250 ms keeps small rooms current for people; in a room of 10,000 a join storm
         /// costs one presence broadcast every 10 s, not one per join.
         public var presenceIntervalMilliseconds = 250
-        /// Rooms held at once; a request for a new room beyond it is refused (503).
-        public var maxRooms = 10_000
-        /// Members of one room; a request to join a full room is refused (503).
-        public var maxMembersPerRoom = 16_384
-        /// Rooms one address may create per minute (and at once); 0 is no limit. Over it: 429.
-        public var roomCreationsPerMinute = 60
-        /// Rooms one address may hold that no presenter has joined yet (a follower asked for
-        /// them); 0 is no limit. Over it: 429. Such a room goes as soon as it is empty.
-        public var unclaimedRoomsPerAddress = 50
-        /// A room that nobody ever drove (no state, no document) is forgotten this soon after
-        /// it empties: it holds nothing a returning presenter would miss but its key.
-        public var undrivenIdleSeconds = 60
-        /// Bytes of shared documents all rooms together may hold; 0 is no limit. A document
-        /// beyond it is refused with `too_large`.
-        public var documentsTotalBytes = 256 << 20
-        /// What a room's state and document may hold (restored rooms are checked against it).
-        public var messageLimits = ClientMessage.Limits()
-        /// Wrong presenter keys one address may try per room and minute; past it: 429.
-        /// 10 covers typos; key guessing gets 10 tries a minute instead of thousands a second.
-        public var keyFailuresPerMinute = 10
-        /// Record every room (`rooms.record`); otherwise a room is recorded once a presenter
-        /// asks (`record=1`).
-        public var recordRooms = false
-        /// Bytes one room's recording may hold (`limits.recordingBytes`); past it, it stops.
-        public var recordingBytes = 8 << 20
-        /// Bytes all rooms' recordings may hold together (`limits.recordingsTotalBytes`); 0 is no limit.
-        public var recordingsTotalBytes = 256 << 20
-        /// Bytes of recordings one address (an IPv6 client: its prefix) may hold
-        /// (`limits.recordingsBytesPerAddress`): 32 MiB, four rooms' full recordings and an
-        /// eighth of the total, so that at least eight addresses are needed to fill it. 0 is no limit.
-        public var recordingsBytesPerAddress = 32 << 20
-        public init() {}
+
+        public init(requirePresenterKey: Bool, roomIdleSeconds: Int, undrivenIdleSeconds: Int, conflation: Bool, recordRooms: Bool,
+                    maxRooms: Int, maxMembersPerRoom: Int, roomCreationsPerMinute: Int, unclaimedRoomsPerAddress: Int, keyFailuresPerMinute: Int,
+                    documentsTotalBytes: Int, messageLimits: ClientMessage.Limits,
+                    recordingBytes: Int, recordingsTotalBytes: Int, recordingsBytesPerAddress: Int) {
+            (self.requirePresenterKey, self.roomIdleSeconds, self.undrivenIdleSeconds, self.conflation, self.recordRooms)
+                = (requirePresenterKey, roomIdleSeconds, undrivenIdleSeconds, conflation, recordRooms)
+            (self.maxRooms, self.maxMembersPerRoom, self.roomCreationsPerMinute, self.unclaimedRoomsPerAddress, self.keyFailuresPerMinute)
+                = (maxRooms, maxMembersPerRoom, roomCreationsPerMinute, unclaimedRoomsPerAddress, keyFailuresPerMinute)
+            (self.documentsTotalBytes, self.messageLimits) = (documentsTotalBytes, messageLimits)
+            (self.recordingBytes, self.recordingsTotalBytes, self.recordingsBytesPerAddress) = (recordingBytes, recordingsTotalBytes, recordingsBytesPerAddress)
+        }
     }
 
     /// `seq` is reserved in blocks this long (`SeqReservation`).
@@ -99,7 +89,7 @@ public final class LocalRoomHub: RoomHub {
     /// - Parameter engine: shares the rooms with other nodes; it runs on `loops[0]`.
 
     /// - Parameter recordingsDirectory: where rooms' recordings are kept across restarts (nil: in memory).
-    public init(loops: [EventLoop], options: Options = .init(), store: (any RoomStore)? = nil, engine: (any RoomEngine)? = nil,
+    public init(loops: [EventLoop], options: Options, store: (any RoomStore)? = nil, engine: (any RoomEngine)? = nil,
                 recordingsDirectory: String? = nil,
                 refusals: RefusalCounters = RefusalCounters(), logger: Logger = Logger(label: "scrollsync")) throws(StoreError) {
         self.loops = loops

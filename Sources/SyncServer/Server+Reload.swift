@@ -5,11 +5,9 @@ import Transport
 /// Reloading while the server runs (SIGHUP, `systemctl reload`): a renewed certificate and
 /// the settings that can change safely, with every open connection kept.
 extension Server {
-    /// Settings a reload takes. The others are read once at start (listeners, loops, the
-    /// store, Redis, the rooms' limits) and need a restart.
-    public static let reloadableSettings: Set<String> = [
-        "tls.certificate", "tls.key", "tls.ciphers", "admin.token", "origins", "limits.connections", "limits.connectionsPerAddress", "log.level",
-    ]
+    /// Settings a reload takes (`Setting.reloadable`). The others are read once at start
+    /// (listeners, loops, the store, Redis, the rooms' limits) and need a restart.
+    public static let reloadableSettings = Set(Settings.reloadableKeys)
 
     /// What a reload did.
     public struct ReloadReport: Sendable {
@@ -56,11 +54,9 @@ extension Server {
         adminToken.set(configuration.adminToken)
         router.origins.set(OriginPolicy(allowed: configuration.allowedOrigins))
         router.connectionLimits.set(total: configuration.limits.connections, perAddress: configuration.limits.connectionsPerAddress)
-        taken.adminToken = configuration.adminToken
-        taken.allowedOrigins = configuration.allowedOrigins
-        taken.limits.connections = configuration.limits.connections
-        taken.limits.connectionsPerAddress = configuration.limits.connectionsPerAddress
-        taken.log.level = configuration.log.level
+        for setting in Settings.all where setting.reloadable && !setting.key.hasPrefix("tls.") {
+            try? setting.write(&taken, setting.read(configuration))  // a value read from a valid configuration
+        }
         current.set(taken)
         return report
     }

@@ -71,23 +71,12 @@ public final class Server: Sendable {
         if embedded == nil { DescriptorTable.reserve(configuration.limits.connections + 1024) }
         let group = try embedded.map { EventLoopGroup(loops: [$0]) } ?? EventLoopGroup(count: configuration.loops ?? EventLoopGroup.coreCount)
         self.group = group
-        var roomOptions = configuration.rooms
-        roomOptions.maxRooms = configuration.limits.rooms
-        roomOptions.maxMembersPerRoom = configuration.limits.membersPerRoom
-        roomOptions.roomCreationsPerMinute = configuration.limits.roomCreationsPerMinute
-        roomOptions.unclaimedRoomsPerAddress = configuration.limits.unclaimedRoomsPerAddress
-        roomOptions.documentsTotalBytes = configuration.limits.documentsTotalBytes
-        roomOptions.keyFailuresPerMinute = configuration.limits.keyFailuresPerMinute
-        roomOptions.recordingBytes = configuration.limits.recordingBytes
-        roomOptions.recordingsTotalBytes = configuration.limits.recordingsTotalBytes
-        roomOptions.recordingsBytesPerAddress = configuration.limits.recordingsBytesPerAddress
-        var messageLimits = ClientMessage.Limits()
-        messageLimits.maxDocumentBytes = configuration.limits.documentBytes
+        let roomOptions = LocalRoomHub.Options(configuration)
+        let messageLimits = roomOptions.messageLimits
         let engine = Self.roomEngine(redis, cluster: configuration.redisCluster, loop: group.loops[0], roomIdleSeconds: roomOptions.roomIdleSeconds,
                                      limits: messageLimits, secret: configuration.redisSecret, logger: logger)
         self.engine = engine
         let shards = RedisShardList(engine: engine)
-        roomOptions.messageLimits = messageLimits
         hub = try LocalRoomHub(loops: group.loops, options: roomOptions, store: store, engine: engine, recordingsDirectory: store == nil ? nil : configuration.dataDirectory.map { $0 + "/recordings" },
                                refusals: counters.refusalReasons, logger: logger)
         let counters = counters

@@ -1,3 +1,4 @@
+import ScrollModel
 import Transport
 import WebSocketCore
 
@@ -47,8 +48,8 @@ public struct ServerConfiguration: Sendable {
     public var authRequired = false
     /// permessage-deflate policy.
     public var deflate = PerMessageDeflate.ServerPolicy()
-    /// Rooms: presenter keys, idle expiry, conflation.
-    public var rooms = LocalRoomHub.Options()
+    /// Rooms: presenter keys, idle expiry, conflation, recording.
+    public var rooms = Rooms()
     /// Logging: threshold and format.
     public var log = LogOptions()
     /// Where rooms are kept across restarts; nil keeps them in memory only.
@@ -140,8 +141,27 @@ public struct ServerConfiguration: Sendable {
         public var recordingBytes = 8 << 20
         /// Bytes all rooms' recordings may hold together (in memory, and so on disk).
         public var recordingsTotalBytes = 256 << 20
-        /// Bytes of recordings one address may hold (`LocalRoomHub.Options`); 0 is no limit.
+        /// Bytes of recordings one address (an IPv6 client: its prefix) may hold: 32 MiB, four
+        /// rooms' full recordings and an eighth of the total, so that at least eight addresses
+        /// are needed to fill it. 0 is no limit.
         public var recordingsBytesPerAddress = 32 << 20
+        public init() {}
+    }
+
+    public struct Rooms: Sendable, Equatable {
+        /// Presenters must give a key (`key=…`) to create or join a room.
+        public var requirePresenterKey = false
+        /// A room with no members is forgotten after this long: 10 minutes, so a presenter
+        /// whose connection drops can come back to the same state.
+        public var roomIdleSeconds = 600
+        /// A room that nobody ever drove (no state, no document) is forgotten this soon after
+        /// it empties: it holds nothing a returning presenter would miss but its key.
+        public var undrivenIdleSeconds = 60
+        /// Replace queued states with newer ones (on for users; off only to measure
+        /// delivery of every state).
+        public var conflation = true
+        /// Record every room; otherwise a room is recorded once a presenter asks (`record=1`).
+        public var recordRooms = false
         public init() {}
     }
 
@@ -167,5 +187,26 @@ public struct ServerConfiguration: Sendable {
     /// Limits for `/rooms` connections.
     var roomLimits: WebSocketConnection.Limits {
         .init(maxFrameSize: limits.roomMessageBytes, maxMessageSize: limits.roomMessageBytes)
+    }
+
+    /// What a room's state and document may hold.
+    var messageLimits: ClientMessage.Limits {
+        var limits = ClientMessage.Limits()
+        limits.maxDocumentBytes = self.limits.documentBytes
+        return limits
+    }
+}
+
+extension LocalRoomHub.Options {
+    /// The hub's options: the one place they come from the configuration.
+    init(_ configuration: ServerConfiguration) {
+        let limits = configuration.limits, rooms = configuration.rooms
+        self.init(requirePresenterKey: rooms.requirePresenterKey, roomIdleSeconds: rooms.roomIdleSeconds,
+                  undrivenIdleSeconds: rooms.undrivenIdleSeconds, conflation: rooms.conflation, recordRooms: rooms.recordRooms,
+                  maxRooms: limits.rooms, maxMembersPerRoom: limits.membersPerRoom, roomCreationsPerMinute: limits.roomCreationsPerMinute,
+                  unclaimedRoomsPerAddress: limits.unclaimedRoomsPerAddress, keyFailuresPerMinute: limits.keyFailuresPerMinute,
+                  documentsTotalBytes: limits.documentsTotalBytes, messageLimits: configuration.messageLimits,
+                  recordingBytes: limits.recordingBytes, recordingsTotalBytes: limits.recordingsTotalBytes,
+                  recordingsBytesPerAddress: limits.recordingsBytesPerAddress)
     }
 }

@@ -9,7 +9,7 @@ import Glibc
 struct Config: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Work with server configuration files.",
-        subcommands: [Check.self])
+        subcommands: [Check.self, Defaults.self])
 
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -29,6 +29,17 @@ struct Config: ParsableCommand {
                 logError("configuration: \(error)")
                 throw ExitCode(78)
             }
+        }
+    }
+}
+
+extension Config {
+    struct Defaults: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the built-in defaults as a configuration file (Config/scrollsync.json is its output).")
+
+        func run() {
+            print(Settings.describe(ServerConfiguration()))
         }
     }
 }

@@ -16,7 +16,7 @@ struct Serve: ParsableCommand {
         configuration file (--config or SCROLLSYNC_CONFIG), the defaults. Config/README.md lists \
         every key; `scrollsync config check` prints the effective configuration. SIGHUP reads the \
         configuration again: a renewed certificate and the settings that can change while serving \
-        (admin.token, origins, limits.connections, limits.connectionsPerAddress, log.level) are \
+        (\(Settings.reloadableKeys.filter { !$0.hasPrefix("tls.") }.joined(separator: ", "))) are \
         taken and every connection is kept. Under systemd (NOTIFY_SOCKET) it says READY=1 once \
         it listens and STOPPING=1 when it drains; $STATE_DIRECTORY is its data directory unless \
         store.directory is set.
@@ -25,114 +25,35 @@ struct Serve: ParsableCommand {
     @Option(help: "Configuration file (JSON); see Config/scrollsync.json.")
     var config: String?
 
-    @Option(help: "Address to bind (0.0.0.0 or :: to serve other machines). [listen.host]")
-    var host: String?
-
-    @Option(help: "TCP port; 0 picks a free one. [listen.port]")
-    var port: Int?
-
-    @Option(help: "PEM certificate chain; with --tls-key, serve wss://. [tls.certificate]")
-    var tlsCert: String?
-
-    @Option(help: "PEM private key for --tls-cert. [tls.key]")
-    var tlsKey: String?
-
-    @Flag(help: "Turn off the /echo conformance endpoint. [echo]")
-    var noEcho = false
-
-    @Option(help: "Event loops (threads); default one per core. [loops]")
-    var loops: Int?
-
-    @Option(help: "Seconds a client has to finish its upgrade request. [timeouts.handshake]")
-    var handshakeTimeout: Int?
-
-    @Option(help: "Seconds of silence before a ping; twice this drops the client. [timeouts.idle]")
-    var idleTimeout: Int?
-
-    @Option(help: "Seconds SIGTERM/SIGINT waits for clients to close (close 1001); a second signal exits at once. [timeouts.shutdownGrace]")
-    var shutdownGrace: Double?
-
-    @Option(help: "Open connections in all. [limits.connections]")
-    var maxConnections: Int?
-
-    @Option(help: "Open connections per client address; 0 is no limit. [limits.connectionsPerAddress]")
-    var maxConnectionsPerAddress: Int?
-
-    @Option(help: "Rooms held at once. [limits.rooms]")
-    var maxRooms: Int?
-
-    @Option(help: "Members of one room. [limits.membersPerRoom]")
-    var maxMembers: Int?
-
-    @Option(help: "Rooms one client address may create per minute; 0 is no limit (load tests). [limits.roomCreationsPerMinute]")
-    var roomCreations: Int?
-
-    @Option(help: "Scrolls per second per presenter; 0 is no limit. [limits.scrollRate]")
-    var scrollRate: Double?
-
-    @Option(help: "Allowed browser Origin (repeat for several); none allows any. [origins]")
-    var origin: [String] = []
-
-    @Flag(help: "Presenters must give a key (key=…) to create or join a room. [rooms.requireKeys]")
-    var requireKeys = false
-
-    @Option(help: "Seconds an empty room keeps its state before it is forgotten. [rooms.idleSeconds]")
-    var roomIdle: Int?
-
-    @Flag(help: "Deliver every state to every follower instead of the newest (for throughput benchmarks). [rooms.conflation]")
-    var noConflation = false
-
-    @Option(help: "Directory where rooms are kept across restarts. [store.directory]")
-    var dataDir: String?
-
-    @Flag(help: "Keep rooms in memory only (nothing survives a restart). [store.directory = null]")
-    var inMemory = false
-
-    @Option(help: "Share rooms with other nodes through Redis: redis://HOST:PORT[/DB], rediss:// for TLS. [redis.url]")
-    var redis: String?
-
-    @Flag(help: "--redis names a node of a Redis Cluster: rooms live on the masters that serve their slots. [redis.cluster]")
-    var redisCluster = false
-
-    @Option(help: "Least severe event logged: trace … critical. [log.level]")
-    var logLevel: String?
-
-    @Flag(help: "Log one JSON object per line. [log.json]")
-    var logJSON = false
+    // Each flag's help and key come from the settings table (`Settings.all`).
+    @Option(flag: "host") var host: String?
+    @Option(flag: "port") var port: Int?
+    @Option(flag: "tls-cert") var tlsCert: String?
+    @Option(flag: "tls-key") var tlsKey: String?
+    @Flag(flag: "no-echo") var noEcho = false
+    @Option(flag: "loops") var loops: Int?
+    @Option(flag: "handshake-timeout") var handshakeTimeout: Int?
+    @Option(flag: "idle-timeout") var idleTimeout: Int?
+    @Option(flag: "shutdown-grace") var shutdownGrace: Double?
+    @Option(flag: "max-connections") var maxConnections: Int?
+    @Option(flag: "max-connections-per-address") var maxConnectionsPerAddress: Int?
+    @Option(flag: "max-rooms") var maxRooms: Int?
+    @Option(flag: "max-members") var maxMembers: Int?
+    @Option(flag: "room-creations") var roomCreations: Int?
+    @Option(flag: "scroll-rate") var scrollRate: Double?
+    @Option(flag: "origin") var origin: [String] = []
+    @Flag(flag: "require-keys") var requireKeys = false
+    @Option(flag: "room-idle") var roomIdle: Int?
+    @Flag(flag: "no-conflation") var noConflation = false
+    @Option(flag: "data-dir") var dataDir: String?
+    @Flag(flag: "in-memory") var inMemory = false
+    @Option(flag: "redis") var redis: String?
+    @Flag(flag: "redis-cluster") var redisCluster = false
+    @Option(flag: "log-level") var logLevel: String?
+    @Flag(flag: "log-json") var logJSON = false
 
     /// The flags given, as configuration keys and values.
-    var overrides: [(key: String, value: JSON)] {
-        var values = [(key: String, value: JSON)]()
-        func number(_ key: String, _ value: (some BinaryInteger)?) { if let value { values.append((key, .number(Double(value), text: String(value)))) } }
-        func number(_ key: String, _ value: Double?) { if let value { values.append((key, .number(value, text: String(value)))) } }
-        func text(_ key: String, _ value: String?) { if let value { values.append((key, .string(value))) } }
-        text("listen.host", host)
-        number("listen.port", port)
-        text("tls.certificate", tlsCert)
-        text("tls.key", tlsKey)
-        if noEcho { values.append(("echo", .bool(false))) }
-        number("loops", loops)
-        number("timeouts.handshake", handshakeTimeout)
-        number("timeouts.idle", idleTimeout)
-        number("timeouts.shutdownGrace", shutdownGrace)
-        number("limits.connections", maxConnections)
-        number("limits.connectionsPerAddress", maxConnectionsPerAddress)
-        number("limits.rooms", maxRooms)
-        number("limits.membersPerRoom", maxMembers)
-        number("limits.roomCreationsPerMinute", roomCreations)
-        number("limits.scrollRate", scrollRate)
-        if !origin.isEmpty { values.append(("origins", .array(origin.map { .string($0) }))) }
-        if requireKeys { values.append(("rooms.requireKeys", .bool(true))) }
-        number("rooms.idleSeconds", roomIdle)
-        if noConflation { values.append(("rooms.conflation", .bool(false))) }
-        text("store.directory", dataDir)
-        if inMemory { values.append(("store.directory", .null)) }
-        text("redis.url", redis)
-        if redisCluster { values.append(("redis.cluster", .bool(true))) }
-        text("log.level", logLevel)
-        if logJSON { values.append(("log.json", .bool(true))) }
-        return values
-    }
+    var overrides: [(key: String, value: JSON)] { settingOverrides(of: self) }
 
     func run() throws {
         let configuration: ServerConfiguration

@@ -188,7 +188,7 @@ struct ConfigurationTests {
     @Test func shippedFilesAreValidAndTheDefaultsFileIsTheDefaults() throws {
         let defaults = try String(contentsOf: Self.repository.appendingPathComponent("Config/scrollsync.json"), encoding: .utf8)
         #expect(defaults.trimmingCharacters(in: .whitespacesAndNewlines) == Settings.describe(ServerConfiguration()),
-                "Config/scrollsync.json differs from the built-in defaults: regenerate it with `scrollsync config check > Config/scrollsync.json`")
+                "Config/scrollsync.json differs from the built-in defaults: regenerate it with `scrollsync config defaults > Config/scrollsync.json`")
         for example in ["Config/scrollsync.json", "Config/examples/tls.json", "Config/examples/public.json", "Config/examples/cluster.json", "Config/examples/redis-cluster.json"] {
             // The public example needs an admin token of the operator's own; the TLS example's
             // files are where a Debian machine keeps them, here the tests' own.
