@@ -128,7 +128,9 @@ struct SettingsTableTests {
             #expect(row[2].hasPrefix("`\(setting.documentedDefault)`"), "\(setting.key)'s default is `\(setting.documentedDefault)`: \(row[2])")
         }
         #expect(rows.count == Settings.all.filter { !$0.flags.isEmpty }.count, "no row for a setting without a flag")
-        try Self.expectReloadSentence(in: "README.md", from: "SIGHUP reloads without dropping anyone", to: "configuration read again",
+        try Self.expectReloadSentence(in: "README.md", from: "SIGHUP reads the certificate and key again for new handshakes, and takes",
+                                      to: "configuration read again", keys: Settings.reloadableKeys.filter { !$0.hasPrefix("tls.") })
+        try Self.expectReloadSentence(in: "docs/operations.md", from: "SIGHUP reloads without dropping anyone", to: "configuration read again",
                                       keys: Settings.reloadableKeys.filter { !$0.hasPrefix("tls.") })
     }
 
