@@ -75,17 +75,7 @@ final class TLSSession {
     /// says whether to try again when it is readable).
     func receive(into buffer: UnsafeMutableRawBufferPointer, wouldBlock: inout Bool) -> Int32 {
         guard let channel else { return 0 }
-        do {
-            switch try channel.loop.io.read(channel, into: buffer) {
-            case .done(let count): return Int32(count)
-            case .wouldBlock:
-                wouldBlock = true
-                return -1
-            }
-        } catch {
-            ioError = error.errno
-            return -1
-        }
+        return bioResult(wouldBlock: &wouldBlock) { () throws(SystemError) in try channel.loop.io.read(channel, into: buffer) }
     }
 
     /// Writes ciphertext to the connection: what it took, or -1 (`wouldBlock` says whether
@@ -94,8 +84,15 @@ final class TLSSession {
         guard let channel, let base = bytes.baseAddress else { return -1 }
         let loop = channel.loop
         loop.iovecs[0] = iovec(iov_base: UnsafeMutableRawPointer(mutating: base), iov_len: bytes.count)
+        return bioResult(wouldBlock: &wouldBlock) { () throws(SystemError) in try loop.io.write(channel, loop.iovecs, count: 1) }
+    }
+
+    /// A read's or write's result as a BIO says it: the count, or -1 with `wouldBlock` set
+    /// or the errno kept for `outcome`.
+    @inline(__always)
+    private func bioResult(wouldBlock: inout Bool, _ call: () throws(SystemError) -> IOResult<Int>) -> Int32 {
         do {
-            switch try loop.io.write(channel, loop.iovecs, count: 1) {
+            switch try call() {
             case .done(let count): return Int32(count)
             case .wouldBlock:
                 wouldBlock = true

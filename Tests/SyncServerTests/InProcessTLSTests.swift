@@ -6,7 +6,8 @@ import Transport
 /// wss on the embedded loop (issue 45.5): the server's TLS runs through the loop's I/O, so a
 /// TLS client channel on the same loop talks to it in process, with no socket. What a
 /// person hears when TLS cannot work is checked here too; `TLSFailureTests` keeps the same
-/// cases end to end, through the command line over real sockets.
+/// cases end to end, through the command line over real sockets. (A slow follower over wss:
+/// `InProcessRoomTests.aFollowerThatDoesNotReadEndsOnTheNewestState`.)
 @Suite("wss in process (embedded loop)")
 struct InProcessTLSTests {
     static func server(tls: Bool = true) throws -> (Server, EventLoop) {
@@ -32,32 +33,6 @@ struct InProcessTLSTests {
         #expect(follower.wait { $0.contains(#""type":"welcome""#) && $0.contains(#""driverName":"Ann""#) }, "\(follower.messages)")
         for offset in [10, 20, 30] { presenter.send(#"{"type":"scroll","offset":\#(offset),"viewport":10,"content":100}"#) }
         #expect(follower.wait { $0.contains(#""offset":30,"#) }, "\(follower.messages)")
-    }
-
-    /// A follower whose connection takes nothing ends on the newest state once it reads
-    /// again: conflation works the same under TLS (libssl holds at most the part of one
-    /// record the connection did not take).
-    @Test func aFollowerThatDoesNotReadEndsOnTheNewestStateOverWSS() throws {
-        let (server, loop) = try Self.server()
-        defer { server.shutdown() }
-        let presenter = try InProcessClient(server, loop: loop, path: "/rooms/slow?role=presenter&key=k", tls: Self.trusting())
-        #expect(presenter.wait { $0.contains(#""type":"welcome""#) })
-        let follower = try InProcessClient(server, loop: loop, path: "/rooms/slow", tls: Self.trusting())
-        #expect(follower.wait { $0.contains(#""type":"welcome""#) })
-        follower.connection.window = 0  // the server's sends to it are taken no more
-        let before = follower.messages.count
-        for offset in 1...300 {
-            presenter.send(#"{"type":"scroll","offset":\#(offset),"viewport":10,"content":1000}"#)
-            loop.advance(by: 20_000_000)  // 50 a second, under the rate limit
-        }
-        #expect(presenter.wait { $0.contains(#""offset":300,"#) })
-        follower.pump()
-        #expect(follower.messages.count == before, "nothing got through a closed window")
-        follower.connection.acceptMore(nil)
-        #expect(follower.wait { $0.contains(#""offset":300,"#) })
-        let states = follower.states
-        #expect(states.count < 10, "a backlog was kept: \(states.count) states")
-        #expect(states.last?["offset"]?.double == 300)
     }
 
     /// Plain HTTP to the TLS port hears why in plain HTTP (as nginx answers it).
