@@ -23,6 +23,7 @@ enum LoopBIO {
             let buffer = UnsafeMutableRawBufferPointer(start: data, count: Int(length))
             let result = session(of: bio)._withUnsafeGuaranteedRef { $0.receive(into: buffer, wouldBlock: &wouldBlock) }
             if wouldBlock { BIO_set_flags(bio, BIO_FLAGS_READ | BIO_FLAGS_SHOULD_RETRY) }
+            if result == 0 { BIO_set_flags(bio, BIO_FLAGS_IN_EOF) }
             return result
         }
         _ = BIO_meth_set_write(method) { bio, data, length in
@@ -34,8 +35,16 @@ enum LoopBIO {
             if wouldBlock { BIO_set_flags(bio, BIO_FLAGS_WRITE | BIO_FLAGS_SHOULD_RETRY) }
             return result
         }
-        // Writes go out as they are made: a flush has nothing to do, and must say it succeeded.
-        _ = BIO_meth_set_ctrl(method) { _, command, _, _ in command == BIO_CTRL_FLUSH ? 1 : 0 }
+        // As a socket BIO answers: writes go out as they are made (a flush has nothing to do and
+        // says it succeeded), and the end of the stream is told, so that libssl reports an end
+        // without close_notify as a truncation ("unexpected eof while reading").
+        _ = BIO_meth_set_ctrl(method) { bio, command, _, _ in
+            switch command {
+            case BIO_CTRL_FLUSH: 1
+            case BIO_CTRL_EOF: bio.map { BIO_test_flags($0, BIO_FLAGS_IN_EOF) != 0 ? 1 : 0 } ?? 0
+            default: 0
+            }
+        }
         return method
     }()
 

@@ -129,6 +129,21 @@ struct EmbeddedTLSTests {
         #expect(server.sendingShutDown && clientEnd.failure == nil)
     }
 
+    /// A stream that ends without close_notify may have been cut short: libssl says so (as it
+    /// does on a socket), and the handler hears it before the close.
+    @Test func anEndWithoutCloseNotifyIsATruncation() throws {
+        let (server, serverEnd, _, clientEnd) = try connect(serverTLS: serverContext, client: try trusting())
+        serverEnd.echo = true
+        #expect(loop.advance(until: { clientEnd.received.count == 5 }))
+        server.hangUp()
+        #expect(loop.advance(until: { clientEnd.closed }))
+        guard case .other(let why) = clientEnd.failure else {
+            Issue.record("\(String(describing: clientEnd.failure))")
+            return
+        }
+        #expect(why.contains("unexpected eof"), "\(why)")
+    }
+
     @Test func aSelfSignedCertificateIsNotTrusted() throws {
         let (_, _, _, clientEnd) = try connect(serverTLS: serverContext, client: try TLSContext(clientVerifying: true))
         #expect(loop.advance(until: { clientEnd.closed }))
