@@ -4,6 +4,7 @@
 #define SCROLLSYNC_COPENSSL_SHIM_H
 #include <openssl/ssl.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/hmac.h>
@@ -20,6 +21,12 @@ static inline long scrollsync_SSL_set_tlsext_host_name(SSL *ssl, const char *nam
 }
 static inline uint64_t scrollsync_SSL_CTX_set_options(SSL_CTX *ctx, uint64_t options) {
     return SSL_CTX_set_options(ctx, options);
+}
+static inline long scrollsync_SSL_CTX_clear_chain_certs(SSL_CTX *ctx) {
+    return SSL_CTX_clear_chain_certs(ctx);
+}
+static inline long scrollsync_SSL_CTX_add0_chain_cert(SSL_CTX *ctx, X509 *certificate) {
+    return SSL_CTX_add0_chain_cert(ctx, certificate);
 }
 static inline uint64_t scrollsync_SSL_OP_CIPHER_SERVER_PREFERENCE(void) { return SSL_OP_CIPHER_SERVER_PREFERENCE; }
 static inline uint64_t scrollsync_SSL_OP_NO_RENEGOTIATION(void) { return SSL_OP_NO_RENEGOTIATION; }

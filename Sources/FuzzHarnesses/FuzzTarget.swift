@@ -42,6 +42,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// A recording file (Protocol/RECORDING.md): read or refused with a line; what reads
     /// writes back to a recording that reads the same.
     case recording
+    /// Secrets compared (`ConstantTime.equal`, token signatures) and found in URLs (`QueryText`).
+    case secretCompare = "secret-compare"
 
     /// Runs the target on `data`; throws a finding when an invariant breaks.
     public func check(_ data: [UInt8]) throws(FuzzFinding) {
@@ -62,6 +64,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .websocketURL: try Self.websocketURL(data)
         case .redisInput: try Self.redisInput(data)
         case .recording: try Self.recording(data)
+        case .secretCompare: try Self.secretCompare(data)
         }
     }
 

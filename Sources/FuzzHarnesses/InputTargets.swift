@@ -97,23 +97,34 @@ extension FuzzTarget {
         try expect(printable(url.target), "the target \(url.target.debugDescription) can break the request line")
         let set = url.with(target: "/" + text)
         try expect(printable(set.target) && set.with(target: set.target) == set, "with(target:) gave \(set.target.debugDescription)")
+        // What `record` writes in a recording's header, the reader takes: no secret however spelled.
+        try expect(QueryText.secretProblem(inURL: url.withoutSecrets) == nil, "\(url.withoutSecrets) keeps a secret")
     }
 
-    /// Any bytes read as a recording or are refused naming a line within the file; what
-    /// reads writes back to lines that read as the same recording, each time rounded to the
-    /// millisecond (exactly: a half-millisecond tolerance failed on 2.2055 by float error).
+    /// Any bytes read as a recording or are refused naming a line within the file, no later
+    /// than the first line that is longer than any event or not UTF-8 (refused before it is
+    /// decoded); what reads has no secret in its URL and writes back to lines that read as the
+    /// same recording, each time rounded to the millisecond (exactly: a half-millisecond
+    /// tolerance failed on 2.2055 by float error). A first byte of 0x80 or more makes the
+    /// document limit its low six bits, so that short inputs reach the line bound.
     static func recording(_ data: [UInt8]) throws(FuzzFinding) {
+        var limits = ClientMessage.Limits()
+        if let first = data.first, first & 0x80 != 0 { limits.maxDocumentBytes = Int(first & 0x3F) }
+        let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        let firstBad = lines.firstIndex { $0.count > Recording.maxLineBytes(limits) || String(validating: $0, as: UTF8.self) == nil }
         let recording: Recording
         do {
-            recording = try Recording.read(data)
+            recording = try Recording.read(data, limits: limits)
         } catch {
-            let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).count
-            try expect(error.line >= 1 && error.line <= max(1, lines) + 1, "a problem on line \(error.line) of \(lines)")
+            try expect(error.line >= 1 && error.line <= max(1, lines.count) + 1, "a problem on line \(error.line) of \(lines.count)")
+            if let firstBad { try expect(error.line <= firstBad + 1, "line \(firstBad + 1) is refused only at line \(error.line)") }
             return
         }
+        try expect(firstBad == nil, "line \(firstBad.map { $0 + 1 } ?? 0) (too long or not UTF-8) was read")
+        try expect(QueryText.secretProblem(inURL: recording.header.url) == nil, "the header's URL \(recording.header.url) holds a secret")
         let written = ([Recording.headerLine(recording.header)] + recording.events.map(Recording.eventLine)).joined(separator: [10])
         do {
-            let again = try Recording.read(Array(written))
+            let again = try Recording.read(Array(written), limits: limits)
             try expect(again.header == recording.header, "the header reads back differently")
             try expect(again.events.count == recording.events.count, "\(again.events.count) events read back, not \(recording.events.count)")
             for (a, b) in zip(again.events, recording.events) {

@@ -1,3 +1,5 @@
+import ScrollModel
+
 /// The limits a load run must stay within (`scrollsync load --max-…`), for a CI gate.
 public struct LoadThresholds: Sendable {
     /// The fraction of (update, follower) pairs never covered.
@@ -17,20 +19,69 @@ public struct LoadThresholds: Sendable {
         self.minCoverage = minCoverage
     }
 
+    /// One threshold against what the run measured.
+    public struct Check: Sendable, Equatable {
+        /// The option's name without `--`, e.g. `max-loss`; `in-order` for the order check every run has.
+        public let name: String
+        public let limit: Double
+        public let measured: Double
+        public let passed: Bool
+        /// How it reads in a message: `loss 0.79 % > 0.50 %`.
+        public let text: String
+    }
+
+    /// Every threshold given (and the order check every run has), each with its limit, the
+    /// value measured and whether it passed.
+    public func checks(of report: LoadReport) -> [Check] {
+        var checks = [Check]()
+        func check(_ name: String, _ limit: Double, _ measured: Double, passed: Bool, _ text: String) {
+            checks.append(Check(name: name, limit: limit, measured: measured, passed: passed, text: text))
+        }
+        if let maxLoss {
+            check("max-loss", maxLoss, report.loss, passed: report.loss <= maxLoss, "loss \(percent(report.loss)) > \(percent(maxLoss))")
+        }
+        let errors = report.failedConnections + report.stats.serverErrors
+        if let maxErrors { check("max-errors", Double(maxErrors), Double(errors), passed: errors <= maxErrors, "errors \(errors) > \(maxErrors)") }
+        if let maxAgeP99 {
+            check("max-age-p99", maxAgeP99, report.ageMs(99), passed: report.ageMs(99) <= maxAgeP99, "age p99 \(report.ageMs(99)) ms > \(maxAgeP99) ms")
+        }
+        if let maxStalenessP99 {
+            check("max-staleness-p99", maxStalenessP99, report.stalenessMs(99), passed: report.stalenessMs(99) <= maxStalenessP99,
+                  "staleness p99 \(report.stalenessMs(99)) ms > \(maxStalenessP99) ms")
+        }
+        if let minCoverage {
+            check("min-coverage", minCoverage, report.coverage, passed: report.coverage >= minCoverage,
+                  "coverage \(percent(report.coverage)) < \(percent(minCoverage))")
+        }
+        check("in-order", 0, Double(report.stats.outOfOrder), passed: report.stats.outOfOrder == 0, "\(report.stats.outOfOrder) states out of order")
+        return checks
+    }
+
     /// What the report exceeds, each said with its value and limit; empty when it passes.
     /// States seen out of order always fail a run.
     public func violations(of report: LoadReport) -> [String] {
-        var violations = [String]()
-        if let maxLoss, report.loss > maxLoss { violations.append("loss \(percent(report.loss)) > \(percent(maxLoss))") }
-        let errors = report.failedConnections + report.stats.serverErrors
-        if let maxErrors, errors > maxErrors { violations.append("errors \(errors) > \(maxErrors)") }
-        if let maxAgeP99, report.ageMs(99) > maxAgeP99 { violations.append("age p99 \(report.ageMs(99)) ms > \(maxAgeP99) ms") }
-        if let maxStalenessP99, report.stalenessMs(99) > maxStalenessP99 {
-            violations.append("staleness p99 \(report.stalenessMs(99)) ms > \(maxStalenessP99) ms")
+        checks(of: report).filter { !$0.passed }.map(\.text)
+    }
+
+    /// The checks as the report's `gate` object: `{"passed":…,"checks":[{"name","limit","measured","passed"}]}`.
+    public func gateJSON(_ report: LoadReport) -> [UInt8] {
+        let checks = checks(of: report)
+        var w = JSONWriter(capacity: 512)
+        w.beginObject()
+        w.field("passed", checks.allSatisfy(\.passed))
+        w.key("checks")
+        w.beginArray()
+        for check in checks {
+            w.beginObject()
+            w.field("name", check.name)
+            w.field("limit", check.limit)
+            w.field("measured", check.measured)
+            w.field("passed", check.passed)
+            w.endObject()
         }
-        if let minCoverage, report.coverage < minCoverage { violations.append("coverage \(percent(report.coverage)) < \(percent(minCoverage))") }
-        if report.stats.outOfOrder > 0 { violations.append("\(report.stats.outOfOrder) states out of order") }
-        return violations
+        w.endArray()
+        w.endObject()
+        return w.bytes
     }
 }
 

@@ -164,15 +164,15 @@ public enum ServerMessage {
 
     /// The welcome as the server writes it: ids straight from their numbers (no String each).
     public static func welcome(room: String, you: SessionID, role: Role, state: ScrollState?, driver: SessionID?, driverName: String? = nil,
-                               presence: Presence, document: SharedDocument?) -> [UInt8] {
+                               presence: Presence, document: SharedDocument?, recording: String? = nil) -> [UInt8] {
         welcome(room: room, role: role, state: state, hasDriver: driver != nil, driverName: driverName, presence: presence, document: document,
-                you: { $0.string(you) }, driver: { if let driver { $0.string(driver) } else { $0.null() } })
+                recording: recording, you: { $0.string(you) }, driver: { if let driver { $0.string(driver) } else { $0.null() } })
     }
 
     /// Written in fragments (the welcome's shape is fixed): one per run of punctuation and
     /// names between the values, as every member joining writes one.
     private static func welcome(room: String, role: Role, state: ScrollState?, hasDriver: Bool, driverName: String?, presence: Presence,
-                                document: SharedDocument?, you: (inout JSONWriter) -> Void, driver: (inout JSONWriter) -> Void) -> [UInt8] {
+                                document: SharedDocument?, recording: String? = nil, you: (inout JSONWriter) -> Void, driver: (inout JSONWriter) -> Void) -> [UInt8] {
         var w = JSONWriter(capacity: 512)  // 210 bytes in an undriven room, some 450 with a state: one allocation
         w.fragment(#"{"type":"welcome","protocol":"#)
         w.string(protocolName)
@@ -196,6 +196,10 @@ public enum ServerMessage {
         writePresence(presence, into: &w)
         w.fragment(#","doc":"#)
         if let document { w.string(document.fingerprint) } else { w.null() }
+        if let recording {
+            w.fragment(#","recording":"#)
+            w.string(recording)
+        }
         w.endObject()
         return w.bytes
     }

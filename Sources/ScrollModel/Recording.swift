@@ -10,6 +10,16 @@ public struct Recording: Sendable, Equatable {
     public static let maxSeconds = 7.0 * 24 * 3600
     /// The most events one recording holds (at 60 states a second: more than four hours).
     public static let maxEvents = 1_000_000
+    /// The longest room URL a header holds.
+    public static let maxURLBytes = 2048
+
+    /// The longest line a reader takes, checked before the line is decoded (a line of 100 MB
+    /// cost some 460 MB to refuse after decoding): the document limit and the event's own bytes
+    /// (a name, the header's URL, room and start, and some punctuation), each escaped at its
+    /// worst, six bytes (`\u001f`) for a byte. 6 MiB and 16 KiB by default.
+    public static func maxLineBytes(_ limits: ClientMessage.Limits) -> Int {
+        6 * (limits.maxDocumentBytes + limits.maxNameBytes + maxURLBytes + 256 + 64) + 1024
+    }
 
     public struct Header: Sendable, Equatable {
         public var room: String
@@ -98,11 +108,13 @@ public struct Recording: Sendable, Equatable {
         var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         if lines.last?.isEmpty == true { lines.removeLast() }
         guard let first = lines.first else { throw Problem(line: 1, reason: "empty: a recording starts with its header") }
-        var recording = Recording(header: try header(Array(first), limits: limits))
+        try checkLine(first, line: 1, limits: limits)
+        var recording = Recording(header: try header(first, limits: limits))
         guard lines.count - 1 <= maxEvents else { throw Problem(line: maxEvents + 2, reason: "more than \(maxEvents) events") }
         var last = 0.0
         for (index, line) in lines.enumerated().dropFirst() {
-            let event = try self.event(Array(line), line: index + 1, limits: limits)
+            try checkLine(line, line: index + 1, limits: limits)
+            let event = try self.event(line, line: index + 1, limits: limits)
             guard event.seconds >= last else {
                 throw Problem(line: index + 1, reason: "its time \(event.seconds) s is before the line above's (\(last) s): events are in order")
             }
@@ -112,7 +124,23 @@ public struct Recording: Sendable, Equatable {
         return recording
     }
 
-    private static func parse(_ bytes: [UInt8], line: Int) throws(Problem) -> JSON {
+    /// A line is refused before it is decoded when it is longer than any event can be, or is
+    /// not UTF-8 (a name or a text must not be repaired into something else).
+    private static func checkLine(_ bytes: ArraySlice<UInt8>, line: Int, limits: ClientMessage.Limits) throws(Problem) {
+        let limit = maxLineBytes(limits)
+        guard bytes.count <= limit else { throw Problem(line: line, reason: "\(bytes.count) bytes: longer than any event (\(limit) bytes)") }
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid: continue
+            case .emptyInput: return
+            case .error: throw Problem(line: line, reason: "not UTF-8")
+            }
+        }
+    }
+
+    private static func parse(_ bytes: ArraySlice<UInt8>, line: Int) throws(Problem) -> JSON {
         do {
             return try bytes.withUnsafeBytes { (buffer) throws(JSONError) in try JSON.parse(buffer) }
         } catch {
@@ -120,7 +148,7 @@ public struct Recording: Sendable, Equatable {
         }
     }
 
-    private static func header(_ bytes: [UInt8], limits: ClientMessage.Limits) throws(Problem) -> Header {
+    private static func header(_ bytes: ArraySlice<UInt8>, limits: ClientMessage.Limits) throws(Problem) -> Header {
         let json = try parse(bytes, line: 1)
         guard json["format"]?.string == "scrollsync-recording" else {
             throw Problem(line: 1, reason: "not a ScrollSync recording (the header needs \"format\": \"scrollsync-recording\")")
@@ -134,10 +162,10 @@ public struct Recording: Sendable, Equatable {
         guard let started = json["started"]?.string, (1...64).contains(started.utf8.count) else {
             throw Problem(line: 1, reason: "\"started\" must be a time (ISO 8601)")
         }
-        guard let url = json["url"]?.string, url.utf8.count <= 2048 else { throw Problem(line: 1, reason: "\"url\" must be a string of at most 2048 bytes") }
-        for secret in secretQueryParameters where url.contains("?\(secret)=") || url.contains("&\(secret)=") {
-            throw Problem(line: 1, reason: "\"url\" holds a secret (\(secret)): a recording never does")
+        guard let url = json["url"]?.string, url.utf8.count <= maxURLBytes else {
+            throw Problem(line: 1, reason: "\"url\" must be a string of at most \(maxURLBytes) bytes")
         }
+        if let problem = QueryText.secretProblem(inURL: url) { throw Problem(line: 1, reason: "\"url\" \(problem): a recording never holds one") }
         var document: SharedDocument?
         if let value = json["document"], !value.isNull {
             do {
@@ -149,7 +177,7 @@ public struct Recording: Sendable, Equatable {
         return Header(room: room, started: started, url: url, document: document)
     }
 
-    private static func event(_ bytes: [UInt8], line: Int, limits: ClientMessage.Limits) throws(Problem) -> Event {
+    private static func event(_ bytes: ArraySlice<UInt8>, line: Int, limits: ClientMessage.Limits) throws(Problem) -> Event {
         guard case .array(let parts) = try parse(bytes, line: line), parts.count == 2 else {
             throw Problem(line: line, reason: "an event is [seconds, message]")
         }

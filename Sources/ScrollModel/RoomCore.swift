@@ -31,23 +31,38 @@ public struct RoomCore: Sendable {
         public let driverName: String?
         public let presence: Presence
         public let document: SharedDocument?
+        /// For a presenter: the room's recording (`on`, `stopped`, `refused`: asked for, not
+        /// kept), and why it is not kept; nil when it is not recorded and nobody asked.
+        public let recording: String?
+        public let recordingProblem: String?
 
-        public init(state: ScrollState?, driver: SessionID?, driverName: String? = nil, presence: Presence, document: SharedDocument?) {
+        public init(state: ScrollState?, driver: SessionID?, driverName: String? = nil, presence: Presence, document: SharedDocument?,
+                    recording: String? = nil, recordingProblem: String? = nil) {
             self.state = state
             self.driver = driver
             self.driverName = driverName
             self.presence = presence
             self.document = document
+            self.recording = recording
+            self.recordingProblem = recordingProblem
         }
 
         /// The same welcome with other counts (e.g. of the room's members on every node).
         public func counting(_ presence: Presence) -> Welcome {
             presence == self.presence ? self
-                : Welcome(state: state, driver: driver, driverName: driverName, presence: presence, document: document)
+                : Welcome(state: state, driver: driver, driverName: driverName, presence: presence, document: document,
+                          recording: recording, recordingProblem: recordingProblem)
+        }
+
+        /// The same welcome saying what becomes of the room's recording.
+        public func noting(recording: String, problem: String?) -> Welcome {
+            Welcome(state: state, driver: driver, driverName: driverName, presence: presence, document: document,
+                    recording: recording, recordingProblem: problem)
         }
 
         public static func == (a: Welcome, b: Welcome) -> Bool {
             a.state == b.state && a.driver == b.driver && a.driverName == b.driverName && a.presence == b.presence && a.document == b.document
+                && a.recording == b.recording && a.recordingProblem == b.recordingProblem
         }
     }
 
@@ -113,18 +128,22 @@ public struct RoomCore: Sendable {
     /// follower's key matches the room's record (the caller hashes; the core decides).
     /// With `authorized`, an application's signed token has already admitted the session in
     /// its role: no key is asked for.
+    /// A private room, and a follow key (`setsFollowKey`: a presenter gave one), need a presenter
+    /// who proves itself: with a token, with the room's presenter key, or by binding its key to
+    /// a room that has none and no presenter. A presenter without a key could otherwise make a
+    /// room private that anyone may present, or present a private room.
     public mutating func join(_ id: SessionID, role: Role, name: String?, key: String?, keyRequired: Bool = false,
                               claimsControl: Bool = true, followKey: ((String) -> Bool)? = nil,
-                              authorized: Bool = false) -> Result<(Welcome, [Broadcast]), ProtocolError> {
+                              authorized: Bool = false, setsFollowKey: Bool = false) -> Result<(Welcome, [Broadcast]), ProtocolError> {
         var broadcasts = [Broadcast]()
         return join(id, role: role, name: name, key: key, keyRequired: keyRequired, claimsControl: claimsControl, followKey: followKey,
-                    authorized: authorized) { broadcasts.append($0) }.map { ($0, broadcasts) }
+                    authorized: authorized, setsFollowKey: setsFollowKey) { broadcasts.append($0) }.map { ($0, broadcasts) }
     }
 
     /// `join`, handing its broadcasts to `emit` in order (no array of them).
     public mutating func join(_ id: SessionID, role: Role, name: String?, key: String?, keyRequired: Bool = false,
                               claimsControl: Bool = true, followKey: ((String) -> Bool)? = nil, authorized: Bool = false,
-                              emit: (Broadcast) -> Void) -> Result<Welcome, ProtocolError> {
+                              setsFollowKey: Bool = false, emit: (Broadcast) -> Void) -> Result<Welcome, ProtocolError> {
         if role == .follower, !authorized, let required = self.followKey {
             guard let followKey, followKey(required) else {
                 return .failure(ProtocolError(.unauthorized, followKey == nil
@@ -138,13 +157,18 @@ public struct RoomCore: Sendable {
             }
             let given = key.map { Array($0.utf8) }
             if let presenterKey {
-                guard let given, Self.constantTimeEqual(given, presenterKey) else {
+                guard let given, ConstantTime.equal(given, presenterKey) else {
                     return .failure(ProtocolError(.unauthorized, "wrong or missing presenter key for room \(self.name)"))
                 }
             } else if keyRequired && (given?.isEmpty ?? true) {
                 return .failure(ProtocolError(.unauthorized, "this server requires a presenter key (key=…)"))
+            } else if isPrivate {
+                // Binding a key is no proof here: the room's follow key was set by a presenter who gave one.
+                return .failure(ProtocolError(.unauthorized, "room \(self.name) is private and has no presenter key: present it with a presenter token (token=…)"))
             } else if let given, !given.isEmpty, presence.presenters == 0 {
                 presenterKey = given
+            } else if setsFollowKey {
+                return .failure(ProtocolError(.unauthorized, Self.followKeyNeedsProof))
             }
         }
         if let previous = members[id] { count(previous, -1) }
@@ -159,6 +183,10 @@ public struct RoomCore: Sendable {
         emit(.presence(presence))
         return .success(Welcome(state: state, driver: driver, driverName: driverName, presence: presence, document: document))
     }
+
+    /// Why a follow key from a presenter who proved nothing is refused.
+    public static let followKeyNeedsProof = "a follow key (followKey=…) may be set only by a presenter who gives the room's presenter key (key=…) "
+        + "or a presenter token: without one, anyone could present the private room"
 
     /// Removes a session; frees control if it drove.
     public mutating func leave(_ id: SessionID) -> [Broadcast] {
@@ -252,14 +280,5 @@ public struct RoomCore: Sendable {
     public mutating func adopt(presenterKey digest: String?) {
         presenterKey = digest.map { Array($0.utf8) }
         if presenterKey != nil { isLocked = false }
-    }
-
-    /// Compares without an early exit, so timing does not reveal how much of a key matched.
-    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
-        for i in 0..<max(a.count, b.count) {
-            difference |= (i < a.count ? a[i] : 0) ^ (i < b.count ? b[i] : 0)
-        }
-        return difference == 0
     }
 }

@@ -1,10 +1,10 @@
 /// Which way the view last moved, from the previous offset.
-public enum Direction: String, Sendable, Equatable {
+public enum Direction: String, Sendable, Hashable {
     case up, down, none
 }
 
 /// The item at the top of the driver's view and how far into it (0…1).
-public struct Anchor: Sendable, Equatable {
+public struct Anchor: Sendable, Hashable {
     public var id: String
     public var fraction: Double
 
@@ -33,7 +33,7 @@ public struct ScrollUpdate: Sendable, Equatable {
 }
 
 /// A room's shared scroll state (Protocol/PROTOCOL.md, "The scroll state").
-public struct ScrollState: Sendable, Equatable {
+public struct ScrollState: Sendable, Hashable {
     /// Strictly increasing per room.
     public var seq: Int
     public var offset: Double

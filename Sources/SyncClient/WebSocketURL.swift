@@ -147,7 +147,7 @@ public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
         guard parts.count == 2 else { return description }
         let query = parts[1].split(separator: "&", omittingEmptySubsequences: false).compactMap { pair -> String? in
             let name = pair.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
-            return secretQueryParameters.contains(name) ? rewrite(name) : String(pair)
+            return QueryText.secretName(name[...]).map(rewrite) ?? String(pair)
         }
         return "\(secure ? "wss" : "ws")://\(hostHeader)\(parts[0])" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
     }

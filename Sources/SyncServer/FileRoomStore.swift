@@ -36,7 +36,16 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
     private let queue = Mutex(Queue())
     private let logger: Logger
     private let lockDescriptor: Int32
-    private let writtenHandler = Mutex<(@Sendable (String, Int) -> Void)?>(nil)
+    private let writtenHandler = Mutex<WrittenHandler?>(nil)
+
+    /// The `written` handler in a box of its own. Read straight out of a `Mutex` (`withLock { $0 }`),
+    /// a closure comes back wrapped in two reabstraction thunks, and that wrapped copy is written
+    /// back (swiftlang/swift#91348): every state written grew the handler by two heap objects and
+    /// its call by two frames, without end (issue 49). A class reference is read as it is.
+    private final class WrittenHandler: Sendable {
+        let call: @Sendable (String, Int) -> Void
+        init(_ call: @escaping @Sendable (String, Int) -> Void) { self.call = call }
+    }
 
     /// Creates `directory` if needed and locks it. Writes happen at most every `intervalMilliseconds`.
     public init(directory: String, intervalMilliseconds: UInt32 = 50, logger: Logger = Logger(label: "scrollsync")) throws(StoreError) {
@@ -81,8 +90,8 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
     }
 
     public var written: (@Sendable (String, Int) -> Void)? {
-        get { writtenHandler.withLock { $0 } }
-        set { writtenHandler.withLock { $0 = newValue } }
+        get { writtenHandler.withLock { $0 }?.call }
+        set { writtenHandler.withLock { $0 = newValue.map(WrittenHandler.init) } }
     }
 
     public var health: StoreHealth {
@@ -91,6 +100,12 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
             health.pendingRooms = queue.pending.count
             return health
         }
+    }
+
+    /// Rooms the store remembers something of: waiting to be written, or with a document or
+    /// key on disk (tests; at most the rooms held, as every forgotten room is removed).
+    var roomsRemembered: Int {
+        queue.withLock { Set($0.pending.keys).union($0.writtenDocuments.keys).union($0.writtenKeys.keys).union($0.writtenFollowKeys.keys).count }
     }
 
     /// A room's files: its state, document, presenter key record and follow key record.
@@ -337,7 +352,7 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
             if let error = replace("\(room.name).state", StoreFile.encode(payload, keyed: keyed, followKeyed: followKeyed, ceiling: room.seqCeiling)) {
                 return error
             }
-            written?(room.name, room.seqCeiling)
+            writtenHandler.withLock { $0 }?.call(room.name, room.seqCeiling)
         }
         return nil
     }

@@ -1,4 +1,5 @@
 import COpenSSL
+import ScrollModel
 
 /// How a private room keeps its follow key: a salted SHA-256 record,
 /// `sha256$SALT$HASH` (hex), never the key. Fast on purpose: every follower's join checks it
@@ -10,6 +11,16 @@ public enum FollowKey {
     /// Kept when a record could not be read (a damaged file, a bad Redis field): no key
     /// matches it, so the room stays private to everyone but its presenters.
     public static let unreadable = "unreadable"
+
+    /// A record no key matches (random salt and hash), checked in place of a room that is not
+    /// there, so that a missing room and a private one answer alike and take as long.
+    static let decoy = "\(scheme)$\(StoreFile.hex(randomBytes(16)))$\(StoreFile.hex(randomBytes(32)))"
+
+    static func randomBytes(_ count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        if RAND_bytes(&bytes, Int32(count)) != 1 { for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255) } }
+        return bytes
+    }
 
     /// The record of `key` with the salt of `existing` (to compare with it), or with a
     /// fresh salt when there is none (to keep it).
@@ -45,15 +56,14 @@ public enum FollowKey {
         input.append(contentsOf: key.utf8)
         var digest = [UInt8](repeating: 0, count: 32)
         input.withUnsafeBufferPointer { _ = SHA256($0.baseAddress, $0.count, &digest) }
-        let hexDigits = Array("0123456789abcdef".utf8)
-        var difference: UInt8 = 0
-        for byte in digest {
-            difference |= hexDigits[Int(byte >> 4)] ^ text[index]
-            index = text.index(after: index)
-            difference |= hexDigits[Int(byte & 15)] ^ text[index]
-            index = text.index(after: index)
+        let hexDigits: StaticString = "0123456789abcdef"
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { hex in
+            for (position, byte) in digest.enumerated() {
+                hex[2 * position] = hexDigits.utf8Start[Int(byte >> 4)]
+                hex[2 * position + 1] = hexDigits.utf8Start[Int(byte & 15)]
+            }
+            return ConstantTime.equal(hex, text[index...])
         }
-        return difference == 0
     }
 
     /// Whether `text` is a record a key can be checked against.

@@ -20,8 +20,16 @@ final class KeyFailureLimits: Sendable {
     /// Windows held, so that the common case (nobody failed lately) costs one atomic load.
     private let windowCount = Atomic<Int>(0)
     static let minute: UInt64 = 60_000_000_000
+    /// Windows held at most: 65,536 (a few MiB) covers every address that may be guessing in a
+    /// minute on a busy server. Past it, windows that are over go first, then the older half of
+    /// those with no check running: an attacker who floods the table from many addresses to
+    /// forget its own window pays some 32,000 requests for each new handful of guesses.
+    let capacity: Int
 
-    init(perMinute: Int) { self.perMinute = perMinute }
+    init(perMinute: Int, capacity: Int = 65_536) {
+        self.perMinute = perMinute
+        self.capacity = max(2, capacity)
+    }
 
     /// A check of a key from `address` for `room` begins: the ticket that settles it, or the
     /// seconds to wait when the failures and the checks running already reach the limit.
@@ -34,8 +42,7 @@ final class KeyFailureLimits: Sendable {
                 return .failure(RetryAfter(seconds: window.failures >= perMinute ? secondsLeft(window, now: now) : 1))
             }
             window.running += 1
-            windows[key] = window
-            windowCount.store(windows.count, ordering: .relaxed)
+            store(window, at: key, in: &windows, now: now)
             return .success(KeyCheckTicket(limits: self, key: key, now: now))
         }
     }
@@ -51,8 +58,7 @@ final class KeyFailureLimits: Sendable {
             var window = current(windows[key], now: now)
             window.running = max(0, window.running - 1)
             if failed { window.failures += 1 }
-            windows[key] = window
-            windowCount.store(windows.count, ordering: .relaxed)
+            store(window, at: key, in: &windows, now: now)
         }
     }
 
@@ -63,8 +69,7 @@ final class KeyFailureLimits: Sendable {
             let key = address + " " + room
             var window = current(windows[key], now: now)
             window.failures += 1
-            windows[key] = window
-            windowCount.store(windows.count, ordering: .relaxed)
+            store(window, at: key, in: &windows, now: now)
         }
     }
 
@@ -78,12 +83,28 @@ final class KeyFailureLimits: Sendable {
         }
     }
 
+    /// Windows held now (tests).
+    var windowsHeld: Int { windowCount.load(ordering: .relaxed) }
+
     /// Forgets windows that are over and have no check running.
     func sweep(now: UInt64) {
         windows.withLock { windows in
             windows = windows.filter { $0.value.running > 0 || elapsedNanoseconds(from: $0.value.started, to: now) < Self.minute }
             windowCount.store(windows.count, ordering: .relaxed)
         }
+    }
+
+    /// Keeps `window`, making room first when a new key would pass `capacity`.
+    private func store(_ window: Window, at key: String, in windows: inout [String: Window], now: UInt64) {
+        if windows[key] == nil, windows.count >= capacity {
+            windows = windows.filter { $0.value.running > 0 || elapsedNanoseconds(from: $0.value.started, to: now) < Self.minute }
+            if windows.count >= capacity {
+                let idle = windows.filter { $0.value.running == 0 }.sorted { $0.value.started < $1.value.started }
+                for (old, _) in idle.prefix(max(1, windows.count / 2)) { windows[old] = nil }
+            }
+        }
+        windows[key] = window
+        windowCount.store(windows.count, ordering: .relaxed)
     }
 
     /// The window as of `now`: a new one when the last is over (checks running carry over).
@@ -118,7 +139,9 @@ final class KeyCheckTicket: @unchecked Sendable {
     func settle(failed: Bool, now: UInt64) {
         guard !settled.exchange(true, ordering: .acquiringAndReleasing) else { return }
         limits?.settle(key: key, failed: failed, now: now)
-        if !failed, let action = notFailed.withLock({ $0 }) { action() }
+        // Taken out, not copied: a closure read out of a `Mutex` as it is comes back wrapped
+        // in thunks that are written back into it (swiftlang/swift#91348, issue 49).
+        if !failed, let action = notFailed.withLock({ $0.take() }) { action() }
     }
 
     /// Runs `action` when the check settles as not failed (e.g. gives back a shared count).

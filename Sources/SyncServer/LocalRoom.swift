@@ -277,6 +277,8 @@ public final class RoomCounters: Sendable {
 
     /// States handed to members' queues (including any later replaced in the send slot).
     public let deliveries = Atomic<Int>(0)
+    /// Rooms fetched again from Redis because a change could not follow what the room held.
+    public let refetches = Atomic<Int>(0)
     /// States replaced in a loop's mailbox before delivery.
     public let conflatedAtLoop = Atomic<Int>(0)
     /// States replaced in a follower's send slot (the follower was behind).

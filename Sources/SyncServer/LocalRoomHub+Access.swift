@@ -18,14 +18,23 @@ extension LocalRoomHub {
     }
 
     /// The document room `name` shares now, for someone who gives `followKey` (or a token
-    /// that `authorized` them); a private room's only with its follow key.
+    /// that `authorized` them); a private room's only with its follow key. A room that is not
+    /// there answers as a private one does (checked against a record no key matches): rooms
+    /// left out of `GET /rooms` are not revealed here either.
     public func document(ofRoom name: String, followKey: String? = nil, authorized: Bool = false, address: String = "") -> DocumentAccess {
-        guard let room = rooms.withLock({ $0[name] }) else { return .none }
-        let (document, required) = room.guarded.withLock { ($0.core.document, $0.core.followKey) }
+        let room = rooms.withLock { $0[name] }
+        let (document, required) = room?.guarded.withLock { ($0.core.document, $0.core.followKey) } ?? (nil, FollowKey.decoy)
         if let required, !authorized {
-            if let refusal = followKeyRefusal(name, required: required, given: followKey, address: address) { return refusal }
+            if case .refused(let status, let reason)? = followKeyRefusal(name, required: required, given: followKey, address: address) {
+                return .refused(status: status, reason: status == 401 ? Self.hiddenRoom(name) : reason)
+            }
         }
         return document.map { .document($0) } ?? .none
+    }
+
+    /// What a private room, and a room that is not there, answer to a request without a key.
+    static func hiddenRoom(_ name: String) -> String {
+        "room \(name) is private or not there: a private room's follow key (followKey=…) opens it"
     }
 
     /// Why `given` does not open private room `name` (401 missing, 403 wrong, 429 after too

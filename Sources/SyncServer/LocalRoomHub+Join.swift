@@ -130,7 +130,8 @@ extension LocalRoomHub {
             followCheck = { record in FollowKey.matches(followKey, record: record) }
         }
         let request = Room.Machine.JoinRequest(id: member.id, role: role, name: member.name, key: given, followKey: followCheck,
-                                               authorized: authorized, keyRequired: options.requirePresenterKey)
+                                               authorized: authorized, keyRequired: options.requirePresenterKey,
+                                               setsFollowKey: role == .presenter && member.followKey != nil)
         let effects = guarded.machine.step(.join(request), machineContext)
         // The key check is settled: a failure just counted (`keyFailed`) stays one.
         defer { proof?.ticket.settle(failed: false, now: loop.now) }
@@ -151,7 +152,12 @@ extension LocalRoomHub {
             upgradeLegacyKey(key, from: current, room: room, loop: loop)
         }
         if role == .presenter, let followKey = member.followKey {
-            setFollowKey(followKey, in: &guarded, room: room, shared: shared)
+            // A key bound here may lose to one another node bound first: the follow key waits for the engine's word.
+            if effects.contains(where: { if case .bindKey = $0 { true } else { false } }) {
+                guarded.followKeyAfterBinding = followKey
+            } else {
+                setFollowKey(followKey, in: &guarded, room: room, shared: shared)
+            }
         }
         let local = guarded.locals[loop.index] ?? LocalRoom(loop: loop, conflation: options.conflation, counters: counters)
         guarded.locals[loop.index] = local
@@ -161,9 +167,12 @@ extension LocalRoomHub {
         member.lastDocument = guarded.documentVersion  // the welcome carries the current document
         if member.windowBits != nil { guarded.compressingMembers += 1 }
         guarded.emptySince = nil
-        let welcomed = welcome.counting(guarded.presence)  // the counts of every node's members
-        if options.recordRooms || (role == .presenter && member.asksToRecord) {
-            startRecording(in: &guarded, room: room, now: loop.now)
+        var welcomed = welcome.counting(guarded.presence)  // the counts of every node's members
+        let asked = options.recordRooms || (role == .presenter && member.asksToRecord)
+        let problem = asked ? startRecording(in: &guarded, room: room, now: loop.now, address: member.address) : nil
+        notePresenters(&guarded)
+        if role == .presenter, let note = recordingNote(guarded, asked: asked, problem: problem) {
+            welcomed = welcomed.noting(recording: note.state, problem: note.problem)
         }
         // The room's own effects (its broadcasts, the record to keep) once the member is in.
         let later = carryOut(effects, in: &guarded, room: room, loop: loop)

@@ -129,8 +129,18 @@ extension LocalRoomHub {
             // after a leave must not overtake the claim of the join that followed): queued here.
             case .bindKey(let digest):
                 // The engine keeps the first record any node bound; every node takes that one.
-                engine?.bindKey(room: room.name, digest: digest) { kept in
-                    room.guarded.withLock { $0.core.adopt(presenterKey: kept) }
+                // A follow key given with this key is set only if it is that one.
+                let followKey = guarded.followKeyAfterBinding
+                guarded.followKeyAfterBinding = nil
+                engine?.bindKey(room: room.name, digest: digest) { [self] kept in
+                    room.guarded.withLock { guarded in
+                        guarded.core.adopt(presenterKey: kept)
+                        guard let followKey else { return }
+                        guard let kept, ConstantTime.equal(kept.utf8, digest.utf8) else {
+                            return logger.warning("follow key not set: another node bound the room's presenter key first", metadata: ["room": "\(room.name)"])
+                        }
+                        setFollowKey(followKey, in: &guarded, room: room, shared: true)
+                    }
                 }
             case .claimControl(let id):
                 engine?.control(room: room.name, .claim(session: id.description, name: guarded.core.names[id])) { _ in }

@@ -10,15 +10,23 @@ import WebSocketCore
 /// `GET /rooms/NAME/recording` to its presenter (key), the operator (admin token) or, in a
 /// private room, whoever has its follow key.
 extension LocalRoomHub {
-    /// Starts recording the room if it is not yet: the header holds its document, and its
-    /// state and driver are the first events (a recording started mid-talk plays from there).
-    func startRecording(in guarded: inout Room.Guarded, room: Room, now: UInt64) {
-        guard guarded.recording == nil else { return }
+    /// Starts recording the room if it is not yet, paid by `address` (who asked): the header
+    /// holds its document, and its state and driver are the first events (a recording started
+    /// mid-talk plays from there). Returns why it could not start, if it could not.
+    func startRecording(in guarded: inout Room.Guarded, room: Room, now: UInt64, address: String) -> String? {
+        guard guarded.recording == nil else { return nil }
         let header = Recording.Header(room: room.name, started: utcTimestamp(),
                                       url: "\(publicURL.value)/rooms/\(room.name)", document: guarded.core.document)
-        guard var recording = RoomRecording(header: header, now: now, limit: options.recordingBytes, budget: recordingBytes) else {
-            logger.warning("room not recorded: the recordings' byte limit is reached", metadata: ["room": "\(room.name)"])
-            return
+        let ticket = recordingBytes.ticket(room: room.name, address: address)
+        ticket.presented.store(guarded.presence.presenters > 0, ordering: .relaxed)
+        var recording: RoomRecording
+        do {
+            recording = try RoomRecording(header: header, now: now, limit: options.recordingBytes, budget: recordingBytes, ticket: ticket)
+        } catch {
+            recordingBytes.end(ticket)
+            refusals.count(.recordingBudget)
+            logger.warning("room not recorded", metadata: ["room": "\(room.name)", "address": "\(address)", "reason": "\(error.message)"])
+            return "this room is not recorded: \(error.message)"
         }
         if let state = guarded.core.state { _ = recording.append(ServerMessage.state(state), now: now, budget: recordingBytes) }
         if let driver = guarded.core.driver {
@@ -28,6 +36,33 @@ extension LocalRoomHub {
         counters.recordingsStarted.add(1, ordering: .relaxed)
         logger.info("recording started", metadata: ["room": "\(room.name)"])
         if let chunk = guarded.recording?.takeUnsaved() { recordingFiles?.append(chunk, room: room.name) }
+        return nil
+    }
+
+    /// What a presenter's welcome says of the room's recording (`recording`, and why it is not
+    /// kept), or nil when it is not recorded and nobody asked.
+    func recordingNote(_ guarded: Room.Guarded, asked: Bool, problem: String?) -> (state: String, problem: String?)? {
+        guard let recording = guarded.recording else { return asked ? ("refused", problem) : nil }
+        if let stopped = recording.stopped { return ("stopped", "this room's recording stopped: \(stopped)") }
+        return ("on", nil)
+    }
+
+    /// The room's recording learns whether anyone presents in it (on any node): a room nobody
+    /// presents in gives its recording's bytes up first when the budget is full.
+    func notePresenters(_ guarded: inout Room.Guarded) {
+        guarded.recording?.ticket.presented.store(guarded.presence.presenters > 0, ordering: .relaxed)
+    }
+
+    /// Rooms whose recordings the budget dropped for a presented room forget them (each tick).
+    func forgetDroppedRecordings() {
+        for name in recordingBytes.takeDropped() {
+            guard let room = rooms.withLock({ $0[name] }) else { continue }
+            room.guarded.withLock { guarded in
+                guard guarded.recording?.ticket.dropped.load(ordering: .relaxed) == true else { return }
+                dropRecording(in: &guarded, room: name)
+                logger.info("recording dropped: the recordings' budget went to a room with a presenter", metadata: ["room": "\(name)"])
+            }
+        }
     }
 
     /// Adds a message the room sends to its recording, if it is recorded.
@@ -36,8 +71,7 @@ extension LocalRoomHub {
         guard guarded.recording != nil else { return }
         if guarded.recording?.append(message, now: now, budget: recordingBytes) == false {
             counters.recordingsStopped.add(1, ordering: .relaxed)
-            logger.warning("recording stopped at its byte limit (limits.recordingBytes or limits.recordingsTotalBytes)",
-                           metadata: ["room": "\(room.name)"])
+            logger.warning("recording stopped", metadata: ["room": "\(room.name)", "reason": "\(guarded.recording?.stopped ?? "")"])
         }
         if let chunk = guarded.recording?.takeUnsaved() { recordingFiles?.append(chunk, room: room.name) }
     }
@@ -48,18 +82,22 @@ extension LocalRoomHub {
     func restoreRecording(in guarded: inout Room.Guarded, room name: String, now: UInt64) {
         guard let files = recordingFiles,
               let (bytes, lastSeconds) = files.load(name, limits: options.messageLimits, atMost: options.recordingBytes) else { return }
-        guard recordingBytes.reserve(bytes.count) == nil else {
-            logger.warning("recording not restored: limits.recordingsTotalBytes is reached", metadata: ["room": "\(name)"])
+        // Whoever asked for it is not known any more: it is its own address's.
+        let ticket = recordingBytes.ticket(room: name, address: "(restored \(name))")
+        ticket.presented.store(false, ordering: .relaxed)
+        if let refusal = recordingBytes.reserve(bytes.count, for: ticket) {
+            recordingBytes.end(ticket)
+            logger.warning("recording not restored", metadata: ["room": "\(name)", "reason": "\(refusal.message)"])
             files.remove(name)
             return
         }
-        guarded.recording = RoomRecording(restoring: bytes, lastSeconds: lastSeconds, now: now, limit: options.recordingBytes)
+        guarded.recording = RoomRecording(restoring: bytes, lastSeconds: lastSeconds, now: now, limit: options.recordingBytes, ticket: ticket)
     }
 
     /// The room is forgotten: its recording with it.
     func dropRecording(in guarded: inout Room.Guarded, room name: String) {
         guard let recording = guarded.recording else { return }
-        recordingBytes.release(recording.bytes.count)
+        recordingBytes.end(recording.ticket)
         guarded.recording = nil
         recordingFiles?.remove(name)
     }
@@ -73,36 +111,45 @@ extension LocalRoomHub {
     /// Room `name`'s recording for whoever may have it: the operator (`admin`, checked by the
     /// caller), whoever gives the room's presenter key (a slow hash, off the loop, counted
     /// against the address as a presenter's join is) or, in a private room, its follow key.
+    /// A private room and a room that is not there answer alike until a key opens one (their
+    /// keys checked against records no key matches): neither is listed in `GET /rooms`.
     /// `answer` runs on `loop`.
     public func recording(ofRoom name: String, key: String?, followKey: String?, admin: Bool, address: String, on loop: EventLoop,
                           answer: @escaping (RecordingAccess) -> Void) {
         let notRecorded = RecordingAccess.refused(status: 404, reason: "room \(name) is not recorded (present --record, record=1 or rooms.record)")
-        guard let room = rooms.withLock({ $0[name] }) else { return answer(.refused(status: 404, reason: "no room \(name)")) }
-        let (bytes, presenterKey, followRecord) = room.guarded.withLock { ($0.recording?.bytes, $0.core.presenterKeyText, $0.core.followKey) }
-        guard let bytes else { return answer(notRecorded) }
-        if admin { return answer(.recording(bytes)) }
-        if let followRecord, let followKey, !followKey.isEmpty, key == nil {
-            if case .refused(let status, let reason)? = followKeyRefusal(name, required: followRecord, given: followKey, address: address) {
+        let room = rooms.withLock { $0[name] }
+        let (bytes, presenterKey, followRecord) = room?.guarded.withLock { ($0.recording?.bytes, $0.core.presenterKeyText, $0.core.followKey) }
+            ?? (nil, nil, nil)
+        if admin {
+            guard room != nil else { return answer(.refused(status: 404, reason: "no room \(name)")) }
+            return answer(bytes.map { .recording($0) } ?? notRecorded)
+        }
+        let hidden = room == nil || followRecord != nil
+        if !hidden && bytes == nil { return answer(notRecorded) }
+        if hidden, let followKey, !followKey.isEmpty, key == nil {
+            if case .refused(let status, let reason)? = followKeyRefusal(name, required: followRecord ?? FollowKey.decoy, given: followKey, address: address) {
                 return answer(.refused(status: status, reason: reason))
             }
-            return answer(.recording(bytes))
+            return answer(bytes.map { .recording($0) } ?? notRecorded)
         }
-        let ask = "GET /rooms/\(name)/recording needs the room's presenter key (key=…), the admin token (Authorization: Bearer)"
-            + (followRecord != nil ? " or its follow key (followKey=…)" : "")
-        guard let key, !key.isEmpty else { return answer(.refused(status: 401, reason: ask)) }
-        guard let presenterKey, !PresenterKey.isLegacy(presenterKey) else {
+        guard let key, !key.isEmpty else {
+            return answer(.refused(status: 401, reason: "GET /rooms/\(name)/recording needs the room's presenter key (key=…), the admin token "
+                + "(Authorization: Bearer) or, for a private room, its follow key (followKey=…)"))
+        }
+        let checkable = presenterKey.flatMap { PresenterKey.isLegacy($0) ? nil : $0 }
+        guard let record = checkable ?? (hidden ? PresenterKey.decoy : nil) else {
             return answer(.refused(status: 403, reason: "room \(name) has no presenter key this server can check: only the admin token opens its recording"))
         }
-        keys.check(key, against: presenterKey, room: name, address: address, engine: engine, on: loop) { [self] outcome in
+        keys.check(key, against: record, room: name, address: address, engine: engine, on: loop) { [self] outcome in
             switch outcome {
-            case .checked(let record, let ticket):
-                guard RoomCore.constantTimeEqual(Array(record.utf8), Array(presenterKey.utf8)) else {
+            case .checked(let made, let ticket):
+                guard ConstantTime.equal(made.utf8, record.utf8) else {
                     keyFailed(room: name, address: address, ticket: ticket, now: loop.now)
                     return answer(.refused(status: 403, reason: "wrong presenter key for room \(name)"))
                 }
                 ticket.settle(failed: false, now: loop.now)
                 // The recording as it is now (it went on while the key was checked).
-                let now = room.guarded.withLock { $0.recording?.bytes }
+                let now = room?.guarded.withLock { $0.recording?.bytes }
                 answer(now.map { .recording($0) } ?? notRecorded)
             case .limited(let seconds):
                 counters.presenterKeyChecksRefused.add(1, ordering: .relaxed)

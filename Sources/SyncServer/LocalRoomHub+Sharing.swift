@@ -71,8 +71,16 @@ extension LocalRoomHub: SharedRoomsDelegate {
         guard let engine, let room = rooms.withLock({ $0[name] }), let loop = loops.first else { return }
         let (passOn, keep) = room.guarded.withLock { guarded -> (ScrollState?, Bool) in
             guard guarded.attached, let state = guarded.core.state else { return (nil, false) }
-            guard guarded.machine.driverLeadsHere else { return (state, false) }
             let interval = RedisRoomEngine.writeBackNanoseconds
+            guard guarded.machine.driverLeadsHere else {
+                // Another node's driver, or none: this node passes its state on at most once per
+                // interval, however often it is asked (issue 46.7: every node answering every
+                // `Q` made answers grow with the questions). It still answers when the lease
+                // holder's node has died and cannot.
+                if let last = guarded.passedOnAt, elapsedNanoseconds(from: last, to: loop.now) < interval { return (nil, false) }
+                guarded.passedOnAt = loop.now
+                return (state, false)
+            }
             let elapsed = guarded.orderedAgainAt.map { elapsedNanoseconds(from: $0, to: loop.now) }
             guard let elapsed, elapsed < interval else { return (nil, true) }
             if !guarded.orderAgainScheduled {
@@ -116,6 +124,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
             return true
         }
         guard start else { return }
+        counters.refetches.add(1, ordering: .relaxed)
         engine.attach(room: room.name) { [self] snapshot in
             let later = room.guarded.withLock { guarded -> [Room.Machine.Effect] in
                 guarded.resyncing = false

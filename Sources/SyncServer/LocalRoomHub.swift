@@ -58,6 +58,10 @@ public final class LocalRoomHub: RoomHub {
         public var recordingBytes = 8 << 20
         /// Bytes all rooms' recordings may hold together (`limits.recordingsTotalBytes`); 0 is no limit.
         public var recordingsTotalBytes = 256 << 20
+        /// Bytes of recordings one address (an IPv6 client: its prefix) may hold
+        /// (`limits.recordingsBytesPerAddress`): 32 MiB, four rooms' full recordings and an
+        /// eighth of the total, so that at least eight addresses are needed to fill it. 0 is no limit.
+        public var recordingsBytesPerAddress = 32 << 20
         public init() {}
     }
 
@@ -78,8 +82,9 @@ public final class LocalRoomHub: RoomHub {
     let keys: KeyAdmission
     /// Bytes of the documents all rooms hold now, against `options.documentsTotalBytes`.
     let documents: ByteBudget
-    /// Bytes of the recordings all rooms hold now, against `options.recordingsTotalBytes`.
-    let recordingBytes: ByteBudget
+    /// Bytes of the recordings all rooms hold now, against `options.recordingsTotalBytes`, and
+    /// each address's share.
+    let recordingBytes: RecordingBudget
     /// Where recordings are kept across restarts (with the embedded store), or nil.
     let recordingFiles: RecordingFiles?
     /// The server's URL (`ws://HOST:PORT`, the port it bound) for a recording's header; the
@@ -106,7 +111,7 @@ public final class LocalRoomHub: RoomHub {
         creationLimits = RoomCreationLimits(perMinute: options.roomCreationsPerMinute, unclaimedPerAddress: options.unclaimedRoomsPerAddress)
         keys = KeyAdmission(failuresPerMinute: options.keyFailuresPerMinute)
         documents = ByteBudget(limit: options.documentsTotalBytes)
-        recordingBytes = ByteBudget(limit: options.recordingsTotalBytes, holding: "recordings")
+        recordingBytes = RecordingBudget(limit: options.recordingsTotalBytes, perAddress: options.recordingsBytesPerAddress)
         recordingFiles = try recordingsDirectory.map { directory throws(StoreError) in try RecordingFiles(directory: directory, logger: logger) }
         // Restored rooms take at most half of the room and document limits, most recently
         // changed first: the other half is for rooms people create after the restart.
@@ -146,6 +151,7 @@ public final class LocalRoomHub: RoomHub {
                 self?.keys.failures.sweep(now: now)
             }
             self?.keepShared()
+            self?.forgetDroppedRecordings()
         }
         engine?.delegate = self
     }
@@ -227,6 +233,7 @@ public final class LocalRoomHub: RoomHub {
             guarded.locals[loop.index]?.remove(member)
             if member.windowBits != nil { guarded.compressingMembers -= 1 }
             let later = step(.leave(member.id), in: &guarded, room: room, loop: loop)
+            notePresenters(&guarded)
             if guarded.core.isEmpty { guarded.emptySince = loop.now }
             return (guarded.creator != nil && guarded.core.isEmpty, later)
         }
@@ -288,6 +295,7 @@ public final class LocalRoomHub: RoomHub {
     /// Presence goes out as the room's `PresenceThrottle` says: now, or once at the end of
     /// the interval with the counts as they are then.
     func presenceChanged(in guarded: inout Room.Guarded, room: Room, loop: EventLoop) {
+        notePresenters(&guarded)
         switch guarded.presenceThrottle.changed(now: loop.now, members: guarded.core.members.count) {
         case .alreadyScheduled:
             break

@@ -10,7 +10,8 @@ import Glibc
 
 /// Log lines leave the process on a thread of their own: an event loop that logs only
 /// queues the line, so a slow or blocked standard output never stalls it. When more than
-/// `capacity` lines wait, new ones are dropped and counted.
+/// `capacity` lines wait, new ones are dropped and counted. The thread blocks HUP, INT and
+/// TERM, so they reach the thread that waits for them.
 public final class LogOutput: Sendable {
     private struct Queue {
         var lines = Deque<[UInt8]>()
@@ -62,6 +63,12 @@ public final class LogOutput: Sendable {
     }
 
     private func run() {
+        // Not a thread for signals, whatever the creator's mask: HUP, INT and TERM are the
+        // process's to take (serve's sigwait), and their default action here would end it.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for signal in [SIGHUP, SIGINT, SIGTERM] { sigaddset(&signals, signal) }
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
         while true {
             wakeup.wait()
             while let line = queue.withLock({ queue -> [UInt8]? in

@@ -100,7 +100,7 @@ enum AdminToken {
     static func refusal(_ request: HTTPRequest, token: String?) -> HTTPResponse? {
         guard let token else { return nil }
         let given = request.value(.authorization).flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil } ?? ""
-        guard !RoomCore.constantTimeEqual(Array(given.utf8), Array(token.utf8)) else { return nil }
+        guard !ConstantTime.equal(given.utf8, token.utf8) else { return nil }
         return .error(401, "GET \(request.path) needs Authorization: Bearer <admin token>", headers: [("WWW-Authenticate", "Bearer")])
     }
 }

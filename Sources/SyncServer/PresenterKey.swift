@@ -21,6 +21,11 @@ public enum PresenterKey {
     /// the room stays locked to presenters instead of becoming keyless.
     public static let unreadable = "unreadable"
 
+    /// A record no key matches (a random salt and hash, made without hashing anything), checked
+    /// in place of a room that is not there or has no key: a missing room and a private one
+    /// answer alike, after a slow hash each.
+    static let decoy = "\(scheme)$\(iterations)$\(StoreFile.hex(FollowKey.randomBytes(16)))$\(StoreFile.hex(FollowKey.randomBytes(32)))"
+
     /// The record of `key` made with the record `existing`'s salt and cost (to compare with
     /// it), or with a fresh salt when there is none (to bind the key).
     static func record(_ key: String, matching existing: String?, room: String) -> String {
@@ -96,6 +101,8 @@ final class KeyHasher: Sendable {
     let slowHashes = Atomic<Int>(0)
     /// Verified records remembered (a record and a digest: about 200 bytes each).
     static let verifiedCapacity = 10_000
+    /// Verified records held now (tests).
+    var verifiedCount: Int { queues.withLock { $0.verified.count } }
 
     init(capacity: Int = 4096, perAddress: Int = 64) {
         self.capacity = capacity
@@ -115,7 +122,7 @@ final class KeyHasher: Sendable {
             let digest = quickDigest(key, existing)
             if let known = queues.withLock({ $0.verified[existing] }) {
                 // Verified before: the same key matches; any other key cannot.
-                let record = RoomCore.constantTimeEqual(Array(known.utf8), Array(digest.utf8)) ? existing : ""
+                let record = ConstantTime.equal(known.utf8, digest.utf8) ? existing : ""
                 loop.execute { done(record) }
                 return true
             }
@@ -123,7 +130,7 @@ final class KeyHasher: Sendable {
         let job = Job { [self] in
             let record = PresenterKey.record(key, matching: existing, room: room)
             slowHashes.add(1, ordering: .relaxed)
-            if let existing, record == existing { remember(existing, quickDigest(key, existing)) }
+            if let existing, ConstantTime.equal(record.utf8, existing.utf8) { remember(existing, quickDigest(key, existing)) }
             loop.execute { done(record) }
         }
         let queued = queues.withLock { queues -> Bool in
@@ -141,7 +148,8 @@ final class KeyHasher: Sendable {
         StoreFile.sha256(secret + Array(record.utf8) + [0] + Array(key.utf8))
     }
 
-    private func remember(_ record: String, _ digest: String) {
+    /// Keeps `record`'s verified digest (internal for tests: at most `verifiedCapacity`).
+    func remember(_ record: String, _ digest: String) {
         queues.withLock { queues in
             if queues.verified.count >= Self.verifiedCapacity { queues.verified.removeAll(keepingCapacity: true) }
             queues.verified[record] = digest

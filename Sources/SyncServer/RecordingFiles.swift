@@ -45,8 +45,15 @@ final class RecordingFiles: @unchecked Sendable {
         state.withLock { $0.pending[room, default: []].append(.append(Array(bytes))) }
     }
 
+    /// What waits for `room` goes with it: while writes fail (disk full), a room recorded,
+    /// dropped and recorded again keeps one recording's lines queued, not every one's (issue 49).
     func remove(_ room: String) {
-        state.withLock { $0.pending[room, default: []].append(.remove) }
+        state.withLock { $0.pending[room] = [.remove] }
+    }
+
+    /// Bytes of lines waiting to be written (tests).
+    var pendingBytes: Int {
+        state.withLock { $0.pending.values.joined().reduce(0) { if case .append(let bytes) = $1 { $0 + bytes.count } else { $0 } } }
     }
 
     /// Writes what is pending (a few seconds at most) and stops the writer; false when
@@ -126,7 +133,11 @@ final class RecordingFiles: @unchecked Sendable {
                     if let error = carryOut(step, room: name) {
                         failure = error
                         // Retried in order before anything newer.
-                        state.withLock { $0.pending[name] = Array(steps[index...]) + ($0.pending[name] ?? []) }
+                        state.withLock { state in
+                            let newer = state.pending[name] ?? []
+                            guard !newer.contains(where: { if case .remove = $0 { true } else { false } }) else { return }  // it went meanwhile
+                            state.pending[name] = Array(steps[index...]) + newer
+                        }
                         break
                     }
                 }

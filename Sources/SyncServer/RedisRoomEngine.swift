@@ -37,13 +37,20 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     public let leaseMilliseconds = 5000
     /// Milliseconds Redis keeps a room nobody touches.
     let roomIdleMilliseconds: Int
-    private let commands: RedisConnection
+    let commands: RedisConnection
     private let subscriber: RedisConnection
     private let available = Atomic<Bool>(false)
     /// Rooms whose snapshot (a fetch or a merge) is on its way, and the changes heard meanwhile.
-    private var attaching: [String: SnapshotWait] = [:]
-    private let logger: Logger
-    private let counters: EngineCounters
+    var attaching: [String: SnapshotWait] = [:]
+    /// Rooms whose control change is being confirmed, and the changes heard meanwhile, in order.
+    var confirming: [String: [(version: Int?, change: SharedChange)]] = [:]
+    let logger: Logger
+    let counters: EngineCounters
+    /// Signs what this node publishes and checks what it reads (`redis.secret`), if set.
+    let signer: ChannelSigner?
+    /// When a refusal was last logged, and how many were not since.
+    var refusalLoggedAt: UInt64?
+    var refusalsUnlogged = 0
     /// How this engine publishes, and its scripts (with `SPUBLISH` when sharded).
     private let publishCommand: String
     private let scripts: Scripts.Set
@@ -69,8 +76,9 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     /// `node` names this node on every shard; `counters` may be shared by several engines
     /// (a cluster's masters come and go, its counts stay).
     public init(endpoint: RedisEndpoint, loop: EventLoop, roomIdleSeconds: Int, limits: ClientMessage.Limits = .init(), logger: Logger,
-                sharded: Bool = false, node: String? = nil, counters: EngineCounters? = nil) {
+                sharded: Bool = false, node: String? = nil, counters: EngineCounters? = nil, secret: String? = nil) {
         self.endpoint = endpoint
+        signer = secret.map(ChannelSigner.init(secret:))
         self.sharded = sharded
         self.counters = counters ?? EngineCounters()
         publishCommand = sharded ? "SPUBLISH" : "PUBLISH"
@@ -149,7 +157,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     /// them on one Redis Cluster slot).
     static func roomKey(_ room: String) -> String { channelPrefix + room + "}" }
 
-    private func keys(_ room: String) -> (hash: String, lease: String, nodes: String, channel: String) {
+    func keys(_ room: String) -> (hash: String, lease: String, nodes: String, channel: String) {
         let base = Self.roomKey(room)
         return (base, base + ":lease", base + ":nodes", base)
     }
@@ -198,14 +206,15 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
             newestWanted[room] = (snapshot, reply)
             loop.schedule(after: Self.newestWaitNanoseconds) { [weak self] in self?.settle(room) }
         }
-        commands.send([publishCommand, k.channel, "Q " + node])
+        commands.send([Array(publishCommand.utf8), Array(k.channel.utf8), signed(Array(("Q " + node).utf8), channel: k.channel)])
     }
 
     public func scroll(room: String, session: String, suffix: [UInt8], done: @escaping @Sendable (EngineResult) -> Void) {
         loop.execute { [self] in
             counters.scriptedChanges.add(1, ordering: .relaxed)
             let k = keys(room)
-            let arguments: [[UInt8]] = ["EVAL", scripts.scroll, "2", k.hash, k.lease, session].map { Array($0.utf8) } + [suffix, Array(k.channel.utf8)]
+            let arguments: [[UInt8]] = ["EVAL", scripts.scroll, "2", k.hash, k.lease, session].map { Array($0.utf8) }
+                + [suffix, Array(k.channel.utf8), scriptKey(statePrefix + suffix, channel: k.channel)]
             commands.send(arguments) { answer in
                 switch answer {
                 case .error(let message) where message.hasPrefix("NOTDRIVER"):
@@ -217,13 +226,15 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         }
     }
 
-    /// `PUBLISH` of `S MESSAGE` at once; `HSET` of `seq` and `suf` (for nodes that fetch the
-    /// room) at most every `writeBackNanoseconds` per room, the newest state only.
+    /// `PUBLISH` of `S MESSAGE` at once; `seq` and `suf` written into the hash (for nodes that
+    /// fetch the room) at most every `writeBackNanoseconds` per room, the newest state only, and
+    /// only above the hash's `seq` (`Scripts.writeBack`).
     public func publish(led message: [UInt8], seq: Int, room: String, keep: Bool) {
         loop.execute { [self] in
             guard isAvailable else { return }
             counters.ledStates.add(1, ordering: .relaxed)
-            commands.send([Array(publishCommand.utf8), Array(keys(room).channel.utf8), Array("S ".utf8) + message])
+            let channel = keys(room).channel
+            commands.send([Array(publishCommand.utf8), Array(channel.utf8), signed(Array("S ".utf8) + message, channel: channel)])
             guard keep else { return }
             if let pending = unwritten[room], pending.seq >= seq { return }
             unwritten[room] = (seq, message)
@@ -251,8 +262,10 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     /// Writes `room`'s newest led state into its hash now, if one waits.
     private func writeBack(room: String) {
         guard let state = unwritten.removeValue(forKey: room) else { return }
-        commands.send([Array("HSET".utf8), Array(keys(room).hash.utf8), Array("seq".utf8), Array(String(state.seq).utf8),
-                       Array("suf".utf8), stateSuffix(state.message)])
+        // Compared on `seq` in Redis: a write that lands late (this node lost the lease since)
+        // never takes the hash back below the new holder's state.
+        commands.send([Array("EVAL".utf8), Array(Scripts.writeBack.utf8), Array("1".utf8), Array(keys(room).hash.utf8),
+                       Array(String(state.seq).utf8), stateSuffix(state.message)])
     }
 
     public func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void) {
@@ -271,8 +284,8 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
             writeBack(room: room)
             let message = mode == "release" ? ServerMessage.driver(nil, name: nil) : ServerMessage.driver(session, name: name)
             counters.scriptedChanges.add(1, ordering: .relaxed)
-            commands.send(["EVAL", scripts.control, "2", k.hash, k.lease, mode, session, name ?? "", stale,
-                           String(leaseMilliseconds), String(roomIdleMilliseconds), k.channel, String(decoding: message, as: UTF8.self)]) { answer in
+            commands.send(["EVAL", scripts.control, "2", k.hash, k.lease, mode, session, name ?? "", stale, String(leaseMilliseconds),
+                           String(roomIdleMilliseconds), k.channel].map { Array($0.utf8) } + [message, scriptKey(message, channel: k.channel)]) { answer in
                 switch answer {
                 case .error: done(.unavailable)
                 case .integer(0): done(.refused(ProtocolError(.notDriver, "you do not drive this room")))
@@ -305,7 +318,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
             let k = keys(room)
             counters.scriptedChanges.add(1, ordering: .relaxed)
             commands.send(["EVAL", scripts.setAndPublish, "1", k.hash, "doc"].map { Array($0.utf8) }
-                          + [message, message, Array(k.channel.utf8), Array(String(roomIdleMilliseconds).utf8)]) { answer in
+                          + [message, message, Array(k.channel.utf8), Array(String(roomIdleMilliseconds).utf8), scriptKey(message, channel: k.channel)]) { answer in
                 done(answer.isError ? .unavailable : .done)
             }
         }
@@ -315,8 +328,9 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         loop.execute { [self] in
             let k = keys(room)
             counters.scriptedChanges.add(1, ordering: .relaxed)
+            let message: [UInt8] = SharedChange.access(followKey: record)
             commands.send(["EVAL", scripts.setAndPublish, "1", k.hash, "fkey"].map { Array($0.utf8) }
-                          + [Array(record.utf8), SharedChange.access(followKey: record), Array(k.channel.utf8), Array(String(roomIdleMilliseconds).utf8)])
+                          + [Array(record.utf8), message, Array(k.channel.utf8), Array(String(roomIdleMilliseconds).utf8), scriptKey(message, channel: k.channel)])
         }
     }
 
@@ -367,7 +381,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
                 commands.send(["PEXPIRE", k.nodes, String(roomIdleMilliseconds)])
             }
             commands.send(["PEXPIRE", k.hash, String(roomIdleMilliseconds)])
-            commands.send([publishCommand, k.channel, "P " + node + " " + text])
+            commands.send([Array(publishCommand.utf8), Array(k.channel.utf8), signed(Array(("P " + node + " " + text).utf8), channel: k.channel)])
         }
     }
 
@@ -380,103 +394,52 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         }
     }
 
+    /// With `redis.secret`, the hash's state is read first: the script may publish it again,
+    /// signed with a key only this node can make.
     private func merge(_ room: String, local: RoomSnapshot, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
+        attaching[room, default: SnapshotWait()].asked()
+        guard signer != nil else { return merge(room, local: local, hashSuffix: [], reply: reply) }
+        commands.send(["HGET", keys(room).hash, "suf"]) { [self] answer in
+            let suffix: [UInt8]
+            if case .string(let bytes) = answer { suffix = bytes } else { suffix = [] }
+            merge(room, local: local, hashSuffix: suffix, reply: reply)
+        }
+    }
+
+    private func merge(_ room: String, local: RoomSnapshot, hashSuffix: [UInt8], reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
         let k = keys(room)
         let suffix = local.state.map(stateSuffix) ?? []
         let driverMessage = local.driver.map { ServerMessage.driver($0, name: local.driverName) } ?? []
         let document = local.document.map { ServerMessage.document($0) } ?? []
-        attaching[room, default: SnapshotWait()].asked()
+        let signing = signer == nil ? [[UInt8]](repeating: [], count: 5)
+            : [scriptKey(driverMessage, channel: k.channel), scriptKey(document, channel: k.channel),
+               scriptKey(statePrefix + suffix, channel: k.channel), hashSuffix, scriptKey(statePrefix + hashSuffix, channel: k.channel)]
         commands.send(["EVAL", scripts.reconcile, "3", k.hash, k.lease, k.nodes, local.driver ?? "", local.driverName ?? "",
                        String(local.state?.seq ?? 0)].map { Array($0.utf8) }
                       + [suffix, Array(k.channel.utf8), Array(String(leaseMilliseconds).utf8), Array(String(roomIdleMilliseconds).utf8),
-                         driverMessage, document, Array((local.keyDigest ?? "").utf8), Array((local.followKey ?? "").utf8)]) { [self] answer in
+                         driverMessage, document, Array((local.keyDigest ?? "").utf8), Array((local.followKey ?? "").utf8)] + signing) { [self] answer in
             settle(room)  // a fetch of the same room waiting for the newest state answers first (it ran first)
             let snapshot = answer.isError ? nil : snapshotFrom(answer, room: room)
             answered(room, snapshot, reply)
             // As after a fetch: a driven room's newest state may not be in its hash yet; the
             // nodes that hold the room publish theirs (the lease holder's ordered again).
-            if snapshot?.driver != nil { commands.send([publishCommand, k.channel, "Q " + node]) }
+            if snapshot?.driver != nil {
+                commands.send([Array(publishCommand.utf8), Array(k.channel.utf8), signed(Array(("Q " + node).utf8), channel: k.channel)])
+            }
         }
     }
 
     /// Driven rooms being fetched, waiting for their newest state (see `attach`).
-    private var newestWanted: [String: (snapshot: RoomSnapshot, reply: @Sendable (RoomSnapshot?) -> Void)] = [:]
+    var newestWanted: [String: (snapshot: RoomSnapshot, reply: @Sendable (RoomSnapshot?) -> Void)] = [:]
 
     /// How long a fetch waits for a node's answer with the newest state.
     static let newestWaitNanoseconds: UInt64 = 50_000_000
 
     /// The wait for the newest state is over (an answer came, or the time is up).
-    private func settle(_ room: String) {
+    func settle(_ room: String) {
         guard let (snapshot, reply) = newestWanted.removeValue(forKey: room) else { return }
         answered(room, snapshot, reply)
     }
-
-    /// A snapshot came (see `SnapshotWait`): the hub takes it, then, after the room's last
-    /// answer, the changes heard meanwhile that are newer.
-    private func answered(_ room: String, _ snapshot: RoomSnapshot?, _ reply: (RoomSnapshot?) -> Void) {
-        var wait = attaching.removeValue(forKey: room) ?? SnapshotWait()
-        let (taken, then, over) = wait.answered(snapshot)
-        if !over { attaching[room] = wait }
-        reply(taken)
-        for (version, change) in then {
-            if let version {
-                delegate?.shared(room: room, version: version, change: change)
-            } else if case .state(let state) = change {
-                delegate?.shared(room: room, led: state)
-            }
-        }
-    }
-
-    // MARK: Messages
-
-    private func received(channel: ArraySlice<UInt8>, payload: [UInt8]) {
-        let prefix = Self.channelPrefix.utf8
-        guard channel.count > prefix.count + 1, channel.starts(with: prefix), channel.last == UInt8(ascii: "}") else { return }
-        let room = String(decoding: channel.dropFirst(prefix.count).dropLast(), as: UTF8.self)
-        counters.messagesIn.add(1, ordering: .relaxed)
-        switch SharedInput.message(payload, node: node, limits: limits) {
-        case .failure(let refusal):
-            refused(refusal, room: room)
-        case .success(nil):
-            break
-        case .success(.presence(let from, let presence)?):
-            delegate?.shared(room: room, node: from, presence: presence)
-        case .success(.change(let version, let change)?):
-            if attaching[room] != nil {
-                attaching[room]?.hear(version: version, change)
-            } else {
-                delegate?.shared(room: room, version: version, change: change)
-            }
-        case .success(.led(let state)?):
-            if attaching[room] != nil {
-                attaching[room]?.hear(version: nil, .state(state))
-                if let wanted = newestWanted[room], wanted.snapshot.driver == state.by { settle(room) }
-            } else {
-                delegate?.shared(room: room, led: state)
-            }
-        case .success(.stateWanted?):
-            delegate?.sharedStateWanted(room: room)
-        }
-    }
-
-    /// Counts a refused input and logs it, at most once per 10 s with how many more there were
-    /// (a burst writes one line, not one per message). What was read is logged only escaped.
-    public func refused(_ refusal: SharedInput.Refusal, room: String) {
-        counters.refused[refusal.reason]?.add(1)
-        if let loggedAt = refusalLoggedAt, loop.now - loggedAt < 10_000_000_000 {
-            refusalsUnlogged += 1
-            return
-        }
-        logger.warning("refused what redis holds for a room", metadata: [
-            "room": "\(room.prefix(80))", "reason": "\(refusal.reason.rawValue)", "detail": "\(refusal.detail.prefix(200))",
-            "alsoRefusedSinceLastLine": "\(refusalsUnlogged)",
-        ])
-        refusalLoggedAt = loop.now
-        refusalsUnlogged = 0
-    }
-
-    private var refusalLoggedAt: UInt64?
-    private var refusalsUnlogged = 0
 
     private func snapshotFrom(_ answer: RedisReply, room: String) -> RoomSnapshot? {
         let parts = answer.elements

@@ -16,6 +16,10 @@ struct RoomMachine<Sender> {
     private(set) var releasing = false
     /// The version of the last change taken from the engine.
     var version = 0
+    /// The last snapshot's version (changes up to it are in it), and what the change at
+    /// `version` said (`SharedChange.digest`; nil when a snapshot set it).
+    private var snapshotVersion = 0
+    private var takenDigest: Int?
     /// The last state this node proposed to the engine (the base for the next one's direction).
     var proposed: ScrollState?
     /// The driver as the engine last said (a change or a snapshot). A member of this node who
@@ -69,6 +73,8 @@ struct RoomMachine<Sender> {
         var authorized = false
         /// Presenters must give a key (`requirePresenterKey`).
         var keyRequired = false
+        /// A presenter gave a follow key (to make the room private): it must prove itself.
+        var setsFollowKey = false
     }
 
     /// An input to the room. The engine's large inputs (a state, a change, a snapshot: up to
@@ -218,7 +224,8 @@ struct RoomMachine<Sender> {
         var effects: [Effect] = []
         effects.reserveCapacity(6)  // one array for every join: the room's broadcasts go in as it makes them
         let joined = core.join(request.id, role: request.role, name: request.name, key: request.key, keyRequired: request.keyRequired,
-                               claimsControl: !context.shared, followKey: request.followKey, authorized: request.authorized) {
+                               claimsControl: !context.shared, followKey: request.followKey, authorized: request.authorized,
+                               setsFollowKey: request.setsFollowKey) {
             effects.append(.broadcast($0))
         }
         switch joined {
@@ -317,13 +324,21 @@ struct RoomMachine<Sender> {
     /// A change the engine ordered. Versions come one by one: a gap means changes were missed,
     /// or the version cannot be right (anyone who can publish on the channel can write one);
     /// so can a `seq` far above the room's. Either way the room is fetched again instead.
+    /// A version already held that says something else (a publisher sent another change under
+    /// it first; the real one would be dropped unseen) makes the room be fetched again too.
     private mutating func take(_ change: SharedChange, version: Int, _ context: Context) -> [Effect] {
-        guard version > self.version else { return [] }
         let cannotFollow = SharedInput.Refusal(reason: .implausible,
                                                detail: "version \(version) or its seq cannot follow the room's; fetching the room again")
+        guard version > self.version else {
+            if version <= snapshotVersion || (version == self.version && takenDigest == change.digest) { return [] }
+            let held = SharedInput.Refusal(reason: .implausible,
+                                           detail: "version \(version) is already held with other content; fetching the room again")
+            return [.refusedShared(held), .resync]
+        }
         guard version == self.version + 1 else { return [.refusedShared(cannotFollow), .resync] }
         if case .state(let state) = change, state.seq > core.lastSeq + SeqReservation.block { return [.refusedShared(cannotFollow), .resync] }
         self.version = version
+        takenDigest = change.digest
         switch change {
         case .state(let state):
             guard core.adopt(state: state) else { return [] }
@@ -355,7 +370,18 @@ extension RoomMachine {
     private mutating func adopt(_ snapshot: RoomSnapshot, _ context: Context) -> [Effect] {
         // The engine's count, even if lower: a Redis that restarted empty counts from 0 again.
         version = snapshot.version
+        snapshotVersion = snapshot.version
+        takenDigest = nil
         var effects = [Effect]()
+        // Driver, then document, then state: a member hears who drives before that driver's
+        // state (docs/cluster.md I5).
+        let driver = snapshot.driver.flatMap(SessionID.init)
+        leaseHolder = driver
+        leapsNextLead = true
+        if driver != core.driver || (driver != nil && snapshot.driverName != core.driverName) {
+            core.adopt(driver: driver, name: snapshot.driverName)
+            effects.append(.broadcast(.driver(driver, name: snapshot.driverName)))
+        }
         if let key = snapshot.keyDigest { core.adopt(presenterKey: key) }
         if let record = snapshot.followKey, record != core.followKey {
             core.adopt(followKey: record)
@@ -370,13 +396,6 @@ extension RoomMachine {
             }
         }
         if let state = snapshot.state, core.adopt(state: state) { effects.append(.broadcast(.state(state))) }
-        let driver = snapshot.driver.flatMap(SessionID.init)
-        leaseHolder = driver
-        leapsNextLead = true
-        if driver != core.driver || (driver != nil && snapshot.driverName != core.driverName) {
-            core.adopt(driver: driver, name: snapshot.driverName)
-            effects.append(.broadcast(.driver(driver, name: snapshot.driverName)))
-        }
         return effects
     }
 }

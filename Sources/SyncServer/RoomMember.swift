@@ -180,8 +180,9 @@ public final class RoomMember: WebSocketSession {
             stage = .joined
             peer.send(text: ServerMessage.welcome(
                 room: room, you: id, role: role, state: welcome.state, driver: welcome.driver, driverName: welcome.driverName,
-                presence: welcome.presence, document: welcome.document))
+                presence: welcome.presence, document: welcome.document, recording: welcome.recording))
             if let document = welcome.document { peer.send(text: ServerMessage.document(document)) }
+            if let problem = welcome.recordingProblem { peer.send(text: ServerMessage.error(ProtocolError(.tooLarge, problem))) }
             for text in early { text.withUnsafeBytes { received(text: $0, from: peer) } }
         }
     }

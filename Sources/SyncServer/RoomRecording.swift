@@ -16,17 +16,21 @@ struct RoomRecording {
     private let base: Double
     private let resumedAt: UInt64
     let limit: Int
-    /// It stopped at a bound; nothing more is added.
-    private(set) var stopped = false
+    /// Its claim on the budget of all recordings (the address that pays for it).
+    let ticket: RecordingBudget.Ticket
+    /// It stopped at a bound (why); nothing more is added.
+    private(set) var stopped: String?
     private var events = 0
     /// The last event's time: a room's messages come from every loop, whose clocks are read
     /// at different moments, and a recording's times never go back (RECORDING.md).
     private var lastSeconds: Double
 
-    /// Starts a recording with `header`, or nil when even that does not fit.
-    init?(header: Recording.Header, now: UInt64, limit: Int, budget: ByteBudget) {
+    /// Starts a recording with `header`, or says why even that does not fit.
+    init(header: Recording.Header, now: UInt64, limit: Int, budget: RecordingBudget, ticket: RecordingBudget.Ticket) throws(RecordingBudget.Refusal) {
         let line = Recording.headerLine(header) + [10]
-        guard line.count <= limit, budget.reserve(line.count) == nil else { return nil }
+        guard line.count <= limit else { throw .total(limit) }
+        if let refusal = budget.reserve(line.count, for: ticket) { throw refusal }
+        self.ticket = ticket
         bytes = line
         base = 0
         lastSeconds = 0
@@ -36,7 +40,8 @@ struct RoomRecording {
 
     /// A recording read back from the store (already checked by `Recording.read`, within
     /// `limit`); the caller has counted its bytes against the budget.
-    init(restoring bytes: [UInt8], lastSeconds: Double, now: UInt64, limit: Int) {
+    init(restoring bytes: [UInt8], lastSeconds: Double, now: UInt64, limit: Int, ticket: RecordingBudget.Ticket) {
+        self.ticket = ticket
         self.bytes = bytes
         saved = bytes.count
         base = lastSeconds
@@ -47,14 +52,18 @@ struct RoomRecording {
     }
 
     /// Adds `message` (a server message's JSON) at `now`; false when this is where it stops.
-    mutating func append(_ message: [UInt8], now: UInt64, budget: ByteBudget) -> Bool {
-        guard !stopped else { return true }
+    mutating func append(_ message: [UInt8], now: UInt64, budget: RecordingBudget) -> Bool {
+        guard stopped == nil else { return true }
         let seconds = max(lastSeconds, ((base + Double(elapsedNanoseconds(from: resumedAt, to: now)) / 1e9) * 1000).rounded() / 1000)
         let prefix = Array("[\(seconds),".utf8)
         let size = prefix.count + message.count + 2
         // A reader takes at most a week and a million events (RECORDING.md).
-        guard seconds <= Recording.maxSeconds, events < Recording.maxEvents, bytes.count + size <= limit, budget.reserve(size) == nil else {
-            stopped = true
+        guard seconds <= Recording.maxSeconds, events < Recording.maxEvents, bytes.count + size <= limit else {
+            stopped = "the recording reached its limit (limits.recordingBytes, a week or a million events)"
+            return false
+        }
+        if let refusal = budget.reserve(size, for: ticket) {
+            stopped = refusal.message
             return false
         }
         bytes += prefix

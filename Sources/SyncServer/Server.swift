@@ -80,10 +80,11 @@ public final class Server: Sendable {
         roomOptions.keyFailuresPerMinute = configuration.limits.keyFailuresPerMinute
         roomOptions.recordingBytes = configuration.limits.recordingBytes
         roomOptions.recordingsTotalBytes = configuration.limits.recordingsTotalBytes
+        roomOptions.recordingsBytesPerAddress = configuration.limits.recordingsBytesPerAddress
         var messageLimits = ClientMessage.Limits()
         messageLimits.maxDocumentBytes = configuration.limits.documentBytes
-        let engine = Self.roomEngine(redis, cluster: configuration.redisCluster, loop: group.loops[0],
-                                     roomIdleSeconds: roomOptions.roomIdleSeconds, limits: messageLimits, logger: logger)
+        let engine = Self.roomEngine(redis, cluster: configuration.redisCluster, loop: group.loops[0], roomIdleSeconds: roomOptions.roomIdleSeconds,
+                                     limits: messageLimits, secret: configuration.redisSecret, logger: logger)
         self.engine = engine
         let shards = RedisShardList(engine: engine)
         roomOptions.messageLimits = messageLimits
@@ -133,23 +134,28 @@ public final class Server: Sendable {
         if let first = shards.current.first {
             logger.info(configuration.redisCluster ? "sharing rooms through a Redis Cluster" : "sharing rooms through Redis", metadata: [
                 "redis": "\(redis.map { "\($0)" }.joined(separator: ","))", "node": "\(first.node)",
+                "signed": "\(configuration.redisSecret != nil)",
             ])
             (engine as? ShardedRoomEngine)?.start()
             (engine as? RedisRoomEngine)?.start()
         }
+        // What the configuration leaves open, once, with the port it got (0 picks one).
+        var listening = configuration
+        listening.port = port
+        for warning in ConfigurationWarnings.of(listening) { logger.warning("\(warning)") }
     }
 
     /// The engine that shares rooms through `redis` (nil: none): one Redis, several by a hash
     /// of the room, or a cluster's masters found from the first (every shard on `loop`, one
     /// node id for all).
     static func roomEngine(_ redis: [RedisEndpoint], cluster: Bool, loop: EventLoop, roomIdleSeconds: Int,
-                           limits: ClientMessage.Limits, logger: Logger) -> (any RoomEngine)? {
+                           limits: ClientMessage.Limits, secret: String? = nil, logger: Logger) -> (any RoomEngine)? {
         guard !redis.isEmpty else { return nil }
         let node = SessionID.make().description
         let counters = cluster ? EngineCounters() : nil
         let make = { (endpoint: RedisEndpoint) in
             RedisRoomEngine(endpoint: endpoint, loop: loop, roomIdleSeconds: roomIdleSeconds, limits: limits, logger: logger,
-                            sharded: cluster, node: node, counters: counters)
+                            sharded: cluster, node: node, counters: counters, secret: secret)
         }
         if cluster { return ShardedRoomEngine(cluster: redis, loop: loop, logger: logger, makeShard: make) }
         return redis.count > 1 ? ShardedRoomEngine(shards: redis.map(make)) : make(redis[0])

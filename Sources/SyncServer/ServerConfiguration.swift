@@ -64,6 +64,9 @@ public struct ServerConfiguration: Sendable {
     public var redisCluster = false
     /// Redis password (AUTH), instead of one in the URL.
     public var redisPassword: String?
+    /// Signs what nodes publish to each other through Redis (HMAC-SHA256); nodes refuse what is
+    /// not signed with it. Nil: any client of that Redis that may publish can speak for a node.
+    public var redisSecret: String?
     /// CA certificates (PEM) that a `rediss://` server's certificate must chain to; nil:
     /// the system's roots.
     public var redisCAFile: String?
@@ -137,6 +140,8 @@ public struct ServerConfiguration: Sendable {
         public var recordingBytes = 8 << 20
         /// Bytes all rooms' recordings may hold together (in memory, and so on disk).
         public var recordingsTotalBytes = 256 << 20
+        /// Bytes of recordings one address may hold (`LocalRoomHub.Options`); 0 is no limit.
+        public var recordingsBytesPerAddress = 32 << 20
         public init() {}
     }
 

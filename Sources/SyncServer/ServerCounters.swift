@@ -86,6 +86,8 @@ public enum RefusalReason: String, CaseIterable, Sendable {
     case connections
     /// A room connection sent more messages than `limits.messagesPerSecond` allows (closed 1008).
     case messageFlood = "message_flood"
+    /// A recording asked for did not fit the address's share or the server's budget of recordings.
+    case recordingBudget = "recording_budget"
 }
 
 /// A counter per refusal reason.

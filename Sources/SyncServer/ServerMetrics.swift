@@ -103,8 +103,11 @@ struct ServerMetrics: Sendable {
                         [([("kind", "led")], sum { $0.ledStates.load(ordering: .relaxed) }),
                          ([("kind", "scripted")], sum { $0.scriptedChanges.load(ordering: .relaxed) })])
             text.metric("scrollsync_redis_refused_total", "counter",
-                        "What was read from Redis and refused (never applied or forwarded), by reason: malformed, invalid (fails the protocol's checks), implausible (a version or seq that cannot follow; the room is fetched again), snapshot (a room hash field).",
+                        "What was read from Redis and refused (never applied or forwarded), by reason: malformed, invalid (fails the protocol's checks), implausible (a version or seq that cannot follow; the room is fetched again), snapshot (a room hash field), unconfirmed (a control change the room's lease does not confirm), unsigned (not signed with redis.secret).",
                         SharedInput.Refusal.Reason.allCases.map { reason in ([("reason", reason.rawValue)], sum { $0.refusals(reason) }) })
+            text.metric("scrollsync_redis_refetch_total", "counter",
+                        "Rooms fetched again from Redis because a change could not follow what the room held (a gap in versions, a version already held with other content, a seq too far ahead).",
+                        [([], hub.counters.refetches.load(ordering: .relaxed))])
         }
         return text
     }

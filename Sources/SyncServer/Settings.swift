@@ -72,6 +72,7 @@ public enum Settings {
         int("limits.documentsTotalBytes", \.limits.documentsTotalBytes, 0...(1 << 40), "Bytes of shared documents all rooms may hold; 0 is no limit."),
         int("limits.recordingBytes", \.limits.recordingBytes, 1024...(1 << 34), "Bytes one room's recording may hold; past it the recording stops."),
         int("limits.recordingsTotalBytes", \.limits.recordingsTotalBytes, 0...(1 << 40), "Bytes all rooms' recordings may hold; 0 is no limit."),
+        int("limits.recordingsBytesPerAddress", \.limits.recordingsBytesPerAddress, 0...(1 << 40), "Bytes of recordings the rooms one address (an IPv6 client: its prefix) asked to record may hold; 0 is no limit."),
         optionalInt("limits.messagesPerSecond", \.limits.messagesPerSecond, 0...10_000_000, "Messages per second one room connection may send, of any kind; past the burst: close 1008. 0 is no limit; null: twice limits.scrollRate."),
         optionalInt("limits.messageBurst", \.limits.messageBurst, 1...10_000_000, "Messages a room connection may send at once before the rate applies; null: twice limits.scrollBurst."),
         int("limits.ipv6PrefixLength", \.limits.ipv6PrefixLength, 1...128, "Per-address limits count IPv6 clients by this prefix length (one subscriber's network)."),
@@ -91,6 +92,7 @@ public enum Settings {
         optionalString("redis.url", \.redisURL, "redis://HOST:PORT[/DB] (rediss:// for TLS) shares rooms with other nodes; null serves this process alone."),
         stringList("redis.shards", \.redisShards, "More Redis servers (redis://…) to spread rooms over with redis.url, by a stable hash of the room's name; every node lists the same ones in the same order."),
         optionalString("redis.password", \.redisPassword, "Password for Redis AUTH.", secret: true),
+        optionalString("redis.secret", \.redisSecret, "Secret (at least 32 characters, the same on every node) that signs what nodes publish to each other through Redis; they refuse what is not signed. null: any client of that Redis that may PUBLISH can change rooms.", secret: true),
         optionalString("redis.caFile", \.redisCAFile, "CA certificates (PEM) for a rediss:// server; null trusts the system's roots."),
         bool("redis.cluster", \.redisCluster, "redis.url (and redis.shards) are nodes of a Redis Cluster (7 or later): rooms live on the masters that serve their slots, with sharded pub/sub."),
     ]
@@ -211,10 +213,14 @@ public enum Settings {
         if let secret = configuration.authSecret, secret.utf8.count < 32 {
             throw ConfigurationError("auth.secret: at least 32 characters (an HMAC-SHA256 key should be as strong as its hash; e.g. openssl rand -hex 32)")
         }
+        if let secret = configuration.redisSecret {
+            guard secret.utf8.count >= 32 else { throw ConfigurationError("redis.secret: at least 32 characters (e.g. openssl rand -hex 32)") }
+            guard configuration.redisURL != nil else { throw ConfigurationError("redis.secret needs redis.url: it signs what nodes publish there") }
+        }
         if configuration.authRequired && configuration.authSecret == nil {
             throw ConfigurationError("auth.required needs auth.secret: nobody could sign a token the server accepts")
         }
-        for (key, value) in [("admin.token", configuration.adminToken), ("auth.secret", configuration.authSecret)] {
+        for (key, value) in [("admin.token", configuration.adminToken), ("auth.secret", configuration.authSecret), ("redis.secret", configuration.redisSecret)] {
             if let value, value.lowercased().contains("replace-with") {
                 throw ConfigurationError("\(key): replace the example's placeholder with a secret of your own (e.g. openssl rand -hex 32)")
             }
@@ -351,24 +357,21 @@ public enum Settings {
 
 extension Settings {
     /// Checks what the configuration names outside itself, as `serve` will use it: the TLS
-    /// certificate and key exist, can be read and load together (a key that does not match
-    /// its certificate, an expired format, a typo in a path); the Redis CA file can be read;
+    /// certificate and key are regular files (never a FIFO, which would hang a start or a
+    /// reload, a directory or a device), can be read and load together (a key that does not
+    /// match its certificate, an expired format, a typo in a path); the Redis CA file can be read;
     /// the data directory is a writable directory, or one that can be made. Each failure names
     /// the key and the file, so that `config check` finds what would stop `serve`.
     public static func checkResources(_ configuration: ServerConfiguration) throws(ConfigurationError) {
         if let certificate = configuration.tlsCertificateFile, let key = configuration.tlsKeyFile {
-            for (name, path) in [("tls.certificate", certificate), ("tls.key", key)] where access(path, R_OK) != 0 {
-                throw ConfigurationError("\(name): cannot read \(path): \(String(cString: strerror(errno)))")
-            }
+            for (name, path) in [("tls.certificate", certificate), ("tls.key", key)] { try requireRegularFile(name, path) }
             do {
                 _ = try TLSContext(certificateChainFile: certificate, privateKeyFile: key, ciphers: configuration.tlsCiphers)
             } catch {
                 throw ConfigurationError("tls.certificate and tls.key (\(certificate), \(key)) do not load: \(error)")
             }
         }
-        if let file = configuration.redisCAFile, access(file, R_OK) != 0 {
-            throw ConfigurationError("redis.caFile: cannot read \(file): \(String(cString: strerror(errno)))")
-        }
+        if let file = configuration.redisCAFile { try requireRegularFile("redis.caFile", file) }
         if let directory = configuration.dataDirectory, configuration.redisURL == nil {
             var status = stat()
             if stat(directory, &status) == 0 {
@@ -387,6 +390,16 @@ extension Settings {
                     throw ConfigurationError("store.directory: \(directory) does not exist and \(parent) is not writable: \(String(cString: strerror(errno)))")
                 }
             }
+        }
+    }
+
+    /// `name`'s file can be read and is a regular file (read whole: these are small, and a
+    /// CA bundle of every public root is about 200 KiB).
+    private static func requireRegularFile(_ name: String, _ path: String) throws(ConfigurationError) {
+        do {
+            _ = try readRegularFile(path, atMost: 4 << 20)
+        } catch {
+            throw ConfigurationError("\(name): cannot read \(path): \(error)")
         }
     }
 }

@@ -30,6 +30,10 @@ public enum SharedInput {
             case implausible
             /// A room hash or node table entry that fails validation.
             case snapshot
+            /// A control change the room's lease (and version) in Redis does not confirm.
+            case unconfirmed
+            /// Not signed with `redis.secret`, or signed with another.
+            case unsigned
         }
 
         public let reason: Reason
@@ -147,6 +151,25 @@ public enum SharedInput {
         return (snapshot, refused)
     }
 
+    /// Why the room's lease and hash, read after a control change was heard, do not confirm
+    /// it, or nil: a node's script moves the lease, sets the driver's name and counts the
+    /// version together, so the lease must name the change's driver (none: no lease), the hash
+    /// its name, and the room's version must have reached the change's. A later change may
+    /// have moved the lease on meanwhile: that one comes next, and the gap fetches the room.
+    public static func confirm(driver: SessionID?, name: String?, version: Int, lease: String, hashVersion: Int,
+                               driverName: String) -> Refusal? {
+        guard hashVersion >= version else {
+            return Refusal(reason: .unconfirmed, detail: "a control change under version \(version), which the room (at \(hashVersion)) never ordered")
+        }
+        guard lease == (driver?.description ?? "") else {
+            return Refusal(reason: .unconfirmed, detail: "a control change the room's lease does not name")
+        }
+        guard driver == nil || (name ?? "") == driverName else {
+            return Refusal(reason: .unconfirmed, detail: "a driver's name the room does not hold")
+        }
+        return nil
+    }
+
     /// Other nodes counted per room: far more than any deployment runs, few enough that a
     /// writer to Redis cannot grow a room's table without bound.
     public static let maxNodes = 256
@@ -156,5 +179,32 @@ public enum SharedInput {
         guard !bytes.isEmpty, bytes.count <= 16, bytes.allSatisfy({ (48...57).contains($0) }) else { return nil }
         let value = bytes.reduce(0) { $0 * 10 + Int($1 - 48) }
         return range.contains(value) ? value : nil
+    }
+}
+
+extension SharedChange {
+    /// What a change says, in one number (a document by its fingerprint, name and author, not
+    /// its text): two changes under one version that differ here are not a repeat.
+    var digest: Int {
+        var hasher = Hasher()
+        switch self {
+        case .state(let state):
+            hasher.combine(0)
+            hasher.combine(state)
+        case .driver(let driver, let name):
+            hasher.combine(1)
+            hasher.combine(driver)
+            hasher.combine(name)
+        case .document(let document):
+            hasher.combine(2)
+            hasher.combine(document.fingerprint)
+            hasher.combine(document.name)
+            hasher.combine(document.by)
+            hasher.combine(document.format)
+        case .access(let record):
+            hasher.combine(3)
+            hasher.combine(record)
+        }
+        return hasher.finalize()
     }
 }

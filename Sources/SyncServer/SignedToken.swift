@@ -60,7 +60,7 @@ public struct TokenVerifier: Sendable {
         guard header["alg"]?.string == "HS256" else { return invalid("only alg HS256 is accepted, not \(header["alg"]?.string.map { String($0.prefix(20)) } ?? "none")") }
         guard header["typ"].map({ $0.string == "JWT" }) ?? true, header["crit"] == nil else { return invalid("unsupported header (typ or crit)") }
         let signed = Array(token.utf8.prefix(parts[0].count + 1 + parts[1].count))
-        guard RoomCore.constantTimeEqual(Self.hmac(secret, signed), signature) else { return invalid("bad signature") }
+        guard ConstantTime.equal(Self.hmac(secret, signed), signature) else { return invalid("bad signature") }
         guard let payload = try? payloadBytes.withUnsafeBytes({ try JSON.parse($0) }), case .object = payload else { return invalid("its claims are not a JSON object") }
         guard let room = payload["room"]?.string, Self.isRoomPattern(room) else { return invalid("\"room\" must be a room name or a prefix ending in *") }
         guard let role = payload["role"]?.string.flatMap(Role.init(rawValue:)) else { return invalid("\"role\" must be presenter or follower") }

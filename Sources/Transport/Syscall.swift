@@ -89,16 +89,7 @@ public func readWholeFile(_ path: String, atMost limit: Int = .max) throws(Syste
         throw SystemError(call: "open", errno: errno)
     }
     defer { close(fd) }
-    var bytes = [UInt8]()
-    var chunk = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-        let count = read(fd, &chunk, chunk.count)
-        if count < 0 && errno == EINTR { continue }
-        if count < 0 { throw SystemError(call: "read", errno: errno) }
-        guard count > 0 else { return bytes }
-        bytes += chunk[0..<count]
-        if bytes.count > limit { throw SystemError(call: "read", errno: EFBIG) }
-    }
+    return try readToEnd(fd, atMost: limit)
 }
 
 /// Writes all of `bytes` to `fd` (`writeAll(_:_:)`).

@@ -19,8 +19,8 @@ public final class TLSContext: @unchecked Sendable {
     ].joined(separator: ":")
 
     /// A server context from PEM files: the certificate chain and its private key. A chain
-    /// that cannot be read, a key that does not match it, or a certificate past its end date
-    /// is refused.
+    /// that cannot be read, a path that is not a regular file (a FIFO, a directory, a
+    /// device), a key that does not match it, or a certificate past its end date is refused.
     /// - Parameter ciphers: the TLS 1.2 cipher list (OpenSSL's syntax); the server's
     ///   order wins over the client's. Renegotiation is off.
     public init(certificateChainFile: String, privateKeyFile: String, ciphers: String = TLSContext.forwardSecretCiphers) throws(TLSError) {
@@ -44,12 +44,8 @@ public final class TLSContext: @unchecked Sendable {
             try configure(context)
             guard SSL_CTX_set_cipher_list(context, ciphers) == 1 else { throw TLSError.failure("no usable cipher in tls.ciphers \(ciphers)") }
             _ = scrollsync_SSL_CTX_set_options(context, scrollsync_SSL_OP_CIPHER_SERVER_PREFERENCE() | scrollsync_SSL_OP_NO_RENEGOTIATION())
-            guard SSL_CTX_use_certificate_chain_file(context, certificateChainFile) == 1 else {
-                throw TLSError.failure("cannot load certificate chain \(certificateChainFile)")
-            }
-            guard SSL_CTX_use_PrivateKey_file(context, privateKeyFile, SSL_FILETYPE_PEM) == 1 else {
-                throw TLSError.failure("cannot load private key \(privateKeyFile)")
-            }
+            try useCertificateChain(context, file: certificateChainFile)
+            try usePrivateKey(context, file: privateKeyFile)
             guard SSL_CTX_check_private_key(context) == 1 else {
                 throw TLSError.failure("private key \(privateKeyFile) does not match the certificate")
             }

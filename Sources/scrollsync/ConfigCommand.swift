@@ -21,7 +21,10 @@ struct Config: ParsableCommand {
 
         func run() throws {
             do {
-                print(Settings.describe(try loadConfiguration(file: file, flags: [])))
+                let configuration = try loadConfiguration(file: file, flags: [])
+                print(Settings.describe(configuration))
+                // On standard error: standard output stays a valid configuration file.
+                for warning in ConfigurationWarnings.of(configuration) { log("warning: \(warning)", to: STDERR_FILENO) }
             } catch {
                 logError("configuration: \(error)")
                 throw ExitCode(78)
@@ -41,19 +44,5 @@ enum ProcessEnvironment {
             entry += 1
         }
         return values
-    }
-}
-
-/// A whole text file, or nil (errno says why).
-func readTextFile(_ path: String) -> String? {
-    do {
-        guard let bytes = try readWholeFile(path, atMost: 16 << 20) else {
-            errno = ENOENT
-            return nil
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    } catch {
-        errno = error.errno
-        return nil
     }
 }

@@ -1,3 +1,4 @@
+import TextSafety
 import ArgumentParser
 import ScrollModel
 import Synchronization
@@ -45,8 +46,12 @@ struct Drive: ParsableCommand {
 
     @OptionGroup var connection: ConnectionOptions
 
-    /// A URL that names no room is a usage error, with this command's usage.
-    func validate() throws { _ = try roomURL(url, query: []) }
+    /// A URL that names no room, or a follow key without a presenter key or token, is a usage
+    /// error, with this command's usage.
+    func validate() throws {
+        _ = try roomURL(url, query: [])
+        try connection.checkFollowKey(presenterKey: key)
+    }
 
     func run() throws {
         let text = try script.flatMap { $0 == "-" ? nil : $0 }.map { try readDocument($0).text } ?? readStandardInput()
@@ -64,8 +69,11 @@ struct Drive: ParsableCommand {
         let client = try RoomClient(urls: [roomURL], loop: group.loops[0], options: connection.clientOptions) { room.handle($0) }
         client.start()
         defer { client.stopAndWait() }
-        guard room.waitFor(timeout: 10, { $0.joined }) else {
-            fail("could not join \(roomURL.redacted): \(room.snapshot.problem ?? "no answer")")
+        // A refusal (a wrong key, a follower's token) ends the wait at once with its reason.
+        guard room.waitFor(timeout: 10, { $0.joined || $0.refused != nil }), room.snapshot.joined else {
+            let snapshot = room.snapshot
+            if let refused = snapshot.refused { fail("\(roomURL.redacted) refused: \(SafeText.display(refused))") }
+            fail("could not join \(roomURL.redacted): \(SafeText.display(snapshot.problem ?? "no answer in 10 s"))")
         }
         var offset = 0.0
         func scroll(_ to: Double, anchor: Anchor? = nil, viewport: Double? = viewport, content: Double? = content) {
@@ -147,6 +155,8 @@ final class DriverState: @unchecked Sendable {
         var documentAnnounced = false
         var problem: String?
         var error: String?
+        /// The server refused the connection for good, and why.
+        var refused: String?
     }
 
     private let state = Mutex(Snapshot())
@@ -171,9 +181,17 @@ final class DriverState: @unchecked Sendable {
                 snapshot.followers = presence.followers
             case .message(.document(let document)):
                 snapshot.document = document
+            case .message(.error("not_driver", _)):
+                // The server's words are for raw clients ("send {…control…} first"): a script says `take`.
+                snapshot.problem = "not_driver: this presenter does not drive the room"
+                if snapshot.joined, snapshot.error == nil {
+                    snapshot.error = "line \(line): this presenter does not drive the room: put a `take` line before it"
+                }
             case .message(.error(let code, let message)):
                 snapshot.problem = "\(code): \(message)"
                 if snapshot.joined, snapshot.error == nil { snapshot.error = "line \(line): the server answered \(code): \(message)" }
+            case .status(.refused(let reason)):
+                snapshot.refused = reason
             case .status(.waiting(_, let reason)):
                 snapshot.problem = snapshot.problem ?? reason
                 if snapshot.joined, snapshot.error == nil { snapshot.error = "line \(line): connection lost (\(reason))" }

@@ -125,15 +125,21 @@ struct Load: ParsableCommand {
         }
         load.finish()
         print(report.table)
-        if let json {
-            guard let file = fopen(json, "w") else { fail("cannot write \(json): \(String(cString: strerror(errno)))") }
-            _ = report.json.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
-            fclose(file)
-        }
         let thresholds = LoadThresholds(maxLoss: maxLoss, maxErrors: maxErrors, maxAgeP99: maxAgeP99, maxStalenessP99: maxStalenessP99,
                                         minCoverage: minCoverage)
+        if let json {
+            guard let file = fopen(json, "w") else { fail("cannot write \(json): \(String(cString: strerror(errno)))") }
+            // The report with the gate's verdict: each threshold, what was measured, passed or not.
+            var bytes = report.json
+            bytes.removeLast()  // its closing brace
+            bytes += Array(#","gate":"#.utf8) + thresholds.gateJSON(report) + [UInt8(ascii: "}")]
+            _ = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+            fclose(file)
+        }
         let violations = thresholds.violations(of: report)
         if !violations.isEmpty { fail("thresholds exceeded: " + violations.joined(separator: "; ")) }
+        let given = thresholds.checks(of: report).filter { $0.name != "in-order" }
+        if !given.isEmpty { log("thresholds met: " + given.map { "\($0.name) \(format($0.measured)) within \(format($0.limit))" }.joined(separator: ", "), to: STDERR_FILENO) }
     }
 
     /// `--max-rate`: the steps of a `MaxRateSearch`, each logged with its verdict.
@@ -147,4 +153,9 @@ struct Load: ParsableCommand {
         log("highest rate that holds (staleness p99 within \(stalenessBound) ms, nothing refused): \(found.rate) updates/s per presenter", to: STDERR_FILENO)
         return found
     }
+}
+
+/// A threshold's number as a person reads it: integers without a fraction.
+private func format(_ value: Double) -> String {
+    value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
 }

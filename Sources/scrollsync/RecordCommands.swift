@@ -20,7 +20,7 @@ struct Record: ParsableCommand {
     @Argument(help: "The room, e.g. ws://127.0.0.1:8080/rooms/demo.")
     var url: String
 
-    @Option(name: .shortAndLong, help: "The file to write (replaced if it exists).")
+    @Option(name: .shortAndLong, help: "The file to write: replaced, once the room has been joined, by the new recording (never by an empty one).")
     var output: String
 
     @Option(help: "Stop after this many seconds.")
@@ -36,9 +36,14 @@ struct Record: ParsableCommand {
 
     func run() throws {
         let (roomURL, room) = try roomURL(url, query: connection.access)
-        let fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        // Written beside the output and renamed over it at the end, so a recording that never
+        // joined (a refused key, a server that is down) leaves an existing file as it was.
+        var template = Array((output + ".partial-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { fail("cannot write \(SafeText.display(output)): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
+        let partial = String(cString: template)
+        fchmod(fd, 0o644)
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         let recorder = Recorder(fd: fd, room: room, url: roomURL.withoutSecrets)
         let signals = blockTerminationSignals()
         let group = try EventLoopGroup(count: 1)
@@ -58,6 +63,18 @@ struct Record: ParsableCommand {
         }
         client.stopAndWait()
         group.shutdown()
+        let wrote = fsync(fd) == 0 || errno == EINVAL
+        close(fd)
+        guard recorder.joined else {
+            unlink(partial)
+            fail("nothing recorded: never joined the room (\(SafeText.display(recorder.problem ?? recorder.lastReason ?? "no answer")))"
+                 + (access(output, F_OK) == 0 ? "; \(SafeText.display(output)) is unchanged" : ""))
+        }
+        guard wrote, rename(partial, output) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(partial)
+            fail("cannot write \(SafeText.display(output)): \(reason)")
+        }
         log("recorded \(recorder.progress) to \(SafeText.display(output))", to: STDERR_FILENO)
         if let problem = recorder.problem { fail(problem) }
     }
@@ -78,6 +95,8 @@ final class Recorder: @unchecked Sendable {
         var seconds = 0.0
         var ended = false
         var problem: String?
+        var joined = false
+        var lastReason: String?
     }
 
     init(fd: Int32, room: String, url: String) {
@@ -87,6 +106,10 @@ final class Recorder: @unchecked Sendable {
     }
 
     var ended: Bool { state.withLock { $0.ended } }
+    /// Whether the room welcomed the recorder (the recording has its header or will).
+    var joined: Bool { state.withLock { $0.joined } }
+    /// Why the last connection attempt failed, while it never joined.
+    var lastReason: String? { state.withLock { $0.lastReason } }
     var problem: String? { state.withLock { $0.problem } }
     var progress: String { state.withLock { "\($0.events) events, \(Double(Int($0.seconds * 10)) / 10) s" } }
 
@@ -95,6 +118,7 @@ final class Recorder: @unchecked Sendable {
         case .message(.welcome(let welcome)):
             guard started == nil else { return }  // a reconnect continues the same recording
             started = monotonicNanoseconds()
+            state.withLock { $0.joined = true }
             if welcome.doc != nil {
                 awaitingDocument = true
                 pendingState = welcome.state
@@ -116,6 +140,8 @@ final class Recorder: @unchecked Sendable {
             state.withLock { $0.problem = reason; $0.ended = true }
         case .status(.waiting(_, let reason)) where started != nil:
             log("disconnected (\(reason)); reconnecting", to: STDERR_FILENO)
+        case .status(.waiting(_, let reason)):
+            state.withLock { $0.lastReason = reason }
         default:
             break
         }
@@ -268,6 +294,9 @@ struct Replay: ParsableCommand {
     var loop = false
 
     @OptionGroup var connection: ConnectionOptions
+
+    /// A follow key without a presenter key or token is a usage error (the server refuses it).
+    func validate() throws { try connection.checkFollowKey(presenterKey: key) }
 
     func run() throws {
         let recording = readRecording(file)

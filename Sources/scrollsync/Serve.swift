@@ -142,13 +142,16 @@ struct Serve: ParsableCommand {
             logError("configuration: \(error)")
             throw ExitCode(78)  // EX_CONFIG
         }
+        // Before any thread starts (the log writer's is the first): every thread inherits this
+        // mask, so HUP, INT and TERM reach only the sigwait below, never a thread whose default
+        // action would end the process, and one that arrives during a reload waits for it.
+        let signals = blockTerminationSignals()
+        blockSignal(SIGHUP)  // a reload, not the end (its default action)
         let output = LogOutput()
         LoggingSystem.bootstrap { _ in
             LineLogHandler(output: output, level: configuration.log.level.loggerLevel, json: configuration.log.json)
         }
         let logger = Logger(label: "scrollsync")
-        let signals = blockTerminationSignals()  // before any thread starts, so sigwait gets them
-        blockSignal(SIGHUP)  // a reload, not the end (its default action)
         raiseDescriptorLimit()
         let server: Server
         do {
@@ -217,7 +220,13 @@ func loadConfiguration(file: String?, flags: [(key: String, value: JSON)],
         configuration.dataDirectory = String(state)
     }
     if let path = file ?? environment["SCROLLSYNC_CONFIG"] {
-        guard let text = readTextFile(path) else { throw ConfigurationError("\(path): cannot read: \(String(cString: strerror(errno)))") }
+        let text: String
+        do {
+            // A regular file only: a FIFO would hang the start, or a reload with every signal waiting behind it.
+            text = String(decoding: try readRegularFile(path, atMost: 16 << 20), as: UTF8.self)
+        } catch {
+            throw ConfigurationError("\(path): cannot read: \(error)")
+        }
         try Settings.apply(try Settings.fileValues(text, source: path), to: &configuration, source: path)
     }
     try Settings.apply(try Settings.environmentValues(environment), to: &configuration, source: "environment")

@@ -28,6 +28,15 @@ struct ConnectionOptions: ParsableArguments {
     /// The query parameters that carry the access options.
     var access: [(String, String?)] { [("followKey", followKey), ("token", token)] }
 
+    /// A presenter's `--follow-key` makes the room private; the server takes it only from a
+    /// presenter who proves itself (the room's presenter key, or a presenter token), so it is
+    /// refused here first, with the reason, before anything connects.
+    func checkFollowKey(presenterKey key: String?) throws {
+        guard let followKey, !followKey.isEmpty, key?.isEmpty ?? true, token?.isEmpty ?? true else { return }
+        throw ValidationError("--follow-key makes the room private and needs --key (the room's presenter key) or --token (a presenter token): "
+            + "without one, anyone could present the private room")
+    }
+
     var clientOptions: RoomClient.Options {
         var options = RoomClient.Options()
         options.verifyTLS = !insecure
@@ -153,9 +162,11 @@ struct Present: ParsableCommand {
 
     @OptionGroup var connection: ConnectionOptions
 
-    /// Usage errors (a URL that names no room) with this command's usage, before anything runs.
+    /// Usage errors (a URL that names no room, a follow key without a key) with this command's
+    /// usage, before anything runs.
     func validate() throws {
         for text in [url] + also { _ = try roomURL(text, query: []) }
+        try connection.checkFollowKey(presenterKey: key)
     }
 
     func run() throws {

@@ -54,6 +54,21 @@ struct FuzzRegressionTests {
         #expect(throws: Never.self) { try input.target.check(Array(data)) }
     }
 
+    /// `Scripts/fuzz` runs every target and no other: its list is FuzzTarget's cases, in order.
+    @Test func theFuzzScriptListsEveryTarget() throws {
+        let script = try String(contentsOf: Self.fuzzDirectory.deletingLastPathComponent().appendingPathComponent("Scripts/fuzz"), encoding: .utf8)
+        let line = try #require(script.split(separator: "\n").first { $0.hasPrefix("targets=(") })
+        let listed = line.dropFirst("targets=(".count).prefix { $0 != ")" }.split(separator: " ").map(String.init)
+        #expect(listed == FuzzTarget.allCases.map(\.rawValue))
+    }
+
+    /// Issue 44's parsing is fuzzed: the secret comparison and the recording's lines and URL.
+    @Test func paddedSecretsHiddenSecretsAndLongLinesKeepTheInvariants() {
+        #expect(throws: Never.self) { try FuzzTarget.secretCompare([3, 1, 2, 3, 1, 2, 3]) }
+        #expect(throws: Never.self) { try FuzzTarget.recording(Array(#"{"format":"scrollsync-recording","version":1,"room":"r","started":"s","url":"ws://h/rooms/r?%6Bey=k"}"#.utf8)) }
+        #expect(throws: Never.self) { try FuzzTarget.recording([0x81] + Array(repeating: UInt8(ascii: " "), count: 30_000)) }
+    }
+
     /// The checks can fail: a broken invariant is reported, not swallowed.
     @Test func aBrokenInvariantIsAFinding() {
         #expect(throws: FuzzFinding.self) { try FuzzTarget.expect(false, "broken") }

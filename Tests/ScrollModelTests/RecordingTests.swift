@@ -62,6 +62,60 @@ struct RecordingTests {
         }
     }
 
+    /// Issue 44: the header's URL is read as a server reads a query (decoded, any case), and a
+    /// fragment is refused: each of these carried a key past the check that looked at the text.
+    @Test(arguments: [
+        ("ws://h/rooms/r?%6Bey=k", "holds a secret (key)"),
+        ("ws://h/rooms/r?Token=t", "holds a secret (token)"),
+        ("ws://h/rooms/r?a=1&FOLLOWKEY=f", "holds a secret (followKey)"),
+        ("ws://h/rooms/r?follow%4Bey=f", "holds a secret (followKey)"),
+        ("ws://h/rooms/r?k%65y", "holds a secret (key)"),
+        ("ws://h/rooms/r#key=k", "has a fragment"),
+        ("ws://h/rooms/r?a=1#token=t", "has a fragment"),
+    ])
+    func aSecretInTheHeadersURLIsFoundHoweverItIsSpelled(_ url: String, _ reason: String) {
+        let header = #"{"format":"scrollsync-recording","version":1,"room":"r","started":"s","url":"\#(url)"}"#
+        do {
+            _ = try Recording.read(Array(header.utf8))
+            Issue.record("read \(url)")
+        } catch {
+            #expect(error.line == 1 && error.reason.hasPrefix("\"url\" \(reason)") && error.reason.hasSuffix("a recording never holds one"), "\(error)")
+        }
+        #expect(QueryText.secretProblem(inURL: "ws://h/rooms/r?role=follower&name=Key%20holder") == nil, "a value may say anything")
+    }
+
+    /// A line longer than any event is refused before it is decoded (a 100 MB line once cost
+    /// 460 MB to refuse), naming its line and the bound.
+    @Test func aLineLongerThanAnyEventIsRefusedBeforeItIsDecoded() {
+        var limits = ClientMessage.Limits()
+        limits.maxDocumentBytes = 1000
+        let bound = Recording.maxLineBytes(limits)
+        #expect(bound == 6 * (1000 + 256 + 2048 + 256 + 64) + 1024)
+        let text = String(repeating: "\\u0001", count: 1000)  // the longest a 1,000-byte document is written
+        let longest = #"[1,{"type":"document","name":"d","format":"text","by":"00000000000000a1","text":"\#(text)"}]"#
+        #expect(throws: Never.self) { try Recording.read(Array("\(Self.header)\n\(longest)".utf8), limits: limits) }
+        let tooLong = "[1," + String(repeating: " ", count: bound) + "]"
+        do {
+            _ = try Recording.read(Array("\(Self.header)\n[0,\(Self.state)]\n\(tooLong)".utf8), limits: limits)
+            Issue.record("read")
+        } catch {
+            #expect(error.line == 3 && error.reason.contains("longer than any event (\(bound) bytes)"), "\(error)")
+        }
+    }
+
+    /// A name (or anything else) that is not UTF-8 is refused, not repaired into U+FFFD.
+    @Test func invalidUTF8InANameIsRefused() {
+        for bad: [UInt8] in [[0xFF], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xE2, 0x82]] {
+            let line = Array(#"[1,{"type":"driver","driver":"00000000000000a1","name":"An"#.utf8) + bad + Array(#""}]"#.utf8)
+            do {
+                _ = try Recording.read(Array("\(Self.header)\n".utf8) + line)
+                Issue.record("read \(bad)")
+            } catch {
+                #expect(error.line == 2 && error.reason == "not UTF-8", "\(bad): \(error)")
+            }
+        }
+    }
+
     @Test func aDocumentOverTheLimitIsRefused() {
         var limits = ClientMessage.Limits()
         limits.maxDocumentBytes = 10

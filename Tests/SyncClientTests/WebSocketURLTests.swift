@@ -1,5 +1,6 @@
 import HTTP1
 import Testing
+import ScrollModel
 import WebSocketCore
 @testable import SyncClient
 
@@ -66,5 +67,24 @@ struct WebSocketURLRoundTripTests {
             guard let url = WebSocketURL(text) else { continue }
             #expect(WebSocketURL(url.description) == url, "\(text.debugDescription) → \(url.description.debugDescription)")
         }
+    }
+}
+
+/// Issue 44: a URL shown, logged or kept in a recording drops its secrets however they are
+/// spelled (the server decodes `%6Bey` to `key`), so what `record` writes the reader takes.
+@Suite("WebSocket URLs without their secrets")
+struct WebSocketURLSecretTests {
+    @Test(arguments: ["?%6Bey=s3cret", "?Key=s3cret", "?role=follower&TOKEN=s3cret", "?follow%4bey=s3cret&name=Ann", "?k%65y"])
+    func everySpellingOfASecretIsLeftOut(_ query: String) throws {
+        let url = try #require(WebSocketURL("ws://h:8080/rooms/r\(query)"))
+        #expect(!url.withoutSecrets.contains("s3cret") && !url.redacted.contains("s3cret"), "\(url.withoutSecrets)")
+        #expect(QueryText.secretProblem(inURL: url.withoutSecrets) == nil, "\(url.withoutSecrets)")
+        #expect(!url.withoutSecrets.contains("%6B") && !url.withoutSecrets.lowercased().contains("key"), "\(url.withoutSecrets)")
+    }
+
+    @Test func otherParametersStay() throws {
+        let url = try #require(WebSocketURL("ws://h:8080/rooms/r?role=follower&key=k&name=Key%20holder"))
+        #expect(url.withoutSecrets == "ws://h:8080/rooms/r?role=follower&name=Key%20holder")
+        #expect(url.redacted == "ws://h:8080/rooms/r?role=follower&key=***&name=Key%20holder")
     }
 }

@@ -10,8 +10,16 @@ import Glibc
 /// Nodes that share rooms through a real redis-server (Debian: redis-server).
 @Suite("Several nodes through Redis", .serialized)
 struct ClusterTests {
+    /// `redis.secret` of the nodes (`ForgedRedisTests` runs some tests again with one).
+    var secret: String?
+
     /// A node sharing rooms through `redis`, in this process (no `kill -9` needed).
-    func node(_ redis: RedisServer) throws -> any ServerNode { try InProcessNode(redis: redis.url) }
+    func node(_ redis: RedisServer) throws -> any ServerNode {
+        try InProcessNode {
+            $0.redisURL = redis.url
+            $0.redisSecret = secret
+        }
+    }
 
     /// Joins `room` on `server` and waits for the welcome.
     func join(_ server: any ServerNode, _ room: String, query: String = "") throws -> (RoomConnection, JSON) {
@@ -296,6 +304,13 @@ struct ClusterTests {
             let seqs = states(follower).compactMap { $0["seq"]?.double }
             #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $0 < $1 }, "no follower sees seq go back: \(seqs)")
         }
+        try expectEverythingSigned([a, b])
+    }
+
+    /// With `redis.secret`, no node refused what another published (all of it signed).
+    func expectEverythingSigned(_ nodes: [any ServerNode]) throws {
+        guard secret != nil else { return }
+        for node in nodes { #expect(try metricValue("scrollsync_redis_refused_total{reason=\"unsigned\"}", port: node.port) == 0) }
     }
 
     /// After an outage in which one node got a step further than the other (its `seq` one
@@ -334,6 +349,7 @@ struct ClusterTests {
                 && onA["state"]?["seq"]?.double != nil && onA["state"]?["seq"]?.double == onB["state"]?["seq"]?.double
                 && onA["state"]?["offset"]?.double == onB["state"]?["offset"]?.double
         }, "one state under one seq on both nodes; A's log:\n\(a.output.suffix(2000))\nB's log:\n\(b.output.suffix(2000))")
+        try expectEverythingSigned([a, b])
     }
 
     @Test func aFrozenRedisIsNoticedAndTheRoomCatchesUpWhenItAnswersAgain() throws {

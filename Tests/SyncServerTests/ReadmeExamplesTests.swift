@@ -32,6 +32,8 @@ struct ReadmeExamplesTests {
         "sudo dpkg -i dist/scrollsync_*_amd64.deb": "Scripts/test-package installs and purges the package where CI runs as root",
         "sudo systemctl enable --now scrollsync": "needs systemd as init: Scripts/test-package verifies the unit, ServiceTests its READY=1",
         "sudo systemctl reload scrollsync": "needs systemd as init: ServiceTests sends the same SIGHUP",
+        "sudo runuser -u scrollsync -- scrollsync serve --config /etc/scrollsync/scrollsync.json":
+            "needs the .deb installed: Scripts/test-package runs it as root (on a free port) and purges after",
     ]
 
     /// The command lines of the README's `sh` blocks, trailing comments dropped.

@@ -42,6 +42,29 @@ struct RoomMachineTests {
         #expect(room.core.state?.offset == 30)
     }
 
+    /// After a merge or a fetch the members hear the driver before that driver's state
+    /// (docs/cluster.md I5; issue 46.5).
+    @Test func aSnapshotNamesTheDriverBeforeItsState() {
+        var room = Self.room()
+        _ = room.step(.message(Self.scroll(10), from: Self.ann, sender: "ann"), context)
+        var snapshot = RoomSnapshot()
+        snapshot.version = 7
+        snapshot.driver = Self.bob.description
+        snapshot.driverName = "Bob"
+        snapshot.state = ScrollState(seq: 40, offset: 55, viewport: 10, content: 100, progress: 0.6, direction: .down, anchor: nil,
+                                     atTop: false, atBottom: false, by: Self.bob.description, t: nil, doc: nil)
+        let effects = room.step(.snapshot(snapshot), context)
+        let order = effects.compactMap { effect -> String? in
+            switch effect {
+            case .broadcast(.driver): "driver"
+            case .broadcast(.state): "state"
+            case .broadcast(.document): "document"
+            default: nil
+            }
+        }
+        #expect(order == ["driver", "state"], "\(effects)")
+    }
+
     @Test func aScrollWaitsForTheStoreAndTheNewestGoes() {
         var room = Self.room(seq: SeqReservation(written: 0))
         #expect(Self.saves(room.step(.message(Self.scroll(10), from: Self.ann, sender: "ann"), context)) == 1, "held: the store is asked for a ceiling")
@@ -83,6 +106,26 @@ struct RoomMachineTests {
         let released = room.step(.shared(version: 2, .driver(nil, name: nil)), context)
         #expect(released.contains { if case .broadcast(.driver(nil, _)) = $0 { true } else { false } })
         #expect(room.version == 2)
+    }
+
+    /// Issue 44.4: a version already held is news if it says something else (a publisher sent
+    /// a change under it first): the room is fetched again. A repeat, or a version the last
+    /// snapshot holds, is not.
+    @Test func aVersionAlreadyHeldWithOtherContentFetchesTheRoomAgain() {
+        var room = Self.room()
+        let resyncs = { (effects: [Machine.Effect]) in effects.contains { if case .resync = $0 { true } else { false } } }
+        _ = room.step(.shared(version: 1, .driver(Self.ann, name: "Ann")), context)
+        #expect(room.step(.shared(version: 1, .driver(Self.ann, name: "Ann")), context).isEmpty, "a repeat")
+        let other = room.step(.shared(version: 1, .document(SharedDocument(name: "d", format: .text, text: "x", by: Self.ann.description))), context)
+        #expect(resyncs(other) && other.contains { if case .refusedShared(let refusal) = $0 { refusal.reason == .implausible } else { false } })
+        #expect(room.core.document == nil, "not taken")
+        var snapshot = RoomSnapshot()
+        snapshot.version = 5
+        _ = room.step(.snapshot(snapshot), context)
+        #expect(room.step(.shared(version: 4, .driver(nil, name: nil)), context).isEmpty, "in the snapshot already")
+        #expect(room.step(.shared(version: 5, .driver(nil, name: nil)), context).isEmpty)
+        _ = room.step(.shared(version: 6, .driver(Self.bob, name: nil)), context)
+        #expect(resyncs(room.step(.shared(version: 6, .driver(nil, name: nil)), context)))
     }
 
     static func led(_ effects: [Machine.Effect]) -> [ScrollState] {

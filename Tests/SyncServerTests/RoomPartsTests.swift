@@ -150,9 +150,9 @@ extension RoomPartsTests {
     /// own reading of the clock, yet the recording's times never go back; past its limit it
     /// stops, counted against the budget, and what it holds still reads as a recording.
     @Test func aRoomRecordingsTimesNeverGoBackAndItStopsAtItsLimit() throws {
-        let budget = ByteBudget(limit: 0, holding: "recordings")
+        let budget = RecordingBudget(limit: 0, perAddress: 0)
         let header = Recording.Header(room: "r", started: "2026-11-26T12:00:00.000Z", url: "ws://h/rooms/r")
-        var recording = try #require(RoomRecording(header: header, now: 1_000_000_000, limit: 400, budget: budget))
+        var recording = try RoomRecording(header: header, now: 1_000_000_000, limit: 400, budget: budget, ticket: budget.ticket(room: "r", address: "a"))
         let state = #"{"type":"driver","driver":null,"driverName":null}"#
         let first = recording.append(Array(state.utf8), now: 3_000_000_000, budget: budget)
         let earlier = recording.append(Array(state.utf8), now: 2_999_000_000, budget: budget)  // another loop's clock, read a moment before
@@ -162,8 +162,37 @@ extension RoomPartsTests {
         #expect(read.events.map(\.seconds) == [2, 2, 2.5])
         var appended = 3
         while recording.append(Array(state.utf8), now: 4_000_000_000, budget: budget) { appended += 1 }
-        #expect(recording.stopped && recording.bytes.count <= 400 && appended > 3)
+        #expect(recording.stopped != nil && recording.bytes.count <= 400 && appended > 3)
         #expect(budget.bytesHeld == recording.bytes.count, "the budget holds exactly what it keeps")
         #expect(try Recording.read(recording.bytes).events.count == appended)
+    }
+
+    /// Issue 44.5: each address pays for the recordings it asked for, within its share; when
+    /// all recordings together are at the limit, a room with a presenter takes the bytes of
+    /// rooms nobody presents in (the address that holds the most first), never of presented ones.
+    @Test func anAddressHasAShareAndUnpresentedRoomsGiveTheirsUpFirst() {
+        let budget = RecordingBudget(limit: 1000, perAddress: 400)
+        let junk = (0..<3).map { budget.ticket(room: "junk\($0)", address: "192.0.2.1") }
+        #expect(budget.reserve(300, for: junk[0]) == nil && budget.reserve(100, for: junk[1]) == nil)
+        #expect(budget.reserve(1, for: junk[2]) == .addressShare(400), "the address's share is full")
+        let others = (0..<2).map { budget.ticket(room: "other\($0)", address: "198.51.100.\($0)") }
+        #expect(budget.reserve(300, for: others[0]) == nil && budget.reserve(300, for: others[1]) == nil)
+        #expect(budget.bytesHeld == 1000)
+        for ticket in junk + others { ticket.presented.store(false, ordering: .relaxed) }
+        others[1].presented.store(true, ordering: .relaxed)
+        let late = budget.ticket(room: "talk", address: "203.0.113.9")
+        late.presented.store(false, ordering: .relaxed)
+        #expect(budget.reserve(200, for: late) == .total(1000), "a room nobody presents in takes nothing from others")
+        late.presented.store(true, ordering: .relaxed)
+        #expect(budget.reserve(200, for: late) == nil, "a presented room does")
+        let dropped = (junk + others).map { $0.dropped.load(ordering: .relaxed) }
+        #expect(dropped == [true, false, false, false, false], "the address holding the most goes first, never a presented room: \(dropped)")
+        #expect(budget.takeDropped() == ["junk0"] && budget.bytesHeld == 900)
+        budget.end(junk[0])
+        #expect(budget.bytesHeld == 900, "a dropped recording's bytes are not freed twice")
+        for ticket in [junk[1], others[0]] { ticket.presented.store(true, ordering: .relaxed) }
+        #expect(budget.reserve(150, for: late) == .total(1000), "presented rooms are never dropped")
+        for ticket in [junk[1], others[0], others[1], late] { budget.end(ticket) }
+        #expect(budget.bytesHeld == 0)
     }
 }

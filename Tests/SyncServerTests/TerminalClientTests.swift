@@ -284,7 +284,7 @@ struct DriveTests {
         try "release\nscroll 5\n".write(to: script, atomically: true, encoding: .utf8)
         let refused = try run(ServerProcess.binary.path, ["drive", room, "--script", script.path], timeout: 30)
         #expect(refused.status != 0)
-        #expect(refused.output.contains("line 2: the server answered not_driver"), "\(refused.output)")
+        #expect(refused.output.contains("line 2: this presenter does not drive the room: put a `take` line before it"), "\(refused.output)")
         try "scroll 1\nwobble\n".write(to: script, atomically: true, encoding: .utf8)
         let invalid = try run(ServerProcess.binary.path, ["drive", room, "--script", script.path], timeout: 30)
         #expect(invalid.status != 0)

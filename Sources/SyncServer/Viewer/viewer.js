@@ -135,22 +135,29 @@ function followQuery(separator) {
   if (state.token) parts.push(`token=${encodeURIComponent(state.token)}`);  // an application's signed token
   return parts.length ? separator + parts.join('&') : '';
 }
-// A follower asks first whether it may follow (the document answers 401/403 for a private
-// room without its key: a refused WebSocket upgrade does not tell a page why).
+// A follower asks first whether it may follow (the document answers 403/429 for a wrong follow
+// key: a refused WebSocket upgrade does not tell a page why). A 401 comes from a private room
+// and from a room nobody has opened yet alike (the server does not reveal private rooms), so
+// the page then tries to join, and asks for the key only if the join is refused.
 async function mayFollow() {
+  state.maybePrivate = false;
   try {
     const answer = await fetch(`/rooms/${encodeURIComponent(room)}/document${followQuery('?')}`, { method: 'HEAD', cache: 'no-store' });
-    if (answer.status === 401 || answer.status === 403 || answer.status === 429) {
-      ui.privateWhy.textContent = answer.status === 401 ? 'This room is private.' : answer.status === 403 ? 'Wrong follow key.' : 'Too many wrong keys; wait a minute.';
-      ui.privateForm.hidden = false;
-      ui.followKey.focus();
-      state.stopped = 'private room: give its follow key';
-      render();
+    if (answer.status === 403 || answer.status === 429) {
+      askFollowKey(answer.status === 403 ? 'Wrong follow key.' : 'Too many wrong keys; wait a minute.');
       return false;
     }
+    state.maybePrivate = answer.status === 401;
   } catch { /* the connection says why */ }
   ui.privateForm.hidden = true;
   return true;
+}
+function askFollowKey(why) {
+  ui.privateWhy.textContent = why;
+  ui.privateForm.hidden = false;
+  ui.followKey.focus();
+  state.stopped = 'private room: give its follow key';
+  render();
 }
 async function connect() {
   if (state.role === 'follower' && !(await mayFollow())) return;
@@ -158,6 +165,8 @@ async function connect() {
   const name = state.role === 'presenter' && ui.name.value ? `&name=${encodeURIComponent(ui.name.value)}` : '';
   const query = state.role === 'presenter' ? `?role=presenter&key=${encodeURIComponent(state.key)}${name}${followQuery('&')}` : followQuery('?');
   const socket = new WebSocket(`${scheme}//${location.host}/rooms/${encodeURIComponent(room)}${query}`, 'scrollsync.v1');
+  let opened = false;
+  socket.onopen = () => { opened = true; };
   state.socket = socket;
   state.stopped = null;
   ui.link.textContent = 'connecting…';
@@ -169,6 +178,10 @@ async function connect() {
   socket.onclose = (event) => {
     if (state.socket !== socket) return;
     state.online = false;
+    if (!opened && state.role === 'follower' && state.maybePrivate) {  // the upgrade was refused: a private room
+      askFollowKey(state.followKey ? 'Wrong follow key.' : 'This room is private.');
+      return;
+    }
     if (event.code === 1008 && state.role === 'presenter') {
       // The key was refused: follow again, and offer the form again to retry.
       state.role = 'follower';
@@ -184,7 +197,8 @@ async function connect() {
     if (event.code === 1008) {  // refused for good: retrying cannot help
       state.stopped = event.reason || 'refused';
       render();
-      mayFollow();  // the room became private: ask for its key
+      // The room became private (it is there: a 401 means private): ask for its key.
+      mayFollow().then((may) => { if (may && state.maybePrivate) askFollowKey('This room is private.'); });
       return;
     }
     const delay = state.backoff * (0.75 + Math.random() * 0.5);
@@ -269,9 +283,23 @@ document.addEventListener('visibilitychange', () => {
   if (document.hidden && state.target !== null) { window.scrollTo(0, state.target); state.target = null; state.animating = false; }
 });
 
+// A follow key makes the room private: the server takes it only from a presenter who gives
+// the room's presenter key (or holds a presenter token), so the form says so before it asks.
+const followKeyNeedsKey = 'A follow key makes the room private: give the room\'s presenter key with it.';
+function checkPresentForm() {
+  ui.key.setCustomValidity(ui.newFollowKey.value && !ui.key.value && !state.token ? followKeyNeedsKey : '');
+}
+ui.key.addEventListener('input', checkPresentForm);
+ui.newFollowKey.addEventListener('input', checkPresentForm);
+
 // Presenting: the key from the form (never put in this page's URL), or from the URL when
 // the user put it there (?present&key=…).
 function present(key) {
+  if (ui.newFollowKey.value && !key && !state.token) {
+    state.notice = `refused: ${followKeyNeedsKey}`;
+    render();
+    return;
+  }
   state.role = 'presenter';
   state.key = key;
   if (ui.newFollowKey.value) state.followKey = ui.newFollowKey.value;

@@ -43,11 +43,25 @@ final class Child: @unchecked Sendable {
         // Nothing else of ours (test sockets, other children's pipes) leaks into the child.
         posix_spawn_file_actions_addclosefrom_np(&actions, 3)
 
+        // As a service manager or a shell starts a program: no signal blocked, every signal's
+        // action the default. Otherwise the child inherits the mask of the test's thread (a
+        // worker that blocks almost every signal), and a thread of the child that forgets to
+        // block a signal is never caught taking it.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
-        let result = posix_spawnp(&pid, executable, &actions, nil, argv, envp)
+        let result = posix_spawnp(&pid, executable, &actions, &attributes, argv, envp)
         if output == .capture { close(fds[1]) }
         guard result == 0 else {
             if output == .capture { close(fds[0]) }
