@@ -174,8 +174,10 @@ public final class Server: Sendable {
     }
 
     /// An in-process connection from `address` to a server on an embedded loop.
+    /// With a certificate configured, it speaks TLS as an accepted socket would.
     public func connectEmbedded(from address: String = "127.0.0.1") -> EmbeddedConnection {
-        group.loops[0].connectEmbedded(peerAddress: address, makeHandler: makePeer)
+        // Only SSL_new can fail here (out of memory): a test harness may stop on that.
+        try! group.loops[0].connectEmbedded(peerAddress: address, tls: tls, makeHandler: makePeer)
     }
 
     /// A bridge of the server's metrics to `factory` (the server makes one to the bootstrapped

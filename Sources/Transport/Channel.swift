@@ -4,11 +4,14 @@ import CLinux
 import Glibc
 #endif
 
-/// One TCP connection (plain or TLS) owned by an event loop.
+/// One connection (plain TCP, or TLS over it) owned by an event loop.
 ///
 /// Writes are queued and flushed together at the end of the loop iteration, so every
 /// frame queued for a socket in one iteration leaves in one `sendmsg`. `EPOLLOUT` is
 /// watched only after a partial write. All methods must be called on the loop's thread.
+/// Its concepts live a file each: the plain stream (`Channel+Plain`), TLS over it
+/// (`Channel+TLS`), the conflation slot (`Channel+Conflation`) and the close sequence
+/// (`Channel+Closing`).
 public final class Channel {
     /// Backpressure marks, in bytes of queued output.
     public struct Watermarks: Sendable {
@@ -35,12 +38,14 @@ public final class Channel {
     }
 
     /// Yes-or-no state, one bit each (there is one channel per connection).
-    private struct Flags: OptionSet {
+    struct Flags: OptionSet {
         let rawValue: UInt8
         static let watchingWritable = Flags(rawValue: 1 << 0)
         static let readingPaused = Flags(rawValue: 1 << 1)
         static let readingHeld = Flags(rawValue: 1 << 2)
+        /// TLS: a read needs the connection writable first (libssl's WANT_WRITE).
         static let tlsReadNeedsWritable = Flags(rawValue: 1 << 3)
+        /// TLS: a write needs the connection readable first (WANT_READ: the handshake).
         static let tlsWriteNeedsReadable = Flags(rawValue: 1 << 4)
         /// Something was queued since the last tick; a queue quiet for a whole tick gives its
         /// storage back, so idle connections hold none and busy ones never reallocate.
@@ -61,26 +66,22 @@ public final class Channel {
     public let loop: EventLoop
     // Loop-thread only, read or set whole (a call through `handler` works on a copy).
     @exclusivity(unchecked) public var handler: (any ChannelHandler)?
-    @exclusivity(unchecked) private var tls: TLSSession?
+    @exclusivity(unchecked) var tls: TLSSession?
     // The fields below are touched only on the loop's thread and never re-entrantly (no
     // call out happens while one is being changed), so they skip Swift's run-time
     // exclusivity check (with the other fields a delivery touches, a third of the server's
     // instructions per delivery: BENCHMARKS.md).
-    @exclusivity(unchecked) private var queue = WriteQueue()
+    @exclusivity(unchecked) var queue = WriteQueue()
     /// The newest replaceable message, waiting until the socket has taken everything before it.
-    @exclusivity(unchecked) private var latest: SharedBytes?
+    @exclusivity(unchecked) var latest: SharedBytes?
     /// The socket (an in-process channel has none: its `LoopIO` knows its far end by `id`).
     let fd: Int32
-    @exclusivity(unchecked) private(set) var state: State = .open
+    @exclusivity(unchecked) var state: State = .open
     /// Ticks since a graceful close began (see `lingerTicks`).
-    private var closingTicks: UInt8 = 0
-    @exclusivity(unchecked) private var flags: Flags = []
+    var closingTicks: UInt8 = 0
+    @exclusivity(unchecked) var flags: Flags = []
     /// The errno of a failed connect, or 0 (Linux's errno values fit in a byte).
-    private var connectErrno: UInt8 = 0
-
-    /// How long a graceful close may take to flush and hear the peer close: 2 ticks of the
-    /// loop's coarse timer, so 2 to 3 s (no deadline is stored per connection).
-    static let lingerTicks: UInt8 = 2
+    var connectErrno: UInt8 = 0
 
     init(id: UInt64, fd: Int32, tls: TLSSession?, peerAddress: String, loop: EventLoop) {
         self.id = id
@@ -88,6 +89,7 @@ public final class Channel {
         self.tls = tls
         self.peerAddress = peerAddress
         self.loop = loop
+        tls?.attach(to: self)
     }
 
     /// Backpressure marks: its loop's (`EventLoop.watermarks`), the same for every channel,
@@ -103,6 +105,8 @@ public final class Channel {
     }
 
     public var isOpen: Bool { state == .open }
+
+    var isClosed: Bool { state == .closed }
 
     /// Whether a read now would reach the handler (not paused, held or closed).
     var acceptsInput: Bool { (state == .open || state == .flushing) && !flags[.readingPaused] && !flags[.readingHeld] }
@@ -121,10 +125,7 @@ public final class Channel {
         case .open, .connecting: break
         default: return .dropped
         }
-        if let waiting = latest {  // keep the order in which messages were produced
-            queue.append(waiting)
-            latest = nil
-        }
+        queueLatest()  // keep the order in which messages were produced
         queue.append(bytes)
         flags[.queuedSinceTick] = true
         loop.markDirty(self)
@@ -135,22 +136,6 @@ public final class Channel {
         return .queued
     }
 
-    /// Queues the newest version of a replaceable message (conflation). It waits in a
-    /// one-message slot until the socket has taken everything queued before it; a newer
-    /// one replaces it there. A slow reader thus holds at most one stale message and
-    /// always ends with the newest. Returns true when an older message was replaced.
-    @discardableResult
-    public func enqueueLatest(_ bytes: SharedBytes) -> Bool {
-        let loop = self.loop
-        loop.assertInEventLoop()
-        guard state == .open else { return false }
-        let replaced = latest != nil
-        latest = bytes
-        flags[.queuedSinceTick] = true
-        loop.markDirty(self)
-        return replaced
-    }
-
     /// Caps the kernel's send buffer for this socket, and with `unsent` the bytes it holds
     /// that the peer's window has not yet let out (TCP_NOTSENT_LOWAT: past it a write takes
     /// no more and the rest waits in the write queue, where conflation can replace it). Capped
@@ -159,36 +144,14 @@ public final class Channel {
         loop.io.setSendBuffer(self, size)
     }
 
-    /// Closes gracefully: flush the queue, shut down the sending side (after TLS
-    /// close_notify), read until the peer closes, then release the socket. Gives up
-    /// after `lingerTicks`.
-    public func close() {
-        loop.assertInEventLoop()
-        if state == .connecting { closeNow(); return }
-        guard state == .open else { return }
-        state = .flushing
-        closingTicks = 0
-        resumeReading()
-        if queue.isEmpty { finishFlushing() } else { loop.markDirty(self) }
-    }
-
-    /// Closes at once, dropping anything queued.
-    public func abort() {
-        loop.assertInEventLoop()
-        closeNow()
-    }
-
-    /// Writes as much of the queue as the socket takes.
+    /// Writes as much of the queue as the connection takes.
     func flush() {
         switch state {
         case .open, .flushing: break
         case .connecting, .lingering, .closed: return
         }
         repeat {
-            if queue.isEmpty, let waiting = latest {
-                queue.append(waiting)
-                latest = nil
-            }
+            if queue.isEmpty { queueLatest() }
             if tls != nil {
                 flushTLS()
             } else if writePlain() != 0 {
@@ -208,53 +171,9 @@ public final class Channel {
         }
     }
 
-    private var isClosed: Bool { state == .closed }
+    // MARK: Readiness
 
-    /// Writes queued bytes until the socket takes no more; returns the errno of a failed
-    /// write (the caller closes), or 0.
-    private func writePlain() -> Int32 {
-        let loop = self.loop
-        while !queue.isEmpty {
-            let count = queue.gather(into: loop.iovecs)
-            let result: IOResult<Int>
-            do {
-                result = try loop.io.write(self, loop.iovecs, count: count)
-            } catch {
-                return error.errno
-            }
-            guard case .done(let written) = result else { return 0 }
-            let expected = (0..<count).reduce(0) { $0 + loop.iovecs[$1].iov_len }
-            queue.consume(written)
-            if written < expected { return 0 }
-        }
-        return 0
-    }
-
-    private func flushTLS() {
-        guard let tls else { return }
-        while let chunk = queue.first {
-            switch tls.write(chunk) {
-            case .bytes(let written): queue.consume(written)
-            case .wantWrite: return
-            case .wantRead:
-                flags[.tlsWriteNeedsReadable] = true  // the handshake must hear the peer first
-                return
-            case .closed: closeNow(); return
-            case .failed(let failure): failed(failure); return
-            }
-        }
-    }
-
-    private func finishFlushing() {
-        tls?.shutdown()
-        loop.io.shutdownSending(self)
-        state = .lingering
-        setWatchingWritable(false)
-    }
-
-    // MARK: Reading
-
-    /// Reads once (TLS: until OpenSSL holds nothing more) and hands the bytes on.
+    /// Reads once (TLS: until libssl holds nothing more decrypted) and hands the bytes on.
     func readable() {
         if state == .connecting { return }
         defer {
@@ -265,32 +184,7 @@ public final class Channel {
         }
         let buffer = loop.readBuffer
         while true {
-            let count: Int
-            if let tls {
-                switch tls.read(into: buffer) {
-                case .bytes(let n): count = n
-                case .wantRead: return
-                case .wantWrite:
-                    flags[.tlsReadNeedsWritable] = true
-                    setWatchingWritable(true)
-                    return
-                case .failed(let failure):
-                    failed(failure)
-                    return
-                case .closed:
-                    closeNow()
-                    return
-                }
-            } else {
-                do {
-                    guard case .done(let n) = try loop.io.read(self, into: buffer) else { return }
-                    count = n
-                } catch {
-                    closeNow()
-                    return
-                }
-                if count == 0 { closeNow(); return }
-            }
+            guard let count = tls != nil ? readTLS(into: buffer) : readPlain(into: buffer) else { return }
             switch state {
             case .open, .flushing: handler?.channelRead(self, UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
             case .connecting, .lingering, .closed: break  // discarded while waiting for the peer to close
@@ -299,7 +193,7 @@ public final class Channel {
         }
     }
 
-    /// The socket became writable.
+    /// The connection became writable.
     func writable() {
         if state == .connecting {
             let error = loop.io.connectError(self)
@@ -324,6 +218,8 @@ public final class Channel {
         flush()
     }
 
+    // MARK: Interest
+
     /// Stops (or resumes) reading from the socket on the owner's request, e.g. to play a
     /// slow reader in a load test. Independent of the backpressure pause.
     public func holdReading(_ hold: Bool) {
@@ -333,78 +229,30 @@ public final class Channel {
         updateInterest()
     }
 
-    private func pauseReading() {
+    func pauseReading() {
         guard !flags[.readingPaused] else { return }
         flags[.readingPaused] = true
         updateInterest()
     }
 
-    private func resumeReading() {
+    func resumeReading() {
         guard flags[.readingPaused] else { return }
         flags[.readingPaused] = false
         updateInterest()
     }
 
-    private func setWatchingWritable(_ watch: Bool) {
+    func setWatchingWritable(_ watch: Bool) {
         guard watch != flags[.watchingWritable] else { return }
         flags[.watchingWritable] = watch
         updateInterest()
     }
 
-    private func updateInterest() {
+    func updateInterest() {
         guard !isClosed else { return }
         loop.io.setInterest(self, readable: !flags[.readingPaused] && !flags[.readingHeld], writable: flags[.watchingWritable])
     }
 
-    func startConnecting() {
-        state = .connecting
-        flags[.watchingWritable] = true
-    }
-
-    /// A plain client socket whose connect may have finished already (on loopback it has
-    /// by the time `connect` returns): the handler hears `channelActive` now and what it
-    /// queues is sent at once. Sent: the socket is open and watched for reading only.
-    /// EAGAIN: still connecting, so it is watched for writable as usual. Any other error
-    /// is the connect's, reported on the loop's next turn. This saves a loop iteration,
-    /// a `getsockopt` and an `epoll_ctl` per connection.
-    func connectOptimistically() {
-        flags[.announcedActive] = true
-        handler?.channelActive(self)
-        guard state == .connecting else { return }  // the handler gave up on it
-        var failure: Int32 = 0
-        if !queue.isEmpty {
-            let before = queue.byteCount
-            failure = writePlain()
-            if failure == 0 && queue.byteCount < before { state = .open }
-        }
-        if state == .open { flags[.watchingWritable] = !queue.isEmpty }
-        do {
-            try loop.io.add(self, writable: flags[.watchingWritable])
-        } catch {
-            failure = error.errno
-        }
-        if failure != 0 {
-            connectErrno = UInt8(clamping: failure)
-            loop.schedule(after: 0) { [self] in closeNow() }
-        }
-    }
-
-    /// An accepted socket, registered unwatched: its first bytes are read at once (the
-    /// listener accepts a connection when they arrive), then it is watched. This saves an
-    /// epoll wake-up per connection; a socket with nothing to read yet (a silent client
-    /// accepted after the listener's wait) costs one `recv` that finds nothing.
-    func readOptimistically() {
-        readable()
-        guard !isClosed else { return }
-        do {
-            try loop.io.add(self, writable: flags[.watchingWritable])
-            if flags[.readingPaused] || flags[.readingHeld] { updateInterest() }
-        } catch {
-            closeNow()
-        }
-    }
-
-    // MARK: Time and teardown
+    // MARK: Time
 
     func tick(now: UInt64) {
         switch state {
@@ -413,39 +261,10 @@ public final class Channel {
             flags[.queuedSinceTick] = false
             handler?.channelTick(self, now: now)
         case .flushing, .lingering:
-            closingTicks += 1
-            if closingTicks > Self.lingerTicks { closeNow() }
+            tickClosing()
         case .closed:
             break
         }
-    }
-
-    /// Peer hung up or errored.
-    func hangUp() { closeNow() }
-
-    /// Writes `bytes` to the socket as they are, past TLS (one best-effort, non-blocking
-    /// write): for a peer that does not speak TLS, so that it hears in plain text why not.
-    public func sendUnencrypted(_ bytes: [UInt8]) {
-        guard !isClosed else { return }
-        loop.io.sendUnencrypted(self, bytes)
-    }
-
-    private func failed(_ failure: TLSFailure) {
-        handler?.channelFailed(self, failure)
-        closeNow()
-    }
-
-    private func closeNow() {
-        guard !isClosed else { return }
-        state = .closed
-        queue.removeAll()
-        latest = nil
-        loop.unregister(self)
-        tls = nil
-        loop.io.close(self)
-        let handler = self.handler
-        self.handler = nil
-        handler?.channelClosed(self)
     }
 }
 

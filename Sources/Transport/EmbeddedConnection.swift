@@ -5,7 +5,8 @@ import Glibc
 /// The far end of an in-process channel (in the spirit of SwiftNIO's `EmbeddedChannel`): a
 /// test writes bytes to the channel and reads what the channel sent, on a loop it steps itself
 /// (`EventLoop.embedded()`), with no socket, thread or process. The channel reads and writes
-/// it through the same code as a socket.
+/// it through the same code as a socket, TLS included. Its far end may instead be another
+/// channel on the loop (`EventLoop.connectEmbedded(to:)`): a client and a server in process.
 public final class EmbeddedConnection {
     /// The channel whose peer this is.
     public let channel: Channel
@@ -22,6 +23,15 @@ public final class EmbeddedConnection {
     public internal(set) var sendingShutDown = false
     /// The channel is closed.
     public internal(set) var closed = false
+    /// The other channel's connection when two channels are linked: what this channel sends
+    /// is that one's to read (not `read()`'s).
+    weak var partner: EmbeddedConnection?
+    /// The far end sends no more (a linked channel shut down or closed): once the unread
+    /// bytes are taken, the channel reads the end of the stream.
+    var farEndFinished = false
+    /// Bytes or the end arrived from a linked channel since the loop last looked
+    /// (`EmbeddedIO.takeArrivals`): the loop steps again to deliver them.
+    var arrived = false
 
     init(channel: Channel) { self.channel = channel }
 
@@ -46,9 +56,27 @@ public final class EmbeddedConnection {
     /// The peer hangs up.
     public func hangUp() { channel.hangUp() }
 
+    /// Links two connections: each channel reads what the other sends.
+    func link(_ other: EmbeddedConnection) {
+        partner = other
+        other.partner = self
+    }
+
+    /// The linked channel shut down its sending side or closed.
+    func partnerFinished() {
+        farEndFinished = true
+        arrived = true
+    }
+
+    /// Whether the channel would take a read now: bytes or the end wait, and it reads (a
+    /// closing channel reads too, to hear the peer close).
+    private var hasInput: Bool {
+        !closed && (unreadStart < unread.count || farEndFinished) && (channel.acceptsInput || channel.state == .lingering)
+    }
+
     /// Lets the channel read while it has something to read and reads.
     func deliver() {
-        while !closed, unreadStart < unread.count, channel.acceptsInput {
+        while hasInput {
             let before = unreadStart
             channel.readable()
             if unreadStart == before { break }  // the channel took nothing: it reads on a later step
@@ -62,7 +90,7 @@ public final class EmbeddedConnection {
     /// A socket's `recv`: up to `buffer.count` unread bytes, or would-block.
     func take(into buffer: UnsafeMutableRawBufferPointer) -> IOResult<Int> {
         let count = min(buffer.count, unread.count - unreadStart)
-        guard count > 0 else { return .wouldBlock }
+        guard count > 0 else { return farEndFinished ? .done(0) : .wouldBlock }
         unread.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + unreadStart, byteCount: count) }
         unreadStart += count
         return .done(count)
@@ -75,7 +103,12 @@ public final class EmbeddedConnection {
             let vector = vectors[index]
             let length = min(vector.iov_len, (window ?? Int.max) - taken)
             guard length > 0, let base = vector.iov_base else { break }
-            sent += UnsafeRawBufferPointer(start: base, count: length)
+            if let partner {
+                partner.unread += UnsafeRawBufferPointer(start: base, count: length)
+                partner.arrived = true
+            } else {
+                sent += UnsafeRawBufferPointer(start: base, count: length)
+            }
             taken += length
         }
         if let window { self.window = window - taken }

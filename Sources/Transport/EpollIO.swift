@@ -138,10 +138,6 @@ final class EpollIO: LoopIO {
 
     func setSendBuffer(_ channel: Channel, _ size: SendBufferSize) { Sockets.setSendBuffer(channel.fd, size) }
 
-    func sendUnencrypted(_ channel: Channel, _ bytes: [UInt8]) {
-        _ = bytes.withUnsafeBytes { send(channel.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-    }
-
     // MARK: Listening
 
     func addListener(_ listener: Listener, loop: EventLoop) throws(SystemError) {

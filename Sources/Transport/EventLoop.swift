@@ -196,7 +196,7 @@ public final class EventLoop: @unchecked Sendable {
             if result != 0 && errno != EINPROGRESS { throw SystemError(call: "connect(\(address))", errno: errno) }
             Sockets.setNoDelay(fd)
             let session = try tls.map { context throws in
-                try context.makeSession(fd: fd, isServer: false, serverName: serverName, verifyHostName: verifyHostName)
+                try context.makeSession(isServer: false, serverName: serverName, verifyHostName: verifyHostName)
             }
             let channel = try register(fd: fd, tls: session, peerAddress: address.description, connecting: true,
                                        watch: session != nil)
@@ -242,16 +242,6 @@ public final class EventLoop: @unchecked Sendable {
         EventLoop(index: 0, io: try EmbeddedIO())
     }
 
-    /// An in-process connection whose handler `makeHandler` makes, as an accepted socket's.
-    public func connectEmbedded(peerAddress: String = "127.0.0.1", makeHandler: (Channel) -> any ChannelHandler) -> EmbeddedConnection {
-        guard let embedded = io as? EmbeddedIO else { preconditionFailure("only an embedded loop has in-process connections") }
-        // Registering a channel without a descriptor cannot fail.
-        let channel = try! register(fd: -1, tls: nil, peerAddress: peerAddress, watch: false)
-        let connection = embedded.connect(channel)
-        channel.handler = makeHandler(channel)
-        return connection
-    }
-
     /// Moves the clock by `nanoseconds` and runs everything due: tasks (other threads' too),
     /// timers, pending reads, flushes, and the one-second tick when it is due.
     public func advance(by nanoseconds: UInt64 = 0) {
@@ -261,7 +251,7 @@ public final class EventLoop: @unchecked Sendable {
         repeat {
             io.poll(self, timeoutMilliseconds: 0)
             finishTurn()
-        } while !localTasks.isEmpty || timers.last.map({ $0.deadline <= now }) == true
+        } while !localTasks.isEmpty || timers.last.map({ $0.deadline <= now }) == true || (io as? EmbeddedIO)?.takeArrivals() == true
     }
 
     /// Steps the loop until `condition` holds, waiting (up to `timeout` seconds of real

@@ -19,7 +19,7 @@ final class Listener {
     /// Takes an accepted socket: its channel and handler, then its first bytes at once.
     func adopt(fd: Int32, peer: String, on loop: EventLoop) {
         do {
-            let session = try tls?.makeSession(fd: fd, isServer: true)
+            let session = try tls?.makeSession(isServer: true)
             let channel = try loop.register(fd: fd, tls: session, peerAddress: peer, watch: false)
             channel.handler = makeHandler(channel)
             channel.readOptimistically()

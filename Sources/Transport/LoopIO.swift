@@ -28,8 +28,6 @@ protocol LoopIO: AnyObject {
     func close(_ channel: Channel)
     /// Caps the send buffer (and the unsent bytes the kernel may hold).
     func setSendBuffer(_ channel: Channel, _ size: SendBufferSize)
-    /// One best-effort write past TLS (for a peer that does not speak it).
-    func sendUnencrypted(_ channel: Channel, _ bytes: [UInt8])
     /// Adopts a listening socket.
     func addListener(_ listener: Listener, loop: EventLoop) throws(SystemError)
     /// Stops accepting for good (a shutdown).

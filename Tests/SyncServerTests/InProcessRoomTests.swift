@@ -7,10 +7,14 @@ import WebSocketCore
 
 /// A room member over an in-process connection (issue 19's harness): the real server's
 /// peer, router, rooms and members on an embedded loop the test steps; no socket, no child
-/// process, no sleep. Its clock moves only when the test says.
+/// process, no sleep. Its clock moves only when the test says. With `tls` it speaks wss: a
+/// TLS client channel on the same loop, linked to the server's end.
 final class InProcessClient {
+    /// The server's end of the connection (its `window` throttles what the server sends).
     let connection: EmbeddedConnection
     let loop: EventLoop
+    /// Over wss, the client whose plaintext this reads and writes; nil over ws.
+    private(set) var secure: TLSClientEnd?
     private let codec = WebSocketConnection(role: .client)
     private var head = [UInt8]()
     private(set) var status = ""
@@ -21,18 +25,26 @@ final class InProcessClient {
 
     var upgraded: Bool { status.hasPrefix("HTTP/1.1 101 ") }
 
-    init(_ server: Server, loop: EventLoop, path: String, from address: String = "127.0.0.1", headers: [String] = [], host: String = "test") throws {
+    init(_ server: Server, loop: EventLoop, path: String, from address: String = "127.0.0.1", headers: [String] = [], host: String = "test",
+         tls: TLSContext? = nil) throws {
         self.loop = loop
         connection = server.connectEmbedded(from: address)
-        connection.write(Array(("GET \(path) HTTP/1.1\r\nHost: \(host)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        let request = Array(("GET \(path) HTTP/1.1\r\nHost: \(host)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + headers.map { $0 + "\r\n" }.joined()
-            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: scrollsync.v1\r\n\r\n").utf8))
-        guard loop.advance(until: { self.pump(); return !self.status.isEmpty }) else { throw Failure("no answer to the upgrade of \(path)") }
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: scrollsync.v1\r\n\r\n").utf8)
+        if let tls {
+            secure = try TLSClientEnd(linkedTo: connection, on: loop, tls: tls, first: request)
+        } else {
+            connection.write(request)
+        }
+        guard loop.advance(until: { self.pump(); return !self.status.isEmpty || self.secure?.closed == true }), !status.isEmpty else {
+            throw Failure("no answer to the upgrade of \(path)" + (secure?.failure.map { ": \($0)" } ?? ""))
+        }
     }
 
     /// Decodes what the server sent since the last call.
     func pump() {
-        var bytes = connection.read()
+        var bytes = secure?.read() ?? connection.read()
         if status.isEmpty {
             head += bytes
             guard let end = head.firstRange(of: Array("\r\n\r\n".utf8)) else { return }
@@ -59,7 +71,11 @@ final class InProcessClient {
 
     func send(_ json: String) {
         _ = codec.send(text: json)
-        codec.drainOutbound { connection.write($0.array) }
+        codec.drainOutbound { write($0.array) }
+    }
+
+    private func write(_ bytes: [UInt8]) {
+        if let secure { secure.write(bytes) } else { connection.write(bytes) }
     }
 
     /// Sends several messages in one write: the server reads them at one loop time.
@@ -67,7 +83,7 @@ final class InProcessClient {
         for json in jsons { _ = codec.send(text: json) }
         var bytes = [UInt8]()
         codec.drainOutbound { bytes += $0.array }
-        connection.write(bytes)
+        write(bytes)
     }
 
     /// Steps the loop until the refusal's answer (head and body) contains `text`.
@@ -136,21 +152,25 @@ struct InProcessRoomTests {
     }
 
     /// A follower whose socket takes nothing holds at most the newest state, and gets it
-    /// when it reads again: conflation, stepped deterministically.
-    @Test func aFollowerThatDoesNotReadEndsOnTheNewestState() throws {
-        let (server, loop) = try Self.server()
+    /// when it reads again: conflation, stepped deterministically; over wss too (libssl then
+    /// holds at most the part of one record the connection did not take).
+    @Test(arguments: [false, true]) func aFollowerThatDoesNotReadEndsOnTheNewestState(overTLS: Bool) throws {
+        let (server, loop) = try overTLS ? InProcessTLSTests.server() : Self.server()
         defer { server.shutdown() }
-        let presenter = try InProcessClient(server, loop: loop, path: "/rooms/slow?role=presenter&key=k")
+        let tls = overTLS ? try InProcessTLSTests.trusting() : nil
+        let presenter = try InProcessClient(server, loop: loop, path: "/rooms/slow?role=presenter&key=k", tls: tls)
         #expect(presenter.wait { $0.contains(#""type":"welcome""#) })
-        let follower = try InProcessClient(server, loop: loop, path: "/rooms/slow")
+        let follower = try InProcessClient(server, loop: loop, path: "/rooms/slow", tls: tls)
         #expect(follower.wait { $0.contains(#""type":"welcome""#) })
         follower.connection.window = 0  // reads nothing from now on
+        let before = follower.messages.count
         for offset in 1...500 {
             presenter.send(#"{"type":"scroll","offset":\#(offset),"viewport":10,"content":1000}"#)
             loop.advance(by: 20_000_000)  // 50 a second, under the rate limit
         }
         #expect(presenter.wait { $0.contains(#""offset":500,"#) })
-        #expect(follower.connection.read().isEmpty, "nothing got through a closed window")
+        follower.pump()
+        #expect(follower.connection.read().isEmpty && follower.messages.count == before, "nothing got through a closed window")
         follower.connection.acceptMore(nil)
         #expect(follower.wait { $0.contains(#""offset":500,"#) })
         let states = follower.states

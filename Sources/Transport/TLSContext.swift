@@ -1,8 +1,5 @@
 import COpenSSL
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A TLS configuration (an `SSL_CTX`) built on the system OpenSSL. TLS 1.2 is the minimum.
 public final class TLSContext: @unchecked Sendable {
@@ -92,11 +89,12 @@ public final class TLSContext: @unchecked Sendable {
 
     deinit { current.withLock { SSL_CTX_free($0.pointer) } }
 
+    /// A session for one connection; its ciphertext goes through the loop's I/O once a
+    /// channel takes it (`TLSSession.attach`), never through a descriptor of its own.
     /// - Parameter verifyHostName: the server's certificate must name `serverName`.
-    func makeSession(fd: Int32, isServer: Bool, serverName: String? = nil, verifyHostName: Bool = false) throws(TLSError) -> TLSSession {
+    func makeSession(isServer: Bool, serverName: String? = nil, verifyHostName: Bool = false) throws(TLSError) -> TLSSession {
         // Made under the lock: a reload cannot free the context between reading and using it.
         guard let ssl = current.withLock({ SSL_new($0.pointer) }) else { throw .failure("SSL_new") }
-        SSL_set_fd(ssl, fd)
         if isServer {
             SSL_set_accept_state(ssl)
         } else {
@@ -105,121 +103,5 @@ public final class TLSContext: @unchecked Sendable {
             SSL_set_connect_state(ssl)
         }
         return TLSSession(ssl: ssl)
-    }
-}
-
-/// A TLS failure, with OpenSSL's own words.
-public enum TLSError: Error, CustomStringConvertible, Sendable {
-    case openSSL(String)
-
-    static func failure(_ what: String) -> TLSError {
-        .openSSL("\(what): \(TLSSession.drainErrors())")
-    }
-
-    public var description: String {
-        switch self { case .openSSL(let message): message }
-    }
-}
-
-/// Why a TLS connection failed, as a person needs to hear it.
-public enum TLSFailure: Sendable, Equatable, CustomStringConvertible {
-    /// The peer's certificate did not verify (OpenSSL's reason: self-signed, expired,
-    /// hostname mismatch…). Retrying cannot help.
-    case untrusted(String)
-    /// The peer does not speak TLS (it answered in plain text). Retrying cannot help.
-    case notTLS
-    case other(String)
-
-    public var description: String {
-        switch self {
-        case .untrusted(let why): "the server's certificate is not trusted: \(why)"
-        case .notTLS: "not a TLS server (it answered in plain text; use ws:// for it)"
-        case .other(let why): "TLS failed: \(why)"
-        }
-    }
-
-    /// Whether trying again cannot succeed.
-    public var isPermanent: Bool { if case .other = self { false } else { true } }
-}
-
-/// One TLS connection over a non-blocking socket. WANT_READ / WANT_WRITE are reported,
-/// never waited for: the event loop retries when the socket is ready.
-final class TLSSession {
-    enum Outcome {
-        case bytes(Int)
-        case wantRead
-        case wantWrite
-        /// The peer sent close_notify or closed the socket.
-        case closed
-        case failed(TLSFailure)
-    }
-
-    private let ssl: OpaquePointer
-
-    init(ssl: OpaquePointer) { self.ssl = ssl }
-
-    deinit { SSL_free(ssl) }
-
-    /// Bytes already decrypted and waiting in OpenSSL (the socket may not be readable).
-    var pending: Int { Int(SSL_pending(ssl)) }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer) -> Outcome {
-        ERR_clear_error()
-        let result = SSL_read(ssl, buffer.baseAddress, Int32(min(buffer.count, Int(Int32.max))))
-        return result > 0 ? .bytes(Int(result)) : outcome(result)
-    }
-
-    func write(_ bytes: UnsafeRawBufferPointer) -> Outcome {
-        ERR_clear_error()
-        let result = SSL_write(ssl, bytes.baseAddress, Int32(min(bytes.count, Int(Int32.max))))
-        return result > 0 ? .bytes(Int(result)) : outcome(result)
-    }
-
-    /// Drives the handshake (clients use it to learn when TLS is up).
-    func handshake() -> Outcome {
-        ERR_clear_error()
-        let result = SSL_do_handshake(ssl)
-        return result == 1 ? .bytes(0) : outcome(result)
-    }
-
-    /// Sends close_notify (one attempt; the socket is shut down right after).
-    func shutdown() {
-        ERR_clear_error()
-        _ = SSL_shutdown(ssl)
-    }
-
-    private func outcome(_ result: Int32) -> Outcome {
-        switch SSL_get_error(ssl, result) {
-        case SSL_ERROR_WANT_READ: return .wantRead
-        case SSL_ERROR_WANT_WRITE: return .wantWrite
-        case SSL_ERROR_ZERO_RETURN: return .closed
-        case SSL_ERROR_SYSCALL:
-            let error = errno
-            if error == EAGAIN || error == EWOULDBLOCK { return .wantRead }
-            return result == 0 || error == 0 || error == ECONNRESET || error == EPIPE ? .closed : .failed(.other(String(cString: strerror(error))))
-        default:
-            let verify = SSL_get_verify_result(ssl)
-            let errors = Self.drainErrors()
-            if verify != X509_V_OK {
-                return .failed(.untrusted(String(cString: X509_verify_cert_error_string(verify))))
-            }
-            // A peer that answers a ClientHello in plain text (an HTTP error) is not a TLS server.
-            if errors.contains("wrong version number") || errors.contains("packet length too long") || errors.contains("record layer failure")
-                || errors.contains("http request") {
-                return .failed(.notTLS)
-            }
-            return .failed(.other(errors))
-        }
-    }
-
-    static func drainErrors() -> String {
-        var messages = [String]()
-        while case let code = ERR_get_error(), code != 0 {
-            var text = [CChar](repeating: 0, count: 256)
-            ERR_error_string_n(code, &text, text.count)
-            let bytes = text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-            messages.append(String(decoding: bytes, as: UTF8.self))
-        }
-        return messages.isEmpty ? "unknown TLS error" : messages.joined(separator: "; ")
     }
 }
