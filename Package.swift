@@ -11,7 +11,9 @@ import PackageDescription
 ///   Deflate          – bounded Inflater / Deflater over zlib
 ///   HTTP1            – sans-I/O HTTP/1.1: request heads parsed in place, fields, responses
 ///   WebSocketCore    – sans-I/O HTTP upgrade (SHA-1 from libcrypto), frames, UTF-8, close, permessage-deflate
-///   ScrollModel      – rooms, scroll state, wire JSON; pure, stdlib only
+///   ScrollModel      – the wire model: messages, scroll state, wire JSON; pure, stdlib only (clients see it)
+///   RoomKit          – the server's room rules without I/O: RoomCore, the machine, seq reservation, presence
+///                      throttle, what a node accepts from another, the engine protocol; ScrollModel only
 ///   Transport        – epoll loops, sockets, write queues, TLS; no WebSocket knowledge
 ///   RedisClient      – RESP2/RESP3 client (pipelining, pub/sub, scripts, ACL, TLS) on a Transport loop
 ///   Documents        – documents as blocks with normative ids, inline markup, display widths, HTML
@@ -53,6 +55,7 @@ let package = Package(
         .target(name: "Bytes"),
         .target(name: "TextSafety"),
         .target(name: "ScrollModel"),
+        .target(name: "RoomKit", dependencies: ["ScrollModel"]),
         .target(name: "Deflate", dependencies: ["CZlib", "Bytes"]),
         .target(name: "HTTP1", dependencies: ["TextSafety"]),
         .target(name: "WebSocketCore", dependencies: ["Bytes", "COpenSSL", "Deflate", "HTTP1", "TextSafety"]),
@@ -64,11 +67,11 @@ let package = Package(
             ]
         ),
         .target(name: "RedisClient", dependencies: ["Bytes", "COpenSSL", "Transport"]),
-        .target(name: "FuzzHarnesses", dependencies: ["Deflate", "Documents", "HTTP1", "RedisClient", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "TextSafety", "WebSocketCore"]),
+        .target(name: "FuzzHarnesses", dependencies: ["Deflate", "Documents", "HTTP1", "RedisClient", "RoomKit", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "TextSafety", "WebSocketCore"]),
         .target(
             name: "SyncServer",
             dependencies: [
-                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketCore", "Transport", "ScrollModel", "COpenSSL", "CLinux", "RedisClient", "TextSafety",
+                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketCore", "Transport", "ScrollModel", "RoomKit", "COpenSSL", "CLinux", "RedisClient", "TextSafety",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -111,7 +114,8 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "WebSocketCoreTests", dependencies: ["WebSocketCore", "HTTP1", "Deflate", "Bytes", "TestSupport"]),
-        .testTarget(name: "ScrollModelTests", dependencies: ["ScrollModel", "TestSupport"]),
+        .testTarget(name: "ScrollModelTests", dependencies: ["ScrollModel", "RoomKit", "TestSupport"]),
+        .testTarget(name: "RoomKitTests", dependencies: ["RoomKit", "ScrollModel", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Bytes"]),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient"]),
         .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "HTTP1", "ScrollModel", "WebSocketCore"]),
@@ -120,7 +124,7 @@ let package = Package(
         .testTarget(
             name: "SyncServerTests",
             dependencies: [
-                "SyncServer", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
+                "SyncServer", "RoomKit", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
                 "scrollsync", "follow-example", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             exclude: ["Peers"]

@@ -1,4 +1,5 @@
 import COpenSSL
+import RoomKit
 import ScrollModel
 
 /// Signs what a node publishes on a room's channel and checks what it reads there

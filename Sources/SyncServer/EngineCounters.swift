@@ -1,3 +1,4 @@
+import RoomKit
 import Synchronization
 #if canImport(Glibc)
 import Glibc

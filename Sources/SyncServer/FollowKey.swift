@@ -1,4 +1,5 @@
 import COpenSSL
+import RoomKit
 import ScrollModel
 
 /// How a private room keeps its follow key: a salted SHA-256 record,
@@ -7,14 +8,14 @@ import ScrollModel
 /// PBKDF2 runs), so a follow key must be long and random to resist guessing from a leaked
 /// record (`scrollsync` suggests one; wrong keys count against `limits.keyFailuresPerMinute`).
 public enum FollowKey {
-    static let scheme = "sha256"
+    static let scheme = KeyRecord.followScheme
     /// Kept when a record could not be read (a damaged file, a bad Redis field): no key
     /// matches it, so the room stays private to everyone but its presenters.
-    public static let unreadable = "unreadable"
+    public static let unreadable = KeyRecord.unreadable
 
     /// A record no key matches (random salt and hash), checked in place of a room that is not
     /// there, so that a missing room and a private one answer alike and take as long.
-    static let decoy = "\(scheme)$\(StoreFile.hex(randomBytes(16)))$\(StoreFile.hex(randomBytes(32)))"
+    static let decoy = "\(scheme)$\(Hex.encode(randomBytes(16)))$\(Hex.encode(randomBytes(32)))"
 
     static func randomBytes(_ count: Int) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
@@ -26,13 +27,13 @@ public enum FollowKey {
     /// fresh salt when there is none (to keep it).
     public static func record(_ key: String, matching existing: String?) -> String {
         var salt: [UInt8]
-        if let existing, let parsed = self.salt(of: existing) {
+        if let existing, let parsed = KeyRecord.followSalt(of: existing) {
             salt = parsed
         } else {
             salt = [UInt8](repeating: 0, count: 16)
             if RAND_bytes(&salt, 16) != 1 { for index in salt.indices { salt[index] = UInt8.random(in: 0...255) } }
         }
-        return "\(scheme)$\(StoreFile.hex(salt))$\(StoreFile.sha256(salt + Array(key.utf8)))"
+        return "\(scheme)$\(Hex.encode(salt))$\(StoreFile.sha256(salt + Array(key.utf8)))"
     }
 
     /// Whether `key` is the one `record` was made from: one SHA-256 of a short input and a
@@ -47,7 +48,7 @@ public enum FollowKey {
         input.reserveCapacity(16 + key.utf8.count)
         var index = text.index(text.startIndex, offsetBy: 7)
         for _ in 0..<16 {
-            guard let high = StoreFile.nibble(text[index]), let low = StoreFile.nibble(text[text.index(after: index)]) else { return false }
+            guard let high = Hex.nibble(text[index]), let low = Hex.nibble(text[text.index(after: index)]) else { return false }
             input.append(high << 4 | low)
             index = text.index(index, offsetBy: 2)
         }
@@ -67,15 +68,5 @@ public enum FollowKey {
     }
 
     /// Whether `text` is a record a key can be checked against.
-    public static func isValid(_ text: String) -> Bool {
-        let parts = text.split(separator: "$", omittingEmptySubsequences: false)
-        return parts.count == 3 && parts[0] == scheme && salt(of: text) != nil && parts[2].utf8.count == 64
-            && parts[2].utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
-    }
-
-    private static func salt(of record: String) -> [UInt8]? {
-        let parts = record.split(separator: "$", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == scheme, parts[1].utf8.count == 32 else { return nil }
-        return StoreFile.bytes(hex: parts[1])
-    }
+    public static func isValid(_ text: String) -> Bool { KeyRecord.isFollowKey(text) }
 }

@@ -1,3 +1,4 @@
+import RoomKit
 import Synchronization
 import Transport
 

@@ -1,4 +1,5 @@
 import Bytes
+import RoomKit
 import Synchronization
 import Transport
 

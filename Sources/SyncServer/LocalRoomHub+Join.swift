@@ -1,4 +1,5 @@
 import Logging
+import RoomKit
 import ScrollModel
 import Synchronization
 import Transport

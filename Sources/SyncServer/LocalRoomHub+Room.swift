@@ -1,4 +1,5 @@
 import Deflate
+import RoomKit
 import ScrollModel
 import Synchronization
 

@@ -1,4 +1,5 @@
 import Logging
+import RoomKit
 import ScrollModel
 import Synchronization
 import Transport
@@ -72,7 +73,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
         let (passOn, keep) = room.guarded.withLock { guarded -> (ScrollState?, Bool) in
             guard guarded.attached, let state = guarded.core.state else { return (nil, false) }
             guard guarded.machine.driverLeadsHere else { return (state, false) }
-            let interval = RedisRoomEngine.writeBackNanoseconds
+            let interval = SharedTiming.writeBackNanoseconds
             let elapsed = guarded.orderedAgainAt.map { elapsedNanoseconds(from: $0, to: loop.now) }
             guard let elapsed, elapsed < interval else { return (nil, true) }
             if !guarded.orderAgainScheduled {
@@ -190,7 +191,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
     func keepShared() {
         guard let engine, engine.isAvailable, let loop = loops.first else { return }
         let heartbeat = ticks.add(1, ordering: .relaxed).newValue % 5 == 0
-        let lifetime = UInt64(RedisRoomEngine.presenceLifetimeMilliseconds) * 1_000_000
+        let lifetime = UInt64(SharedTiming.presenceLifetimeMilliseconds) * 1_000_000
         let all = rooms.withLock { Array($0) }
         for (name, room) in all {
             let resyncDue = room.guarded.withLock { guarded -> Bool in

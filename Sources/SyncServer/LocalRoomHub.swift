@@ -1,6 +1,7 @@
 import HTTP1
 import Deflate
 import Logging
+import RoomKit
 import ScrollModel
 import Synchronization
 import Transport

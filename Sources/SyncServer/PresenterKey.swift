@@ -1,5 +1,6 @@
 import COpenSSL
 import DequeModule
+import RoomKit
 import ScrollModel
 import Synchronization
 import Transport
@@ -16,15 +17,15 @@ public enum PresenterKey {
     /// About 14 ms on the reference machine: a presenter's join stays under 20 ms, and the
     /// hashing runs on `KeyHasher`'s thread, never on an event loop.
     static let iterations = 80_000
-    static let scheme = "pbkdf2-sha256"
+    static let scheme = KeyRecord.presenterScheme
     /// Kept in place of a record that could not be read (from Redis): no key matches it, so
     /// the room stays locked to presenters instead of becoming keyless.
-    public static let unreadable = "unreadable"
+    public static let unreadable = KeyRecord.unreadable
 
     /// A record no key matches (a random salt and hash, made without hashing anything), checked
     /// in place of a room that is not there or has no key: a missing room and a private one
     /// answer alike, after a slow hash each.
-    static let decoy = "\(scheme)$\(iterations)$\(StoreFile.hex(FollowKey.randomBytes(16)))$\(StoreFile.hex(FollowKey.randomBytes(32)))"
+    static let decoy = "\(scheme)$\(iterations)$\(Hex.encode(FollowKey.randomBytes(16)))$\(Hex.encode(FollowKey.randomBytes(32)))"
 
     /// The record of `key` made with the record `existing`'s salt and cost (to compare with
     /// it), or with a fresh salt when there is none (to bind the key).
@@ -37,25 +38,16 @@ public enum PresenterKey {
     }
 
     /// Whether `text` is a record this server can check a key against.
-    public static func isValid(_ text: String) -> Bool {
-        isLegacy(text) || parameters(text).map { _ in text.split(separator: "$").last?.count == 64 } == true
-    }
+    public static func isValid(_ text: String) -> Bool { KeyRecord.isPresenterKey(text) }
 
-    static func isLegacy(_ text: String) -> Bool {
-        text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
-    }
+    static func isLegacy(_ text: String) -> Bool { KeyRecord.isLegacyPresenterKey(text) }
 
     /// The records of servers before slow hashing: SHA-256 salted with the room name.
     static func legacyDigest(_ key: String, room: String) -> String {
         StoreFile.sha256(Array("scrollsync.v1 presenter key\u{0}\(room)\u{0}\(key)".utf8))
     }
 
-    private static func parameters(_ record: String) -> (iterations: Int, salt: [UInt8])? {
-        let parts = record.split(separator: "$", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0] == scheme, let iterations = Int(parts[1]), (1_000...1_000_000).contains(iterations),
-              parts[2].count == 32, let salt = bytes(hex: parts[2]) else { return nil }
-        return (iterations, salt)
-    }
+    private static func parameters(_ record: String) -> (iterations: Int, salt: [UInt8])? { KeyRecord.presenterParameters(record) }
 
     private static func derive(_ key: String, salt: [UInt8], iterations: Int) -> String {
         var hash = [UInt8](repeating: 0, count: 32)
@@ -65,10 +57,9 @@ public enum PresenterKey {
                 PKCS5_PBKDF2_HMAC($0.baseAddress, Int32($0.count), salt, Int32(salt.count), Int32(iterations), EVP_sha256(), 32, &hash)
             }
         }
-        return "\(scheme)$\(iterations)$\(StoreFile.hex(salt))$\(StoreFile.hex(hash))"
+        return "\(scheme)$\(iterations)$\(Hex.encode(salt))$\(Hex.encode(hash))"
     }
 
-    private static func bytes(hex: Substring) -> [UInt8]? { StoreFile.bytes(hex: hex) }
 }
 
 /// Hashes presenter keys on a thread of its own, so that an event loop never spends the

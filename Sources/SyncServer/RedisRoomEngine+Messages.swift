@@ -1,3 +1,4 @@
+import RoomKit
 import ScrollModel
 
 /// What a node reads on its rooms' channels: checked (`SharedInput`, and the signature with

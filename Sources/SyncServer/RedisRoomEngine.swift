@@ -1,5 +1,6 @@
 import Logging
 import RedisClient
+import RoomKit
 import ScrollModel
 import Synchronization
 import Transport
@@ -250,7 +251,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     /// How long a led state may wait for its `HSET` (250 ms): a room's hash is written at most
     /// 4 times a second however fast it moves. Nodes that fetch the room ask for the newest
     /// (`Q`); if every node died at once, the hash would be at most this far behind.
-    static let writeBackNanoseconds: UInt64 = 250_000_000
+    static let writeBackNanoseconds = SharedTiming.writeBackNanoseconds
 
     private func writeBack() {
         writeBackScheduled = false
@@ -460,5 +461,5 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     }
 
     /// A node's counts older than this are taken as those of a node that died.
-    static let presenceLifetimeMilliseconds = 15_000
+    static let presenceLifetimeMilliseconds = SharedTiming.presenceLifetimeMilliseconds
 }

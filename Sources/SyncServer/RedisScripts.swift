@@ -1,3 +1,5 @@
+import RoomKit
+
 /// The Lua scripts: each change is checked, ordered, stored and published at once.
 /// State messages are written as `statePrefix`, the `seq` the script assigns, and the suffix.
 enum Scripts {

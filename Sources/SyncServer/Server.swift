@@ -2,6 +2,7 @@ import CLinux
 import CoreMetrics
 import Logging
 import RedisClient
+import RoomKit
 import ScrollModel
 import Transport
 import WebSocketCore

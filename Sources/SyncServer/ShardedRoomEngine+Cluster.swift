@@ -1,5 +1,6 @@
 import Logging
 import RedisClient
+import RoomKit
 import ScrollModel
 import Transport
 

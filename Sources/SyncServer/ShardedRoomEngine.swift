@@ -1,4 +1,5 @@
 import RedisClient
+import RoomKit
 import ScrollModel
 import Synchronization
 

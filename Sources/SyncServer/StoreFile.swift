@@ -1,4 +1,5 @@
 import COpenSSL
+import RoomKit
 
 /// How the embedded store writes one file: a header line that carries a SHA-256 of the
 /// payload, then the payload (a wire message, or a key digest):
@@ -45,37 +46,6 @@ public enum StoreFile {
     static func sha256(_ bytes: [UInt8]) -> String {
         var digest = [UInt8](repeating: 0, count: 32)
         bytes.withUnsafeBufferPointer { _ = SHA256($0.baseAddress, $0.count, &digest) }
-        return hex(digest)
-    }
-
-    /// Lowercase hex digits as bytes, or nil for anything else (odd length, other characters).
-    static func bytes(hex: Substring) -> [UInt8]? {
-        var out = [UInt8]()
-        var iterator = hex.utf8.makeIterator()
-        while let high = iterator.next() {
-            guard let low = iterator.next(), let h = nibble(high), let l = nibble(low) else { return nil }
-            out.append(h << 4 | l)
-        }
-        return out
-    }
-
-    /// One lowercase hex digit's value.
-    static func nibble(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 48...57: byte - 48
-        case 97...102: byte - 87
-        default: nil
-        }
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 15)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        return Hex.encode(digest)
     }
 }

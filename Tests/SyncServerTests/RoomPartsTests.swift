@@ -1,4 +1,5 @@
 import Foundation
+@testable import RoomKit
 import ScrollModel
 @testable import SyncServer
 import Testing

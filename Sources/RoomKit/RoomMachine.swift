@@ -6,26 +6,26 @@ import ScrollModel
 /// room again. A member's change and another node's go through the same rules (`RoomCore`)
 /// and the same document budget. `Sender` is whatever the hub names a member by (tests use
 /// plain values).
-struct RoomMachine<Sender> {
-    var core: RoomCore
+package struct RoomMachine<Sender> {
+    package var core: RoomCore
     /// `seq` the store has written before the room uses it.
-    var seq: SeqReservation
+    package var seq: SeqReservation
     /// A scroll waiting for the store to write a ceiling above its `seq` (a newer one
     /// replaces it), and whether its release is on its way to its sender's loop.
-    private(set) var held: (message: ClientMessage, from: SessionID, sender: Sender)?
-    private(set) var releasing = false
+    package private(set) var held: (message: ClientMessage, from: SessionID, sender: Sender)?
+    package private(set) var releasing = false
     /// The version of the last change taken from the engine.
-    var version = 0
+    package var version = 0
     /// The last snapshot's version (changes up to it are in it), and what the change at
     /// `version` said (`SharedChange.digest`; nil when a snapshot set it).
     private var snapshotVersion = 0
     private var takenDigest: Int?
     /// The last state this node proposed to the engine (the base for the next one's direction).
-    var proposed: ScrollState?
+    package var proposed: ScrollState?
     /// The driver as the engine last said (a change or a snapshot). A member of this node who
     /// is both the room's driver and this one holds the lease: its scrolls are led here. (A
     /// driver taken here alone while the engine was away leads only once the engine agrees.)
-    private(set) var leaseHolder: SessionID? {
+    package private(set) var leaseHolder: SessionID? {
         didSet { if leaseHolder != oldValue { orderedHere = nil } }  // ordered under another lease
     }
     /// Whether the next led state leaps (`handoverLeap`) because the room was fetched again:
@@ -39,47 +39,59 @@ struct RoomMachine<Sender> {
     /// What the room did here alone is on its way to the engine to be merged (after an
     /// outage): until the answer says who holds the lease, the driver's newest scroll waits
     /// here (sent to the engine now, it could reach it before the merge and be refused).
-    private(set) var merging = false
-    private(set) var heldForMerge: (update: ScrollUpdate, from: SessionID, sender: Sender)?
+    package private(set) var merging = false
+    package private(set) var heldForMerge: (update: ScrollUpdate, from: SessionID, sender: Sender)?
 
     /// Whether `id`'s scrolls are ordered on this node (`lead`).
-    func leads(_ id: SessionID) -> Bool { core.driver == id && leaseHolder == id }
+    package func leads(_ id: SessionID) -> Bool { core.driver == id && leaseHolder == id }
 
     /// Whether the room's driver is this node's member and its lease is held here (every node
     /// knows the lease holder: only the driver's own node orders its states).
-    var driverLeadsHere: Bool { core.driver.map { leads($0) && core.members[$0] != nil } ?? false }
+    package var driverLeadsHere: Bool { core.driver.map { leads($0) && core.members[$0] != nil } ?? false }
 
     /// Whether `id`'s scrolls wait for a merge's answer (`lead` holds them): it drives here.
-    func waitsForMerge(_ id: SessionID) -> Bool { merging && core.driver == id }
+    package func waitsForMerge(_ id: SessionID) -> Bool { merging && core.driver == id }
 
     /// Whether `id`'s scrolls go to `lead`: it leads here, or waits for a merge.
-    func takesLead(_ id: SessionID) -> Bool { leads(id) || waitsForMerge(id) }
+    package func takesLead(_ id: SessionID) -> Bool { leads(id) || waitsForMerge(id) }
 
-    init(core: RoomCore, seq: SeqReservation = .unbounded) {
+    package init(core: RoomCore, seq: SeqReservation = .unbounded) {
         self.core = core
         self.seq = seq
     }
 
     /// A session asking to join, its keys already checked where that is slow (a presenter
     /// key arrives as the record it makes, hashed against the room's).
-    struct JoinRequest: Sendable {
-        var id: SessionID
-        var role: Role
-        var name: String?
-        var key: String?
+    package struct JoinRequest: Sendable {
+        package var id: SessionID
+        package var role: Role
+        package var name: String?
+        package var key: String?
         /// Whether a follow key was given, and a check of it against the room's record.
-        var followKey: (@Sendable (String) -> Bool)?
+        package var followKey: (@Sendable (String) -> Bool)?
         /// An application's signed token admitted the session in its role: no key is asked.
-        var authorized = false
+        package var authorized = false
         /// Presenters must give a key (`requirePresenterKey`).
-        var keyRequired = false
+        package var keyRequired = false
         /// A presenter gave a follow key (to make the room private): it must prove itself.
-        var setsFollowKey = false
+        package var setsFollowKey = false
+
+        package init(id: SessionID, role: Role, name: String? = nil, key: String? = nil, followKey: (@Sendable (String) -> Bool)? = nil,
+                     authorized: Bool = false, keyRequired: Bool = false, setsFollowKey: Bool = false) {
+            self.id = id
+            self.role = role
+            self.name = name
+            self.key = key
+            self.followKey = followKey
+            self.authorized = authorized
+            self.keyRequired = keyRequired
+            self.setsFollowKey = setsFollowKey
+        }
     }
 
     /// An input to the room. The engine's large inputs (a state, a change, a snapshot: up to
     /// 300 bytes) are boxed, so that an event is some 100 bytes: every step copies its event.
-    enum Event {
+    package enum Event {
         case join(JoinRequest)
         case leave(SessionID)
         /// A member's message, applied on this node.
@@ -116,16 +128,22 @@ struct RoomMachine<Sender> {
     }
 
     /// What an event takes from outside the room.
-    struct Context {
+    package struct Context {
         /// Bytes of documents all rooms hold, against their limit.
-        let documents: ByteBudget
+        package let documents: ByteBudget
         /// Whether the store is failing (a scroll does not wait for it then).
-        var storeFailing = false
+        package var storeFailing = false
         /// Whether the room is shared through the engine now (control changes go through it).
-        var shared = false
+        package var shared = false
+
+        package init(documents: ByteBudget, storeFailing: Bool = false, shared: Bool = false) {
+            self.documents = documents
+            self.storeFailing = storeFailing
+            self.shared = shared
+        }
     }
 
-    enum Effect {
+    package enum Effect {
         /// The session joined: its welcome.
         case welcome(RoomCore.Welcome)
         /// The session may not join; `keyFailed`: it gave a wrong key (counted against its address).
@@ -161,9 +179,9 @@ struct RoomMachine<Sender> {
     /// previous holder's node sent before it heard of the change (which Redis may still
     /// have written to the room's hash) stay below the new driver's. Well under
     /// `SeqReservation.block`, the most a state may leap before a node fetches the room again.
-    static var handoverLeap: Int { 1024 }
+    package static var handoverLeap: Int { 1024 }
 
-    mutating func step(_ event: Event, _ context: Context) -> [Effect] {
+    package mutating func step(_ event: Event, _ context: Context) -> [Effect] {
         switch event {
         case .join(let request):
             return join(request, context)
@@ -400,7 +418,7 @@ extension RoomMachine {
 
 extension Broadcast {
     /// Changes the store keeps: states and documents.
-    var isStoredChange: Bool {
+    package var isStoredChange: Bool {
         switch self {
         case .state, .document: true
         case .presence, .driver: false

@@ -1,5 +1,5 @@
+@testable import RoomKit
 import ScrollModel
-@testable import SyncServer
 import Testing
 
 /// The room as a state machine (issue 28.1): events in, state and effects out, with no loop,

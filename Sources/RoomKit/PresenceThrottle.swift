@@ -3,8 +3,8 @@
 /// as they are then. The interval grows with the room (one millisecond per member, as many
 /// as there are when the send is due), so presence costs at most about 1,000 writes a second
 /// per room however many join, and however fast.
-struct PresenceThrottle: Equatable {
-    enum Decision: Equatable {
+package struct PresenceThrottle: Equatable {
+    package enum Decision: Equatable {
         case sendNow
         /// Schedule one send this many nanoseconds from now.
         case sendAfter(UInt64)
@@ -13,16 +13,16 @@ struct PresenceThrottle: Equatable {
     }
 
     /// The shortest interval, for small rooms.
-    let intervalMilliseconds: Int
-    private(set) var sentAt: UInt64 = 0
-    private(set) var scheduled = false
+    package let intervalMilliseconds: Int
+    package private(set) var sentAt: UInt64 = 0
+    package private(set) var scheduled = false
 
-    init(intervalMilliseconds: Int) {
+    package init(intervalMilliseconds: Int) {
         self.intervalMilliseconds = intervalMilliseconds
     }
 
     /// The counts changed at `now` in a room of `members`.
-    mutating func changed(now: UInt64, members: Int) -> Decision {
+    package mutating func changed(now: UInt64, members: Int) -> Decision {
         guard !scheduled else { return .alreadyScheduled }
         let due = sentAt + UInt64(max(intervalMilliseconds, members)) * 1_000_000
         guard now < due else { return .sendNow }
@@ -32,13 +32,13 @@ struct PresenceThrottle: Equatable {
 
     /// The scheduled send is due at `now` in a room of `members` (as it is now): nil to send,
     /// or how much longer it waits (the room grew since the change, and its interval with it).
-    func waitLeft(now: UInt64, members: Int) -> UInt64? {
+    package func waitLeft(now: UInt64, members: Int) -> UInt64? {
         let due = sentAt + UInt64(max(intervalMilliseconds, members)) * 1_000_000
         return now < due ? due - now : nil
     }
 
     /// Presence goes out at `now` (at once, or the scheduled send).
-    mutating func sending(at now: UInt64) {
+    package mutating func sending(at now: UInt64) {
         sentAt = now
         scheduled = false
     }

@@ -99,16 +99,26 @@ public enum EngineResult: Sendable, Equatable {
     case unavailable
 }
 
+/// The timing every node of a cluster keeps alike, whatever engine carries the changes.
+package enum SharedTiming {
+    /// How long a led state may wait to be written where a fetching node reads it (250 ms): a
+    /// room's hash is written at most 4 times a second however fast it moves, and a node asked
+    /// for its newest state orders it again at most once per interval.
+    package static let writeBackNanoseconds: UInt64 = 250_000_000
+    /// A node's counts older than this are taken as those of a node that died.
+    package static let presenceLifetimeMilliseconds = 15_000
+}
+
 /// How every `state` message starts: the engine writes `seq` after it.
-let statePrefix = Array(#"{"type":"state","seq":"#.utf8)
+package let statePrefix = Array(#"{"type":"state","seq":"#.utf8)
 
 /// A state message's JSON after `"seq":N` (what `RoomEngine.scroll` takes).
-func stateSuffix(_ state: ScrollState) -> [UInt8] {
+package func stateSuffix(_ state: ScrollState) -> [UInt8] {
     stateSuffix(ServerMessage.state(state))
 }
 
 /// The same, of an encoded `state` message.
-func stateSuffix(_ message: [UInt8]) -> [UInt8] {
+package func stateSuffix(_ message: [UInt8]) -> [UInt8] {
     var index = statePrefix.count
     while index < message.count, message[index] >= UInt8(ascii: "0"), message[index] <= UInt8(ascii: "9") { index += 1 }
     return Array(message[index...])

@@ -1,5 +1,5 @@
+@testable import RoomKit
 import ScrollModel
-@testable import SyncServer
 import Testing
 
 /// A room's snapshots on their way from Redis and the changes its channel brings meanwhile

@@ -6,24 +6,26 @@ import ScrollModel
 /// the change was made. So what was heard goes to the hub after the room's last answer, the
 /// changes newer than it; an earlier answer hands on nothing (the next one is newer still).
 /// Without I/O: `RedisRoomEngine` keeps one per room being fetched.
-struct SnapshotWait {
+package struct SnapshotWait {
     /// Snapshots asked for and not yet answered.
-    private(set) var pending = 0
+    package private(set) var pending = 0
     /// Changes heard meanwhile: with their version, or a led state (no version).
-    private(set) var heard: [(version: Int?, change: SharedChange)] = []
+    package private(set) var heard: [(version: Int?, change: SharedChange)] = []
 
-    mutating func asked() { pending += 1 }
+    package init() {}
 
-    mutating func hear(version: Int?, _ change: SharedChange) { heard.append((version, change)) }
+    package mutating func asked() { pending += 1 }
+
+    package mutating func hear(version: Int?, _ change: SharedChange) { heard.append((version, change)) }
 
     /// Whether a led state by `driver` was heard.
-    func heardLed(by driver: String) -> Bool { !led(by: driver).isEmpty }
+    package func heardLed(by driver: String) -> Bool { !led(by: driver).isEmpty }
 
     /// The answer to the oldest snapshot asked for (nil: it failed). Returns the snapshot the
     /// hub takes (with the newest led state heard from its driver, within the leap a state may
     /// take), the changes it takes after it (after the last answer only), and whether the wait
     /// is over.
-    mutating func answered(_ snapshot: RoomSnapshot?) -> (snapshot: RoomSnapshot?, then: [(version: Int?, change: SharedChange)], over: Bool) {
+    package mutating func answered(_ snapshot: RoomSnapshot?) -> (snapshot: RoomSnapshot?, then: [(version: Int?, change: SharedChange)], over: Bool) {
         pending = max(0, pending - 1)
         var snapshot = snapshot
         if let driver = snapshot?.driver {

@@ -38,6 +38,11 @@ public enum SharedInput {
 
         public let reason: Reason
         public let detail: String
+
+        package init(reason: Reason, detail: String) {
+            self.reason = reason
+            self.detail = detail
+        }
     }
 
     /// The largest version a room's hash may hold (it counts changes: far beyond any room's life).
@@ -84,7 +89,7 @@ public enum SharedInput {
         do throws(ProtocolError) {
             var change = try SharedChange.decode(Array(payload[(space + 1)...]), limits: limits)
             // A follow key record that cannot be read keeps the room private, never opens it.
-            if case .access(let record?) = change, !FollowKey.isValid(record) { change = .access(followKey: FollowKey.unreadable) }
+            if case .access(let record?) = change, !KeyRecord.isFollowKey(record) { change = .access(followKey: KeyRecord.unreadable) }
             return .success(.change(version: version, change))
         } catch {
             return .failure(Refusal(reason: .invalid, detail: error.message))
@@ -115,15 +120,15 @@ public enum SharedInput {
         }
         if let text = hash["key"], !text.isEmpty {
             let digest = String(decoding: text, as: UTF8.self)
-            if PresenterKey.isValid(digest) { snapshot.keyDigest = digest } else {
-                snapshot.keyDigest = PresenterKey.unreadable
+            if KeyRecord.isPresenterKey(digest) { snapshot.keyDigest = digest } else {
+                snapshot.keyDigest = KeyRecord.unreadable
                 refused.append("key")
             }
         }
         if let text = hash["fkey"], !text.isEmpty {
             let record = String(decoding: text, as: UTF8.self)
-            if FollowKey.isValid(record) { snapshot.followKey = record } else {
-                snapshot.followKey = FollowKey.unreadable
+            if KeyRecord.isFollowKey(record) { snapshot.followKey = record } else {
+                snapshot.followKey = KeyRecord.unreadable
                 refused.append("fkey")
             }
         }
@@ -138,7 +143,7 @@ public enum SharedInput {
                 refused.append("lease")
             }
         }
-        let lifetime = RedisRoomEngine.presenceLifetimeMilliseconds
+        let lifetime = SharedTiming.presenceLifetimeMilliseconds
         for (name, value) in nodes where name != node {
             guard let id = SessionID(name), snapshot.nodes.count < maxNodes else { refused.append("nodes"); continue }
             let fields = value.split(separator: " ", omittingEmptySubsequences: false)
@@ -175,7 +180,7 @@ public enum SharedInput {
     public static let maxNodes = 256
 
     /// A decimal integer of at most 16 digits within `range`, or nil.
-    static func integer(_ bytes: ArraySlice<UInt8>, in range: ClosedRange<Int>) -> Int? {
+    package static func integer(_ bytes: ArraySlice<UInt8>, in range: ClosedRange<Int>) -> Int? {
         guard !bytes.isEmpty, bytes.count <= 16, bytes.allSatisfy({ (48...57).contains($0) }) else { return nil }
         let value = bytes.reduce(0) { $0 * 10 + Int($1 - 48) }
         return range.contains(value) ? value : nil
@@ -185,7 +190,7 @@ public enum SharedInput {
 extension SharedChange {
     /// What a change says, in one number (a document by its fingerprint, name and author, not
     /// its text): two changes under one version that differ here are not a repeat.
-    var digest: Int {
+    package var digest: Int {
         var hasher = Hasher()
         switch self {
         case .state(let state):

@@ -1,3 +1,5 @@
+import ScrollModel
+
 /// A room's members by session id, kept small: every member of every room has an entry.
 ///
 /// An open-addressing table with linear probing, at most 7/8 full, of 9 bytes a slot (the

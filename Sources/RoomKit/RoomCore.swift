@@ -1,3 +1,5 @@
+import ScrollModel
+
 /// What a room tells its members after a change.
 public enum Broadcast: Sendable, Equatable {
     indirect case state(ScrollState)

@@ -6,33 +6,33 @@ import Synchronization
 /// room's, its size less the one it replaces, before the room takes it) or recordings
 /// (`limits.recordingsTotalBytes`). Uncounted when the room lets them go. Reservations race
 /// safely: concurrent ones never exceed the limit.
-final class ByteBudget: Sendable {
+package final class ByteBudget: Sendable {
     /// Bytes all rooms may hold together; 0 is no limit.
-    let limit: Int
+    package let limit: Int
     /// What is counted, for the refusal ("shared documents").
-    let holding: String
+    package let holding: String
     private let held = Atomic<Int>(0)
 
-    init(limit: Int, holding: String = "shared documents") {
+    package init(limit: Int, holding: String = "shared documents") {
         self.limit = limit
         self.holding = holding
     }
 
     /// Bytes held now.
-    var bytesHeld: Int { held.load(ordering: .relaxed) }
+    package var bytesHeld: Int { held.load(ordering: .relaxed) }
 
     /// How much taking `text` grows a room whose document is `old`.
-    static func growth(replacing old: SharedDocument?, with text: String) -> Int {
+    package static func growth(replacing old: SharedDocument?, with text: String) -> Int {
         text.utf8.count - (old?.text.utf8.count ?? 0)
     }
 
     /// Why `growth` more bytes would not fit now, or nil (a shrinking document always fits).
-    func refusal(forGrowth growth: Int) -> ProtocolError? {
+    package func refusal(forGrowth growth: Int) -> ProtocolError? {
         refusal(growth: growth, held: bytesHeld)
     }
 
     /// Counts `growth` more bytes, or says why they do not fit (and counts nothing).
-    func reserve(_ growth: Int) -> ProtocolError? {
+    package func reserve(_ growth: Int) -> ProtocolError? {
         var current = held.load(ordering: .relaxed)
         while true {
             if let refusal = refusal(growth: growth, held: current) { return refusal }
@@ -43,12 +43,12 @@ final class ByteBudget: Sendable {
     }
 
     /// Uncounts `bytes` (a forgotten document, or a reservation the room did not take).
-    func release(_ bytes: Int) {
+    package func release(_ bytes: Int) {
         held.subtract(bytes, ordering: .relaxed)
     }
 
     /// Counts `bytes` unchecked: documents restored at start, already within half the limit.
-    func restore(_ bytes: Int) {
+    package func restore(_ bytes: Int) {
         held.add(bytes, ordering: .relaxed)
     }
 

@@ -1,5 +1,5 @@
+import RoomKit
 import ScrollModel
-import SyncServer
 import Testing
 
 /// What a node reads from Redis passes the checks a client's message passes (issue 26).
@@ -123,7 +123,7 @@ struct SharedInputTests {
         let (snapshot, refused) = SharedInput.snapshot(hash: hash, leaseHolder: by, nodes: nodes, node: node, now: now, limits: .init())
         #expect(snapshot.version == 9)
         #expect(snapshot.state == nil && refused.contains("seq/suf"))
-        #expect(snapshot.keyDigest == PresenterKey.unreadable, "an unreadable key locks the room, never opens it")
+        #expect(snapshot.keyDigest == KeyRecord.unreadable, "an unreadable key locks the room, never opens it")
         #expect(snapshot.driver == by && snapshot.driverName == nil && refused.contains("dname"))
         #expect(snapshot.nodes == ["00000000000000aa": Presence(presenters: 1, followers: 2)], "counts from the future or out of bounds are not taken")
     }
