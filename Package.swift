@@ -15,6 +15,8 @@ import PackageDescription
 ///   RoomKit          – the server's room rules without I/O: RoomCore, the machine, seq reservation, presence
 ///                      throttle, what a node accepts from another, the engine protocol; ScrollModel only
 ///   Transport        – epoll loops, sockets, write queues, TLS; no WebSocket knowledge
+///   Access           – who may in: presenter and follow keys, signed tokens, key admission, origins,
+///                      per-address limits (connections, room creations, key failures); RoomKit, Transport
 ///   RedisClient      – RESP2/RESP3 client (pipelining, pub/sub, scripts, ACL, TLS) on a Transport loop
 ///   Documents        – documents as blocks with normative ids, inline markup, display widths, HTML
 ///   TerminalUI       – layout, Elm-style present/follow models, terminal renderer
@@ -67,11 +69,18 @@ let package = Package(
             ]
         ),
         .target(name: "RedisClient", dependencies: ["Bytes", "COpenSSL", "Transport"]),
-        .target(name: "FuzzHarnesses", dependencies: ["Deflate", "Documents", "HTTP1", "RedisClient", "RoomKit", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "TextSafety", "WebSocketCore"]),
+        .target(
+            name: "Access",
+            dependencies: [
+                "COpenSSL", "HTTP1", "RoomKit", "ScrollModel", "Transport", "WebSocketCore",
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        .target(name: "FuzzHarnesses", dependencies: ["Access", "Deflate", "Documents", "HTTP1", "RedisClient", "RoomKit", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "TextSafety", "WebSocketCore"]),
         .target(
             name: "SyncServer",
             dependencies: [
-                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketCore", "Transport", "ScrollModel", "RoomKit", "COpenSSL", "CLinux", "RedisClient", "TextSafety",
+                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketCore", "Transport", "ScrollModel", "RoomKit", "Access", "COpenSSL", "CLinux", "RedisClient", "TextSafety",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -103,7 +112,7 @@ let package = Package(
         .executableTarget(
             name: "scrollsync",
             dependencies: [
-                "SyncServer", "SyncClient", "LoadTesting", "TerminalUI", "ScrollModel", "Transport", "TextSafety",
+                "SyncServer", "Access", "SyncClient", "LoadTesting", "TerminalUI", "ScrollModel", "Transport", "TextSafety",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -124,7 +133,7 @@ let package = Package(
         .testTarget(
             name: "SyncServerTests",
             dependencies: [
-                "SyncServer", "RoomKit", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
+                "SyncServer", "RoomKit", "Access", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
                 "scrollsync", "follow-example", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             exclude: ["Peers"]

@@ -1,3 +1,4 @@
+import Access
 import RoomKit
 import ScrollModel
 import SyncServer

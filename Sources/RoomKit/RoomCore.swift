@@ -12,6 +12,22 @@ public enum Broadcast: Sendable, Equatable {
 /// Every change returns the broadcasts it causes; a refused message returns an error
 /// for its sender and changes nothing.
 public struct RoomCore: Sendable {
+    /// 1–64 of `A–Z a–z 0–9 . _ -`, but not `.` or `..`, which browsers rewrite out of a path:
+    /// what a room may be called, in a URL, a store's folder or a token's claim.
+    package static func isValidName(_ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { bytes in
+            guard (1...64).contains(bytes.count), bytes.count > 2 || !bytes.allSatisfy({ $0 == UInt8(ascii: ".") }) else { return false }
+            return bytes.allSatisfy {
+                switch $0 {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                     UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"): true
+                default: false
+                }
+            }
+        }
+    }
+
     /// Two bytes, so a room's member table stays small; names are kept apart (`names`).
     public struct Member: Sendable, Equatable {
         public var role: Role

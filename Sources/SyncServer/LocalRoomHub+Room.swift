@@ -1,3 +1,4 @@
+import Access
 import Deflate
 import RoomKit
 import ScrollModel

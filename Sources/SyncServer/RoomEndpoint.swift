@@ -1,4 +1,6 @@
+import Access
 import HTTP1
+import RoomKit
 import ScrollModel
 import Synchronization
 import Transport
@@ -134,20 +136,8 @@ public struct RoomEndpoint: WebSocketEndpoint {
         }
     }
 
-    /// 1–64 of `A–Z a–z 0–9 . _ -`, but not `.` or `..`, which browsers rewrite out of a path.
-    static func isValidRoomName(_ name: String) -> Bool {
-        var name = name
-        return name.withUTF8 { bytes in
-            guard (1...64).contains(bytes.count), bytes.count > 2 || !bytes.allSatisfy({ $0 == UInt8(ascii: ".") }) else { return false }
-            return bytes.allSatisfy {
-                switch $0 {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                     UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"): true
-                default: false
-                }
-            }
-        }
-    }
+    /// 1–64 of `A–Z a–z 0–9 . _ -`, but not `.` or `..` (`RoomCore.isValidName`).
+    static func isValidRoomName(_ name: String) -> Bool { RoomCore.isValidName(name) }
 }
 
 /// A token bucket of `burst` tokens, refilled at `rate` per second (both given by the

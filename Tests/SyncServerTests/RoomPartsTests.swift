@@ -1,3 +1,4 @@
+import Access
 import Foundation
 @testable import RoomKit
 import ScrollModel

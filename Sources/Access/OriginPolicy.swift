@@ -4,16 +4,16 @@
 /// `Origin` (terminals, scripts) are not browsers and are accepted; so are pages served by this
 /// server (same origin: the Origin's host and port are the `Host` the request was sent to);
 /// any other origin only when `origins` lists it exactly, or `origins` holds `*`.
-struct OriginPolicy: Sendable {
+package struct OriginPolicy: Sendable {
     /// Origins allowed beside the server's own, as browsers write them (`https://app.example`).
-    let allowed: Set<String>
+    package let allowed: Set<String>
 
-    init(allowed: [String]) {
+    package init(allowed: [String]) {
         self.allowed = Set(allowed.map { $0.lowercased() })
     }
 
     /// Nil when the request may go on, else why it is refused (403).
-    func refusal(origin: String?, host: String?) -> String? {
+    package func refusal(origin: String?, host: String?) -> String? {
         guard let origin else { return nil }
         let lowered = origin.lowercased()
         if allowed.contains("*") || allowed.contains(lowered) { return nil }
@@ -23,7 +23,7 @@ struct OriginPolicy: Sendable {
 
     /// Whether `origin` (`scheme://host[:port]`) names `host` (a Host header: `host[:port]`),
     /// a port left out on either side being the scheme's default.
-    static func isSameOrigin(_ origin: String, host: String) -> Bool {
+    package static func isSameOrigin(_ origin: String, host: String) -> Bool {
         let defaults = ["http": "80", "https": "443", "ws": "80", "wss": "443"]
         guard let schemeEnd = origin.firstRange(of: "://"), let defaultPort = defaults[String(origin[..<schemeEnd.lowerBound])] else { return false }
         let authority = origin[schemeEnd.upperBound...]

@@ -16,8 +16,8 @@ import Glibc
 public enum PresenterKey {
     /// About 14 ms on the reference machine: a presenter's join stays under 20 ms, and the
     /// hashing runs on `KeyHasher`'s thread, never on an event loop.
-    static let iterations = 80_000
-    static let scheme = KeyRecord.presenterScheme
+    package static let iterations = 80_000
+    package static let scheme = KeyRecord.presenterScheme
     /// Kept in place of a record that could not be read (from Redis): no key matches it, so
     /// the room stays locked to presenters instead of becoming keyless.
     public static let unreadable = KeyRecord.unreadable
@@ -25,11 +25,11 @@ public enum PresenterKey {
     /// A record no key matches (a random salt and hash, made without hashing anything), checked
     /// in place of a room that is not there or has no key: a missing room and a private one
     /// answer alike, after a slow hash each.
-    static let decoy = "\(scheme)$\(iterations)$\(Hex.encode(FollowKey.randomBytes(16)))$\(Hex.encode(FollowKey.randomBytes(32)))"
+    package static let decoy = "\(scheme)$\(iterations)$\(Hex.encode(FollowKey.randomBytes(16)))$\(Hex.encode(FollowKey.randomBytes(32)))"
 
     /// The record of `key` made with the record `existing`'s salt and cost (to compare with
     /// it), or with a fresh salt when there is none (to bind the key).
-    static func record(_ key: String, matching existing: String?, room: String) -> String {
+    package static func record(_ key: String, matching existing: String?, room: String) -> String {
         if let existing, isLegacy(existing) { return legacyDigest(key, room: room) }
         if let existing, let (iterations, salt) = parameters(existing) { return derive(key, salt: salt, iterations: iterations) }
         var salt = [UInt8](repeating: 0, count: 16)
@@ -40,11 +40,11 @@ public enum PresenterKey {
     /// Whether `text` is a record this server can check a key against.
     public static func isValid(_ text: String) -> Bool { KeyRecord.isPresenterKey(text) }
 
-    static func isLegacy(_ text: String) -> Bool { KeyRecord.isLegacyPresenterKey(text) }
+    package static func isLegacy(_ text: String) -> Bool { KeyRecord.isLegacyPresenterKey(text) }
 
     /// The records of servers before slow hashing: SHA-256 salted with the room name.
-    static func legacyDigest(_ key: String, room: String) -> String {
-        StoreFile.sha256(Array("scrollsync.v1 presenter key\u{0}\(room)\u{0}\(key)".utf8))
+    package static func legacyDigest(_ key: String, room: String) -> String {
+        Digest.sha256(Array("scrollsync.v1 presenter key\u{0}\(room)\u{0}\(key)".utf8))
     }
 
     private static func parameters(_ record: String) -> (iterations: Int, salt: [UInt8])? { KeyRecord.presenterParameters(record) }
@@ -69,7 +69,7 @@ public enum PresenterKey {
 /// recognised again by a cheap digest (SHA-256 with a random secret of this process, kept
 /// in memory only), so a presenter who reconnects costs no slow hash. At most `capacity` jobs
 /// wait, `perAddress` from one address; beyond that `hash` answers false at once.
-final class KeyHasher: Sendable {
+package final class KeyHasher: Sendable {
     private struct Job {
         let work: @Sendable () -> Void
     }
@@ -89,11 +89,11 @@ final class KeyHasher: Sendable {
     private let wakeup = Semaphore()
     private let secret: [UInt8]
     /// Slow hashes computed (tests: a verified key costs none).
-    let slowHashes = Atomic<Int>(0)
+    package let slowHashes = Atomic<Int>(0)
     /// Verified records remembered (a record and a digest: about 200 bytes each).
-    static let verifiedCapacity = 10_000
+    package static let verifiedCapacity = 10_000
 
-    init(capacity: Int = 4096, perAddress: Int = 64) {
+    package init(capacity: Int = 4096, perAddress: Int = 64) {
         self.capacity = capacity
         self.perAddress = perAddress
         var secret = [UInt8](repeating: 0, count: 32)
@@ -105,7 +105,7 @@ final class KeyHasher: Sendable {
 
     /// Runs `record(key, existing, room)` on the hasher's thread (or answers from the verified
     /// keys), then `done` with it on `loop`; false when too many jobs wait.
-    func hash(_ key: String, matching existing: String?, room: String, from address: String, on loop: EventLoop,
+    package func hash(_ key: String, matching existing: String?, room: String, from address: String, on loop: EventLoop,
               done: @escaping @Sendable (String) -> Void) -> Bool {
         if let existing {
             let digest = quickDigest(key, existing)
@@ -134,7 +134,7 @@ final class KeyHasher: Sendable {
     }
 
     private func quickDigest(_ key: String, _ record: String) -> String {
-        StoreFile.sha256(secret + Array(record.utf8) + [0] + Array(key.utf8))
+        Digest.sha256(secret + Array(record.utf8) + [0] + Array(key.utf8))
     }
 
     private func remember(_ record: String, _ digest: String) {
@@ -165,12 +165,4 @@ final class KeyHasher: Sendable {
             while let job = next() { job.work() }
         }
     }
-}
-
-/// A counting semaphore for one waiter.
-final class Semaphore: @unchecked Sendable {
-    private var semaphore = sem_t()
-    init() { sem_init(&semaphore, 0, 0) }
-    func signal() { sem_post(&semaphore) }
-    func wait() { while sem_wait(&semaphore) != 0 && errno == EINTR {} }
 }

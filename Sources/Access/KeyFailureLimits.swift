@@ -6,7 +6,7 @@ import Transport
 /// presenting in that room (429) until the minute is over. Key guessing gets a few tries a
 /// minute instead of thousands a second, also when the guesses are sent at once. Safe from
 /// any thread.
-final class KeyFailureLimits: Sendable {
+package final class KeyFailureLimits: Sendable {
     private struct Window {
         var started: UInt64
         var failures: Int
@@ -15,17 +15,17 @@ final class KeyFailureLimits: Sendable {
     }
 
     /// 0: no limit.
-    let perMinute: Int
+    package let perMinute: Int
     private let windows = Mutex<[String: Window]>([:])
     /// Windows held, so that the common case (nobody failed lately) costs one atomic load.
     private let windowCount = Atomic<Int>(0)
-    static let minute: UInt64 = 60_000_000_000
+    package static let minute: UInt64 = 60_000_000_000
 
-    init(perMinute: Int) { self.perMinute = perMinute }
+    package init(perMinute: Int) { self.perMinute = perMinute }
 
     /// A check of a key from `address` for `room` begins: the ticket that settles it, or the
     /// seconds to wait when the failures and the checks running already reach the limit.
-    func begin(address: String, room: String, now: UInt64) -> Result<KeyCheckTicket, RetryAfter> {
+    package func begin(address: String, room: String, now: UInt64) -> Result<KeyCheckTicket, RetryAfter> {
         guard perMinute > 0 else { return .success(KeyCheckTicket(limits: nil, key: "", now: now)) }
         let key = address + " " + room
         return windows.withLock { windows in
@@ -41,8 +41,8 @@ final class KeyFailureLimits: Sendable {
     }
 
     /// Seconds to wait before trying again.
-    struct RetryAfter: Error {
-        let seconds: Int
+    package struct RetryAfter: Error {
+        package let seconds: Int
     }
 
     /// A ticket's check ended: a wrong key counts.
@@ -57,7 +57,7 @@ final class KeyFailureLimits: Sendable {
     }
 
     /// Counts a wrong key from `address` for `room` that needed no check (none was given).
-    func failed(address: String, room: String, now: UInt64) {
+    package func failed(address: String, room: String, now: UInt64) {
         guard perMinute > 0 else { return }
         windows.withLock { windows in
             let key = address + " " + room
@@ -69,7 +69,7 @@ final class KeyFailureLimits: Sendable {
     }
 
     /// Seconds until `address` may try a key for `room` again, or nil when it may now.
-    func retryAfter(address: String, room: String, now: UInt64) -> Int? {
+    package func retryAfter(address: String, room: String, now: UInt64) -> Int? {
         guard perMinute > 0, windowCount.load(ordering: .relaxed) > 0 else { return nil }
         return windows.withLock { windows in
             guard let window = windows[address + " " + room], window.failures >= perMinute,
@@ -79,7 +79,7 @@ final class KeyFailureLimits: Sendable {
     }
 
     /// Forgets windows that are over and have no check running.
-    func sweep(now: UInt64) {
+    package func sweep(now: UInt64) {
         windows.withLock { windows in
             windows = windows.filter { $0.value.running > 0 || elapsedNanoseconds(from: $0.value.started, to: now) < Self.minute }
             windowCount.store(windows.count, ordering: .relaxed)
@@ -101,7 +101,7 @@ final class KeyFailureLimits: Sendable {
 /// One key check counted against its address's limit until it is settled: as a failure
 /// (a wrong key) or not (a right key, or a check whose answer nobody saw). A ticket dropped
 /// unsettled settles as not failed, so no path can leak a running check.
-final class KeyCheckTicket: @unchecked Sendable {
+package final class KeyCheckTicket: @unchecked Sendable {
     private let limits: KeyFailureLimits?
     private let key: String
     private let now: UInt64
@@ -115,14 +115,14 @@ final class KeyCheckTicket: @unchecked Sendable {
     }
 
     /// Ends the check (the first call counts; later ones do nothing).
-    func settle(failed: Bool, now: UInt64) {
+    package func settle(failed: Bool, now: UInt64) {
         guard !settled.exchange(true, ordering: .acquiringAndReleasing) else { return }
         limits?.settle(key: key, failed: failed, now: now)
         if !failed, let action = notFailed.withLock({ $0 }) { action() }
     }
 
     /// Runs `action` when the check settles as not failed (e.g. gives back a shared count).
-    func whenNotFailed(_ action: @escaping @Sendable () -> Void) {
+    package func whenNotFailed(_ action: @escaping @Sendable () -> Void) {
         notFailed.withLock { $0 = action }
     }
 

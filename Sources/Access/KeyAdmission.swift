@@ -6,15 +6,15 @@ import Transport
 /// (`KeyFailureLimits`; with an engine, against the same count on every node), then hashed
 /// against the room's record off the loops (`KeyHasher`), the answer back on the asking loop.
 /// Joins and `GET /rooms/NAME/recording` take the same way, so a limit holds for both.
-final class KeyAdmission: Sendable {
-    let failures: KeyFailureLimits
-    let hasher = KeyHasher()
+package final class KeyAdmission: Sendable {
+    package let failures: KeyFailureLimits
+    package let hasher = KeyHasher()
 
-    init(failuresPerMinute: Int) {
+    package init(failuresPerMinute: Int) {
         failures = KeyFailureLimits(perMinute: failuresPerMinute)
     }
 
-    enum Outcome {
+    package enum Outcome {
         /// Hashed: `record` is the key's record against the room's (equal to it when the key is
         /// right; for a room without one, a fresh record to bind). The caller settles `ticket`.
         case checked(record: String, ticket: KeyCheckTicket)
@@ -26,7 +26,7 @@ final class KeyAdmission: Sendable {
 
     /// Checks `key` against `existing` (nil: none yet) for `room` from `address`; `completion`
     /// runs once on `loop`. `wanted` is asked before the (slow) hash: a client that left needs none.
-    func check(_ key: String, against existing: String?, room: String, address: String, engine: (any RoomEngine)?, on loop: EventLoop,
+    package func check(_ key: String, against existing: String?, room: String, address: String, engine: (any RoomEngine)?, on loop: EventLoop,
                wanted: @escaping @Sendable () -> Bool = { true }, completion: @escaping (Outcome) -> Void) {
         let ticket: KeyCheckTicket
         switch failures.begin(address: address, room: room, now: loop.now) {

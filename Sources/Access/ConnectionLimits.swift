@@ -4,27 +4,28 @@ import WebSocketCore
 
 /// The connection limits checked when a client connects: in total and per client address
 /// (an IPv6 client counted by its network, `AddressGrouping`).
-final class ConnectionLimits: Sendable {
+package final class ConnectionLimits: Sendable {
     /// Both may change while the server runs (a reload); connections already open stay.
     private let totalLimit: Atomic<Int>
     /// 0: no limit per address.
     private let perAddressLimit: Atomic<Int>
-    var total: Int { totalLimit.load(ordering: .relaxed) }
-    var perAddress: Int { perAddressLimit.load(ordering: .relaxed) }
+    package var total: Int { totalLimit.load(ordering: .relaxed) }
+    package var perAddress: Int { perAddressLimit.load(ordering: .relaxed) }
     private let grouping: AddressGrouping
-    private let refusals: RefusalCounters
+    /// Told of each refusal (the server counts them as `connections` refusals).
+    private let refused: @Sendable () -> Void
     private let byAddress = Mutex<[String: Int]>([:])
 
-    init(total: Int, perAddress: Int, grouping: AddressGrouping = AddressGrouping(), refusals: RefusalCounters = RefusalCounters()) {
+    package init(total: Int, perAddress: Int, grouping: AddressGrouping = AddressGrouping(), refused: @escaping @Sendable () -> Void = {}) {
         totalLimit = Atomic(total)
         perAddressLimit = Atomic(perAddress)
         self.grouping = grouping
-        self.refusals = refusals
+        self.refused = refused
     }
 
     /// Counts a new connection from `address` (`open` includes it) and answers the refusal
     /// when it is over a limit. Every call is matched by one `release(address:)`.
-    func admit(address: String, open: Int) -> HTTPResponse? {
+    package func admit(address: String, open: Int) -> HTTPResponse? {
         // Every address is counted (a lock per connection), so that a limit set by a reload
         // counts the connections already open too.
         let perAddress = self.perAddress
@@ -32,13 +33,13 @@ final class ConnectionLimits: Sendable {
         let count = byAddress.withLock { counts in Self.increment(&counts[address, default: 0]) }
         if perAddress > 0 {
             if count > perAddress {
-                refusals.count(.connections)
+                refused()
                 return .error(429, "too many connections from \(address) (limit \(perAddress))", headers: [("Retry-After", "10")])
             }
         }
         let total = self.total
         if open > total {
-            refusals.count(.connections)
+            refused()
             return .error(503, "server at its connection limit (\(total))", headers: [("Retry-After", "10")])
         }
         return nil
@@ -51,12 +52,12 @@ final class ConnectionLimits: Sendable {
     }
 
     /// New limits for the connections that come next.
-    func set(total: Int, perAddress: Int) {
+    package func set(total: Int, perAddress: Int) {
         totalLimit.store(total, ordering: .relaxed)
         perAddressLimit.store(perAddress, ordering: .relaxed)
     }
 
-    func release(address: String) {
+    package func release(address: String) {
         let address = grouping.group(address)
         byAddress.withLock { counts in
             if let count = counts[address], count > 1 { counts[address] = count - 1 } else { counts[address] = nil }
@@ -64,5 +65,5 @@ final class ConnectionLimits: Sendable {
     }
 
     /// Addresses with open connections (for tests and metrics).
-    var addressesTracked: Int { byAddress.withLock { $0.count } }
+    package var addressesTracked: Int { byAddress.withLock { $0.count } }
 }

@@ -1,4 +1,5 @@
 import COpenSSL
+import RoomKit
 import ScrollModel
 
 /// What an application's signed token grants (the way Centrifugo lets an app authorise its
@@ -99,7 +100,7 @@ public struct TokenVerifier: Sendable {
         return signed + "." + Base64URL.encode(Self.hmac(secret, Array(signed.utf8)))
     }
 
-    static func hmac(_ key: [UInt8], _ data: [UInt8]) -> [UInt8] {
+    package static func hmac(_ key: [UInt8], _ data: [UInt8]) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 32
         _ = key.withUnsafeBufferPointer { keyBytes in
@@ -112,16 +113,16 @@ public struct TokenVerifier: Sendable {
 
     /// A room name, or a prefix of one followed by `*`.
     public static func isRoomPattern(_ text: String) -> Bool {
-        if text.hasSuffix("*") { return text == "*" || RoomEndpoint.isValidRoomName(String(text.dropLast())) }
-        return RoomEndpoint.isValidRoomName(text)
+        if text.hasSuffix("*") { return text == "*" || RoomCore.isValidName(String(text.dropLast())) }
+        return RoomCore.isValidName(text)
     }
 }
 
 /// base64url without padding (RFC 4648 §5, as JWTs use it).
-enum Base64URL {
+package enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         var out = [UInt8]()
         var index = 0
         while index < bytes.count {
@@ -135,7 +136,7 @@ enum Base64URL {
 
     /// Decodes unpadded base64url; nil for anything else (padding, other characters, a
     /// length no encoding has, stray bits).
-    static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
+    package static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
         guard text.count % 4 != 1 else { return nil }
         var out = [UInt8]()
         var buffer: UInt32 = 0

@@ -5,7 +5,7 @@ import Transport
 /// everyone: create rooms at a bounded rate (a token bucket), and hold a bounded number of
 /// rooms it created that no presenter has joined yet ("unclaimed": a follower asked for a
 /// name nobody presents in). Over either: HTTP 429 with `Retry-After`. Safe from any thread.
-final class RoomCreationLimits: Sendable {
+package final class RoomCreationLimits: Sendable {
     private struct Entry {
         var tokens: Double
         var updated: UInt64
@@ -13,18 +13,18 @@ final class RoomCreationLimits: Sendable {
     }
 
     /// Rooms an address may create per minute (and at once); 0 is no limit.
-    let perMinute: Int
+    package let perMinute: Int
     /// Unclaimed rooms an address may hold; 0 is no limit.
-    let unclaimedPerAddress: Int
+    package let unclaimedPerAddress: Int
     private let entries = Mutex<[String: Entry]>([:])
 
-    init(perMinute: Int, unclaimedPerAddress: Int) {
+    package init(perMinute: Int, unclaimedPerAddress: Int) {
         self.perMinute = perMinute
         self.unclaimedPerAddress = unclaimedPerAddress
     }
 
     /// Why `address` may not create a room now, with the seconds to wait; nil when it may.
-    func refusal(address: String, now: UInt64) -> (reason: String, retryAfter: Int)? {
+    package func refusal(address: String, now: UInt64) -> (reason: String, retryAfter: Int)? {
         entries.withLock { entries in
             guard var entry = entries[address] else { return nil }
             refill(&entry, now: now)
@@ -41,7 +41,7 @@ final class RoomCreationLimits: Sendable {
 
     /// Counts a room `address` creates (unclaimed unless its creator is a presenter), or says
     /// why it may not, in one step: requests that all passed `refusal` at once cannot all create.
-    func create(address: String, claimed: Bool, now: UInt64) -> (reason: String, retryAfter: Int)? {
+    package func create(address: String, claimed: Bool, now: UInt64) -> (reason: String, retryAfter: Int)? {
         entries.withLock { entries in
             var entry = entries[address] ?? Entry(tokens: Double(perMinute), updated: now)
             refill(&entry, now: now)
@@ -59,14 +59,14 @@ final class RoomCreationLimits: Sendable {
     }
 
     /// A room `address` created was claimed by a presenter, or removed while unclaimed.
-    func settled(address: String) {
+    package func settled(address: String) {
         entries.withLock { entries in
             entries[address]?.unclaimed -= 1
         }
     }
 
     /// Forgets addresses with nothing to remember (no unclaimed room, a full bucket).
-    func sweep(now: UInt64) {
+    package func sweep(now: UInt64) {
         entries.withLock { entries in
             entries = entries.filter { _, entry in
                 var entry = entry
@@ -77,7 +77,7 @@ final class RoomCreationLimits: Sendable {
     }
 
     /// Addresses remembered (tests).
-    var addressesTracked: Int { entries.withLock { $0.count } }
+    package var addressesTracked: Int { entries.withLock { $0.count } }
 
     private func refill(_ entry: inout Entry, now: UInt64) {
         guard perMinute > 0 else { return }

@@ -6,16 +6,16 @@ import Glibc
 /// an IPv6 address (`/64` by default, as operators expect: one subscriber gets a /64 and a
 /// client can take any address in it, so counting exact IPv6 addresses counts nothing).
 /// An IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) is its IPv4 address.
-struct AddressGrouping: Sendable {
+package struct AddressGrouping: Sendable {
     /// Bits of an IPv6 address that name one client (1…128).
-    let ipv6PrefixLength: Int
+    package let ipv6PrefixLength: Int
 
-    init(ipv6PrefixLength: Int = 64) {
+    package init(ipv6PrefixLength: Int = 64) {
         self.ipv6PrefixLength = max(1, min(128, ipv6PrefixLength))
     }
 
     /// The group `address` (as a channel gives it: no brackets, no port) counts under.
-    func group(_ address: String) -> String {
+    package func group(_ address: String) -> String {
         // IPv4 (most clients) passes through: one memchr on the address's bytes.
         let isIPv6 = address.utf8.withContiguousStorageIfAvailable { utf8 in
             utf8.baseAddress.map { memchr($0, 0x3A, utf8.count) != nil } ?? false

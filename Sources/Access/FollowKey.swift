@@ -8,16 +8,16 @@ import ScrollModel
 /// PBKDF2 runs), so a follow key must be long and random to resist guessing from a leaked
 /// record (`scrollsync` suggests one; wrong keys count against `limits.keyFailuresPerMinute`).
 public enum FollowKey {
-    static let scheme = KeyRecord.followScheme
+    package static let scheme = KeyRecord.followScheme
     /// Kept when a record could not be read (a damaged file, a bad Redis field): no key
     /// matches it, so the room stays private to everyone but its presenters.
     public static let unreadable = KeyRecord.unreadable
 
     /// A record no key matches (random salt and hash), checked in place of a room that is not
     /// there, so that a missing room and a private one answer alike and take as long.
-    static let decoy = "\(scheme)$\(Hex.encode(randomBytes(16)))$\(Hex.encode(randomBytes(32)))"
+    package static let decoy = "\(scheme)$\(Hex.encode(randomBytes(16)))$\(Hex.encode(randomBytes(32)))"
 
-    static func randomBytes(_ count: Int) -> [UInt8] {
+    package static func randomBytes(_ count: Int) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         if RAND_bytes(&bytes, Int32(count)) != 1 { for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255) } }
         return bytes
@@ -33,7 +33,7 @@ public enum FollowKey {
             salt = [UInt8](repeating: 0, count: 16)
             if RAND_bytes(&salt, 16) != 1 { for index in salt.indices { salt[index] = UInt8.random(in: 0...255) } }
         }
-        return "\(scheme)$\(Hex.encode(salt))$\(StoreFile.sha256(salt + Array(key.utf8)))"
+        return "\(scheme)$\(Hex.encode(salt))$\(Digest.sha256(salt + Array(key.utf8)))"
     }
 
     /// Whether `key` is the one `record` was made from: one SHA-256 of a short input and a

@@ -1,0 +1,20 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Carries a value that is only ever touched on one thread across a `@Sendable` hop.
+package struct Unchecked<Value>: @unchecked Sendable {
+    package let value: Value
+    package init(_ value: Value) { self.value = value }
+}
+
+/// The same, as the store, recordings and logs name it.
+package typealias UnsafeTransfer<T> = Unchecked<T>
+
+/// A counting semaphore for one waiter.
+package final class Semaphore: @unchecked Sendable {
+    private var semaphore = sem_t()
+    package init() { sem_init(&semaphore, 0, 0) }
+    package func signal() { sem_post(&semaphore) }
+    package func wait() { while sem_wait(&semaphore) != 0 && errno == EINTR {} }
+}
