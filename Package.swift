@@ -18,6 +18,8 @@ import PackageDescription
 ///   Access           – who may in: presenter and follow keys, signed tokens, key admission, origins,
 ///                      per-address limits (connections, room creations, key failures); RoomKit, Transport
 ///   RedisClient      – RESP2/RESP3 client (pipelining, pub/sub, scripts, ACL, TLS) on a Transport loop
+///   Cluster          – rooms shared between nodes: RedisRoomEngine, its scripts, ShardedRoomEngine, channel
+///                      signatures; RoomKit, Access, RedisClient (never the hub: it talks to it as SharedRoomsDelegate)
 ///   Documents        – documents as blocks with normative ids, inline markup, display widths, HTML
 ///   TerminalUI       – layout, Elm-style present/follow models, terminal renderer
 ///   SyncClient       – WebSocket and room clients on the same transport
@@ -76,11 +78,18 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        .target(
+            name: "Cluster",
+            dependencies: [
+                "Access", "COpenSSL", "RedisClient", "RoomKit", "ScrollModel", "Transport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(name: "FuzzHarnesses", dependencies: ["Access", "Deflate", "Documents", "HTTP1", "RedisClient", "RoomKit", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "TextSafety", "WebSocketCore"]),
         .target(
             name: "SyncServer",
             dependencies: [
-                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketCore", "Transport", "ScrollModel", "RoomKit", "Access", "COpenSSL", "CLinux", "RedisClient", "TextSafety",
+                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketCore", "Transport", "ScrollModel", "RoomKit", "Access", "Cluster", "COpenSSL", "CLinux", "RedisClient", "TextSafety",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -133,7 +142,7 @@ let package = Package(
         .testTarget(
             name: "SyncServerTests",
             dependencies: [
-                "SyncServer", "RoomKit", "Access", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
+                "SyncServer", "RoomKit", "Access", "Cluster", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
                 "scrollsync", "follow-example", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             exclude: ["Peers"]

@@ -1,3 +1,4 @@
+import Access
 import Bytes
 import RoomKit
 import Synchronization

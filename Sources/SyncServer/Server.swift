@@ -1,5 +1,6 @@
 import Access
 import CLinux
+import Cluster
 import CoreMetrics
 import Logging
 import RedisClient

@@ -1,3 +1,4 @@
+import Cluster
 import RoomKit
 import ScrollModel
 import Synchronization

@@ -1,3 +1,4 @@
+import Cluster
 import COpenSSL
 @testable import RoomKit
 import ScrollModel

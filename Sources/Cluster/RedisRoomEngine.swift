@@ -38,21 +38,21 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     /// Milliseconds a driver's lease lasts without renewal.
     public let leaseMilliseconds = 5000
     /// Milliseconds Redis keeps a room nobody touches.
-    let roomIdleMilliseconds: Int
-    let commands: RedisConnection
+    package let roomIdleMilliseconds: Int
+    package let commands: RedisConnection
     private let subscriber: RedisConnection
     private let available = Atomic<Bool>(false)
     /// Rooms whose snapshot (a fetch or a merge) is on its way, and the changes heard meanwhile.
-    var attaching: [String: SnapshotWait] = [:]
+    package var attaching: [String: SnapshotWait] = [:]
     /// Rooms whose control change is being confirmed, and the changes heard meanwhile, in order.
-    var confirming: [String: [(version: Int?, change: SharedChange)]] = [:]
-    let logger: Logger
-    let counters: EngineCounters
+    package var confirming: [String: [(version: Int?, change: SharedChange)]] = [:]
+    package let logger: Logger
+    package let counters: EngineCounters
     /// Signs what this node publishes and checks what it reads (`redis.secret`), if set.
-    let signer: ChannelSigner?
+    package let signer: ChannelSigner?
     /// When a refusal was last logged, and how many were not since.
-    var refusalLoggedAt: UInt64?
-    var refusalsUnlogged = 0
+    package var refusalLoggedAt: UInt64?
+    package var refusalsUnlogged = 0
     /// How this engine publishes, and its scripts (with `SPUBLISH` when sharded).
     private let publishCommand: String
     private let scripts: Scripts.Set
@@ -65,15 +65,15 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     /// unsubscribed): the cluster's map is due for a refresh (loop thread).
     public var onRedirect: (_ channel: String?) -> Void = { _ in }
 
-    static let channelPrefix = "scrollsync:{"
+    package static let channelPrefix = "scrollsync:{"
 
     /// What a node writes to Redis goes out at most this long after it is sent (1 ms): many
     /// rooms' states in one write cost Redis far less than one write each (BENCHMARKS.md,
     /// many rooms through Redis), at half a millisecond more for followers on other nodes.
-    static let corkNanoseconds: UInt64 = 1_000_000
+    package static let corkNanoseconds: UInt64 = 1_000_000
 
     /// What a change read from Redis may hold (the same limits as a client's messages).
-    let limits: ClientMessage.Limits
+    package let limits: ClientMessage.Limits
 
     /// `node` names this node on every shard; `counters` may be shared by several engines
     /// (a cluster's masters come and go, its counts stay).
@@ -157,9 +157,9 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
 
     /// A room's hash key and channel; its other keys start with it (the `{room}` hash tag keeps
     /// them on one Redis Cluster slot).
-    static func roomKey(_ room: String) -> String { channelPrefix + room + "}" }
+    package static func roomKey(_ room: String) -> String { channelPrefix + room + "}" }
 
-    func keys(_ room: String) -> (hash: String, lease: String, nodes: String, channel: String) {
+    package func keys(_ room: String) -> (hash: String, lease: String, nodes: String, channel: String) {
         let base = Self.roomKey(room)
         return (base, base + ":lease", base + ":nodes", base)
     }
@@ -184,7 +184,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     }
 
     /// Sends one command on this engine's connection (loop thread), as the cluster's map is read.
-    func command(_ arguments: [String], reply: @escaping (RedisReply) -> Void) {
+    package func command(_ arguments: [String], reply: @escaping (RedisReply) -> Void) {
         commands.send(arguments, reply: reply)
     }
 
@@ -252,7 +252,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     /// How long a led state may wait for its `HSET` (250 ms): a room's hash is written at most
     /// 4 times a second however fast it moves. Nodes that fetch the room ask for the newest
     /// (`Q`); if every node died at once, the hash would be at most this far behind.
-    static let writeBackNanoseconds = SharedTiming.writeBackNanoseconds
+    package static let writeBackNanoseconds = SharedTiming.writeBackNanoseconds
 
     private func writeBack() {
         writeBackScheduled = false
@@ -429,13 +429,13 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     }
 
     /// Driven rooms being fetched, waiting for their newest state (see `attach`).
-    var newestWanted: [String: (snapshot: RoomSnapshot, reply: @Sendable (RoomSnapshot?) -> Void)] = [:]
+    package var newestWanted: [String: (snapshot: RoomSnapshot, reply: @Sendable (RoomSnapshot?) -> Void)] = [:]
 
     /// How long a fetch waits for a node's answer with the newest state.
-    static let newestWaitNanoseconds: UInt64 = 50_000_000
+    package static let newestWaitNanoseconds: UInt64 = 50_000_000
 
     /// The wait for the newest state is over (an answer came, or the time is up).
-    func settle(_ room: String) {
+    package func settle(_ room: String) {
         guard let (snapshot, reply) = newestWanted.removeValue(forKey: room) else { return }
         answered(room, snapshot, reply)
     }
@@ -462,5 +462,5 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     }
 
     /// A node's counts older than this are taken as those of a node that died.
-    static let presenceLifetimeMilliseconds = SharedTiming.presenceLifetimeMilliseconds
+    package static let presenceLifetimeMilliseconds = SharedTiming.presenceLifetimeMilliseconds
 }

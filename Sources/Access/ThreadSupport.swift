@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,4 +18,12 @@ package final class Semaphore: @unchecked Sendable {
     package init() { sem_init(&semaphore, 0, 0) }
     package func signal() { sem_post(&semaphore) }
     package func wait() { while sem_wait(&semaphore) != 0 && errno == EINTR {} }
+}
+
+/// One relaxed atomic counter, as a class so that counters can be kept in arrays.
+package final class Counter: Sendable {
+    private let atomic = Atomic<Int>(0)
+    package init() {}
+    package func add(_ amount: Int) { atomic.add(amount, ordering: .relaxed) }
+    package var value: Int { atomic.load(ordering: .relaxed) }
 }

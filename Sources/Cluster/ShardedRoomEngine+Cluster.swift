@@ -23,7 +23,7 @@ extension ShardedRoomEngine {
     /// started for masters not known yet; those no slot is left to are stopped). If any slot
     /// moved to another master, the delegate hears availability again once every master
     /// answers, so every room is reconciled where it now lives.
-    func adopt(_ map: RedisClusterMap, makeShard: (RedisEndpoint) -> RedisRoomEngine, template: RedisEndpoint) {
+    package func adopt(_ map: RedisClusterMap, makeShard: (RedisEndpoint) -> RedisRoomEngine, template: RedisEndpoint) {
         let (started, retired, moved) = routing.withLock { routing -> ([RedisRoomEngine], [RedisRoomEngine], Bool) in
             var started = [RedisRoomEngine]()
             let shards = map.masters.map { node in
@@ -60,8 +60,8 @@ extension ShardedRoomEngine {
 /// redirection (`MOVED`, `ASK`, a channel the server moved), and every half second while a
 /// master does not answer (its replica may have taken over). It asks a master that answers,
 /// else each configured seed and every node the last map named, in turn. On the engine's loop.
-final class ClusterDiscovery: @unchecked Sendable {
-    weak var engine: ShardedRoomEngine?
+package final class ClusterDiscovery: @unchecked Sendable {
+    package weak var engine: ShardedRoomEngine?
     private let loop: EventLoop
     private let logger: Logger
     private let makeShard: (RedisEndpoint) -> RedisRoomEngine
@@ -77,11 +77,11 @@ final class ClusterDiscovery: @unchecked Sendable {
     private var running = false
     private var asking = false
     /// A map is wanted (none yet, or a redirection said it is out of date).
-    var due = true
+    package var due = true
 
-    static let intervalNanoseconds: UInt64 = 500_000_000
+    package static let intervalNanoseconds: UInt64 = 500_000_000
 
-    init(seeds: [RedisEndpoint], loop: EventLoop, logger: Logger, makeShard: @escaping (RedisEndpoint) -> RedisRoomEngine) {
+    package init(seeds: [RedisEndpoint], loop: EventLoop, logger: Logger, makeShard: @escaping (RedisEndpoint) -> RedisRoomEngine) {
         template = seeds[0]
         configured = seeds.map { RedisClusterMap.Node(host: $0.host, port: $0.port) }
         self.loop = loop
@@ -90,18 +90,18 @@ final class ClusterDiscovery: @unchecked Sendable {
     }
 
     /// A redirection `shard` gets (a slot moved) makes a new map due.
-    func hearsRedirects(of shard: RedisRoomEngine) {
+    package func hearsRedirects(of shard: RedisRoomEngine) {
         shard.onRedirect = { [weak self] _ in self?.due = true }
     }
 
-    func start() {
+    package func start() {
         loop.execute { [self] in
             running = true
             tick()
         }
     }
 
-    func stop() {
+    package func stop() {
         loop.execute { [self] in
             running = false
             probe?.stop()

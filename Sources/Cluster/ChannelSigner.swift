@@ -16,24 +16,24 @@ import ScrollModel
 ///   channel: to sign another version or another message one needs the secret.
 ///
 /// Without a secret nothing is signed and `Scripts` skip the SHA-1 (an empty key).
-struct ChannelSigner: Sendable {
+package struct ChannelSigner: Sendable {
     private let secret: [UInt8]
 
-    init(secret: String) { self.secret = Array(secret.utf8) }
+    package init(secret: String) { self.secret = Array(secret.utf8) }
 
     /// `!TAG ` for a message the node publishes itself on `channel`.
-    func tag(channel: String, message: some Collection<UInt8>) -> [UInt8] {
+    package func tag(channel: String, message: some Collection<UInt8>) -> [UInt8] {
         [UInt8(ascii: "!")] + Self.hex(mac("d ", channel, message)) + [UInt8(ascii: " ")]
     }
 
     /// The key a script signs a change with (see the type): `message` as the node sends it,
     /// a state's without the `seq` the script writes after `statePrefix`.
-    func key(channel: String, message: some Collection<UInt8>) -> String {
+    package func key(channel: String, message: some Collection<UInt8>) -> String {
         String(decoding: Self.hex(mac("v ", channel, message)), as: UTF8.self)
     }
 
     /// The message after a valid tag, or why it is refused.
-    func verify(channel: String, payload: [UInt8]) -> Result<ArraySlice<UInt8>, SharedInput.Refusal> {
+    package func verify(channel: String, payload: [UInt8]) -> Result<ArraySlice<UInt8>, SharedInput.Refusal> {
         guard payload.first == UInt8(ascii: "!"), let space = payload.firstIndex(of: UInt8(ascii: " ")) else {
             return .failure(SharedInput.Refusal(reason: .unsigned, detail: "not signed (redis.secret is set)"))
         }
@@ -89,7 +89,7 @@ struct ChannelSigner: Sendable {
 
     private static let digits = Array("0123456789abcdef".utf8)
 
-    static func hex(_ bytes: [UInt8]) -> [UInt8] {
+    package static func hex(_ bytes: [UInt8]) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(bytes.count * 2)
         for byte in bytes {

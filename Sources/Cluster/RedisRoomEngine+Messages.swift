@@ -8,7 +8,7 @@ import ScrollModel
 extension RedisRoomEngine {
     /// A snapshot came (see `SnapshotWait`): the hub takes it, then, after the room's last
     /// answer, the changes heard meanwhile that are newer.
-    func answered(_ room: String, _ snapshot: RoomSnapshot?, _ reply: (RoomSnapshot?) -> Void) {
+    package func answered(_ room: String, _ snapshot: RoomSnapshot?, _ reply: (RoomSnapshot?) -> Void) {
         var wait = attaching.removeValue(forKey: room) ?? SnapshotWait()
         let (taken, then, over) = wait.answered(snapshot)
         if !over { attaching[room] = wait }
@@ -16,7 +16,7 @@ extension RedisRoomEngine {
         for (version, change) in then { deliver(room, version: version, change) }
     }
 
-    func received(channel: ArraySlice<UInt8>, payload: [UInt8]) {
+    package func received(channel: ArraySlice<UInt8>, payload: [UInt8]) {
         let prefix = Self.channelPrefix.utf8
         guard channel.count > prefix.count + 1, channel.starts(with: prefix), channel.last == UInt8(ascii: "}") else { return }
         let room = String(decoding: channel.dropFirst(prefix.count).dropLast(), as: UTF8.self)
@@ -57,7 +57,7 @@ extension RedisRoomEngine {
 
     /// Hands a change (`version` nil: a led state) to the hub, behind a control change being
     /// confirmed; a control change is confirmed first.
-    func deliver(_ room: String, version: Int?, _ change: SharedChange) {
+    package func deliver(_ room: String, version: Int?, _ change: SharedChange) {
         if !confirming.isEmpty, confirming[room] != nil {
             guard confirming[room]!.count < Self.maxWaitingBehindConfirmation else {
                 return refused(SharedInput.Refusal(reason: .implausible, detail: "too many changes while a control change is confirmed"), room: room)
@@ -75,7 +75,7 @@ extension RedisRoomEngine {
 
     /// Changes that may wait behind one control change being confirmed (a round trip): far
     /// more than a room makes in that time; past it, a publisher floods the channel.
-    static let maxWaitingBehindConfirmation = 4096
+    package static let maxWaitingBehindConfirmation = 4096
 
     /// Reads the room's lease, version and driver's name, and hands the control change on
     /// only if they confirm it (`SharedInput.confirm`): anyone who can publish could have sent
@@ -117,13 +117,13 @@ extension RedisRoomEngine {
     }
 
     /// `message` as this node publishes it on `channel`: signed with `redis.secret`, if set.
-    func signed(_ message: [UInt8], channel: String) -> [UInt8] {
+    package func signed(_ message: [UInt8], channel: String) -> [UInt8] {
         guard let signer else { return message }
         return signer.tag(channel: channel, message: message) + message
     }
 
     /// The key a script signs `message` with (empty without `redis.secret`).
-    func scriptKey(_ message: some Collection<UInt8>, channel: String) -> [UInt8] {
+    package func scriptKey(_ message: some Collection<UInt8>, channel: String) -> [UInt8] {
         signer.map { Array($0.key(channel: channel, message: message).utf8) } ?? []
     }
 }

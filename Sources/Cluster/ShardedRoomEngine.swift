@@ -15,22 +15,22 @@ import Synchronization
 /// is read from the cluster and read again when a master fails or a slot moves.
 public final class ShardedRoomEngine: RoomEngine, SharedRoomsDelegate, @unchecked Sendable {
     /// Where rooms go: the shards, and for a cluster which shard serves each slot.
-    struct Routing {
-        var shards: [RedisRoomEngine]
+    package struct Routing {
+        package var shards: [RedisRoomEngine]
         /// Rooms go by a cluster's map (`cluster`, its masters' engines in its order as
         /// `shards`), not by a hash over `shards`.
-        var isCluster = false
+        package var isCluster = false
         /// The cluster's map, once read.
-        var cluster: RedisClusterMap?
+        package var cluster: RedisClusterMap?
     }
-    let routing: Mutex<Routing>
+    package let routing: Mutex<Routing>
     /// The shards rooms go to now.
     public var shards: [RedisRoomEngine] { routing.withLock { $0.shards } }
     public weak var delegate: (any SharedRoomsDelegate)?
     /// What the delegate was last told, so that it hears each change of the whole once.
-    let reported = Mutex<Bool>(false)
+    package let reported = Mutex<Bool>(false)
     /// A cluster's discovery (nil for shards listed in the configuration).
-    var discovery: ClusterDiscovery?
+    package var discovery: ClusterDiscovery?
 
     public init(shards: [RedisRoomEngine]) {
         precondition(!shards.isEmpty, "a sharded engine needs a shard")
@@ -166,10 +166,14 @@ public final class ShardedRoomEngine: RoomEngine, SharedRoomsDelegate, @unchecke
 
 /// The Redis engines a node shares rooms through, as they are now (a cluster's masters come
 /// and go), for health checks and metrics.
-struct RedisShardList: Sendable {
-    let engine: (any RoomEngine)?
+package struct RedisShardList: Sendable {
+    package let engine: (any RoomEngine)?
 
-    var current: [RedisRoomEngine] {
+    package init(engine: (any RoomEngine)?) {
+        self.engine = engine
+    }
+
+    package var current: [RedisRoomEngine] {
         switch engine {
         case let sharded as ShardedRoomEngine: sharded.shards
         case let one as RedisRoomEngine: [one]
@@ -177,11 +181,11 @@ struct RedisShardList: Sendable {
         }
     }
 
-    var isEmpty: Bool { engine == nil }
+    package var isEmpty: Bool { engine == nil }
     /// Rooms are shared (every shard answers; a cluster's every slot has a master).
-    var isAvailable: Bool { engine?.isAvailable ?? false }
+    package var isAvailable: Bool { engine?.isAvailable ?? false }
     /// Each counter once (a cluster's engines share theirs).
-    var counters: [EngineCounters] {
+    package var counters: [EngineCounters] {
         var seen = Set<ObjectIdentifier>()
         return current.map(\.statistics).filter { seen.insert(ObjectIdentifier($0)).inserted }
     }

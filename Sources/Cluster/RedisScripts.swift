@@ -2,15 +2,15 @@ import RoomKit
 
 /// The Lua scripts: each change is checked, ordered, stored and published at once.
 /// State messages are written as `statePrefix`, the `seq` the script assigns, and the suffix.
-enum Scripts {
+package enum Scripts {
     /// The scripts that publish, as one engine runs them: with `PUBLISH`, or with `SPUBLISH`
     /// on a Redis Cluster (sharded pub/sub: the room's channel and keys share its slot).
-    struct Set {
-        let snapshot: String, scroll: String, control: String, setAndPublish: String, reconcile: String
+    package struct Set {
+        package let snapshot: String, scroll: String, control: String, setAndPublish: String, reconcile: String
 
-        static let plain = Set(snapshot: Scripts.snapshot, scroll: Scripts.scroll, control: Scripts.control,
+        package static let plain = Set(snapshot: Scripts.snapshot, scroll: Scripts.scroll, control: Scripts.control,
                                setAndPublish: Scripts.setAndPublish, reconcile: Scripts.reconcile)
-        static let sharded = Set(snapshot: Scripts.snapshot, scroll: spublishing(Scripts.scroll), control: spublishing(Scripts.control),
+        package static let sharded = Set(snapshot: Scripts.snapshot, scroll: spublishing(Scripts.scroll), control: spublishing(Scripts.control),
                                  setAndPublish: spublishing(Scripts.setAndPublish), reconcile: spublishing(Scripts.reconcile))
 
         private static func spublishing(_ script: String) -> String {
@@ -20,12 +20,12 @@ enum Scripts {
 
     /// Signs a change it publishes (`ChannelSigner`): `k` the key the node sent (empty without
     /// `redis.secret`: nothing to sign, no SHA-1), the version and the state's seq assigned here.
-    static let sign = """
+    package static let sign = """
         local function signed(k, ver, seq) if k == '' then return '' end return '!' .. redis.sha1hex(k .. ' ' .. ver .. ' ' .. seq) .. ' ' end
         """
 
     /// KEYS hash, lease, nodes -> {hash fields, lease holder, node counts}
-    static let snapshot = """
+    package static let snapshot = """
         return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]) or '', redis.call('HGETALL', KEYS[3])}
         """
 
@@ -33,7 +33,7 @@ enum Scripts {
     /// that it holds the lease (the lease holder's node publishes its driver's states itself,
     /// without a script: `RedisRoomEngine.publish(led:seq:room:keep:)`). The hash's expiry is not
     /// renewed here: the lease holder's node renews the lease and the hash every second.
-    static let scroll = """
+    package static let scroll = """
         \(sign)
         if redis.call('GET', KEYS[2]) ~= ARGV[1] then return redis.error_reply('NOTDRIVER') end
         local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
@@ -44,7 +44,7 @@ enum Scripts {
         """
 
     /// KEYS hash, lease; ARGV mode, session, name, stale, lease ms, idle ms, channel, driver message, signing key
-    static let control = """
+    package static let control = """
         \(sign)
         local holder = redis.call('GET', KEYS[2])
         local mode, session = ARGV[1], ARGV[2]
@@ -71,7 +71,7 @@ enum Scripts {
     /// Keeps one field of the room's hash and publishes the change that says so (a document:
     /// the `document` message in `doc`; a follow key: its record in `fkey`, an `access`
     /// message). KEYS hash; ARGV field, value, message, channel, idle ms, signing key
-    static let setAndPublish = """
+    package static let setAndPublish = """
         \(sign)
         redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
         local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
@@ -81,13 +81,13 @@ enum Scripts {
         """
 
     /// KEYS hash, lease -> {lease holder, version, driver's name}: what confirms a control change.
-    static let lease = """
+    package static let lease = """
         return {redis.call('GET', KEYS[2]) or '', redis.call('HGET', KEYS[1], 'ver') or '0', redis.call('HGET', KEYS[1], 'dname') or ''}
         """
 
     /// KEYS count; ARGV limit, window ms -> 1 if one use was taken, 0 if none is left.
     /// The window starts at the first use.
-    static let take = """
+    package static let take = """
         local n = redis.call('INCR', KEYS[1])
         if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
         if n > tonumber(ARGV[1]) then
@@ -98,7 +98,7 @@ enum Scripts {
         """
 
     /// KEYS count -> gives one use back (never below 0).
-    static let giveBack = """
+    package static let giveBack = """
         if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then redis.call('DECR', KEYS[1]) end
         return 1
         """
@@ -114,7 +114,7 @@ enum Scripts {
     /// out again with a `seq` above every node's. A node that got as far or further alone raises
     /// `seq` the same way, with the shared state, so that no follower is left ahead of it and no
     /// two nodes keep different states under one `seq`.
-    static let reconcile = """
+    package static let reconcile = """
         \(sign)
         local cur = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
         local holder = redis.call('GET', KEYS[2])
