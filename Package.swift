@@ -23,7 +23,8 @@ import PackageDescription
 ///   Documents        – documents as blocks with normative ids, inline markup, display widths, HTML
 ///   TerminalUI       – layout, Elm-style present/follow models, terminal renderer
 ///   SyncClient       – WebSocket and room clients on the same transport
-///   SyncServer       – endpoints wired onto Transport + WebSocketCore
+///   SyncServer       – the hub (rooms, store, recordings) and the front (server, router, endpoints, WebSocket
+///                      peer, viewer) with configuration and operations; docs/architecture.md draws the picture
 ///   scrollsync       – the command line
 let package = Package(
     name: "ScrollSync",
