@@ -11,13 +11,20 @@ import PackageDescription
 ///   Deflate          – bounded Inflater / Deflater over zlib
 ///   HTTP1            – sans-I/O HTTP/1.1: request heads parsed in place, fields, responses
 ///   WebSocketCore    – sans-I/O HTTP upgrade (SHA-1 from libcrypto), frames, UTF-8, close, permessage-deflate
-///   ScrollModel      – rooms, scroll state, wire JSON; pure, stdlib only
+///   ScrollModel      – the wire model: messages, scroll state, wire JSON; pure, stdlib only (clients see it)
+///   RoomKit          – the server's room rules without I/O: RoomCore, the machine, seq reservation, presence
+///                      throttle, what a node accepts from another, the engine protocol; ScrollModel only
 ///   Transport        – epoll loops, sockets, write queues, TLS; no WebSocket knowledge
+///   Access           – who may in: presenter and follow keys, signed tokens, key admission, origins,
+///                      per-address limits (connections, room creations, key failures); RoomKit, Transport
 ///   RedisClient      – RESP2/RESP3 client (pipelining, pub/sub, scripts, ACL, TLS) on a Transport loop
+///   Cluster          – rooms shared between nodes: RedisRoomEngine, its scripts, ShardedRoomEngine, channel
+///                      signatures; RoomKit, Access, RedisClient (never the hub: it talks to it as SharedRoomsDelegate)
 ///   Documents        – documents as blocks with normative ids, inline markup, display widths, HTML
 ///   TerminalUI       – layout, Elm-style present/follow models, terminal renderer
 ///   SyncClient       – WebSocket and room clients on the same transport
-///   SyncServer       – endpoints wired onto Transport + WebSocketCore
+///   SyncServer       – the hub (rooms, store, recordings) and the front (server, router, endpoints, WebSocket
+///                      peer, viewer) with configuration and operations; docs/architecture.md draws the picture
 ///   scrollsync       – the command line
 let package = Package(
     name: "ScrollSync",
@@ -53,6 +60,7 @@ let package = Package(
         .target(name: "Bytes"),
         .target(name: "TextSafety"),
         .target(name: "ScrollModel"),
+        .target(name: "RoomKit", dependencies: ["ScrollModel"]),
         .target(name: "Deflate", dependencies: ["CZlib", "Bytes"]),
         .target(name: "HTTP1", dependencies: ["TextSafety"]),
         .target(name: "WebSocketCore", dependencies: ["Bytes", "COpenSSL", "Deflate", "HTTP1", "TextSafety"]),
@@ -64,11 +72,25 @@ let package = Package(
             ]
         ),
         .target(name: "RedisClient", dependencies: ["Bytes", "COpenSSL", "Transport"]),
-        .target(name: "FuzzHarnesses", dependencies: ["Deflate", "Documents", "HTTP1", "RedisClient", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "TextSafety", "WebSocketCore"]),
+        .target(
+            name: "Access",
+            dependencies: [
+                "COpenSSL", "HTTP1", "RoomKit", "ScrollModel", "Transport", "WebSocketCore",
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        .target(
+            name: "Cluster",
+            dependencies: [
+                "Access", "COpenSSL", "RedisClient", "RoomKit", "ScrollModel", "Transport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(name: "FuzzHarnesses", dependencies: ["Access", "Deflate", "Documents", "HTTP1", "RedisClient", "RoomKit", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "TextSafety", "WebSocketCore"]),
         .target(
             name: "SyncServer",
             dependencies: [
-                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketCore", "Transport", "ScrollModel", "COpenSSL", "CLinux", "RedisClient", "TextSafety",
+                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketCore", "Transport", "ScrollModel", "RoomKit", "Access", "Cluster", "COpenSSL", "CLinux", "RedisClient", "TextSafety",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -100,7 +122,7 @@ let package = Package(
         .executableTarget(
             name: "scrollsync",
             dependencies: [
-                "SyncServer", "SyncClient", "LoadTesting", "TerminalUI", "ScrollModel", "Transport", "TextSafety",
+                "SyncServer", "Access", "SyncClient", "LoadTesting", "TerminalUI", "ScrollModel", "Transport", "TextSafety",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -111,7 +133,8 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "WebSocketCoreTests", dependencies: ["WebSocketCore", "HTTP1", "Deflate", "Bytes", "TestSupport"]),
-        .testTarget(name: "ScrollModelTests", dependencies: ["ScrollModel", "TestSupport"]),
+        .testTarget(name: "ScrollModelTests", dependencies: ["ScrollModel", "RoomKit", "TestSupport"]),
+        .testTarget(name: "RoomKitTests", dependencies: ["RoomKit", "ScrollModel", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Bytes"]),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient"]),
         .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "HTTP1", "ScrollModel", "WebSocketCore"]),
@@ -120,7 +143,7 @@ let package = Package(
         .testTarget(
             name: "SyncServerTests",
             dependencies: [
-                "SyncServer", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
+                "SyncServer", "RoomKit", "Access", "Cluster", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
                 "scrollsync", "follow-example", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             exclude: ["Peers"]

@@ -1,3 +1,5 @@
+import Access
+import RoomKit
 import ScrollModel
 import SyncServer
 

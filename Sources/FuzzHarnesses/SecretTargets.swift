@@ -1,3 +1,4 @@
+import Access
 import ScrollModel
 import SyncServer
 

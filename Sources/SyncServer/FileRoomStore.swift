@@ -1,6 +1,8 @@
+import Access
 import CLinux
 import COpenSSL
 import Logging
+import RoomKit
 import ScrollModel
 import Synchronization
 import Transport
@@ -120,7 +122,7 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
             let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             for suffix in Self.suffixes where file.hasSuffix(suffix) {
                 let name = String(file.dropLast(suffix.count))
-                guard RoomEndpoint.isValidRoomName(name) else { continue }
+                guard RoomCore.isValidName(name) else { continue }
                 changed[name] = max(changed[name] ?? 0, modified("\(directory)/\(file)"))
             }
         }
@@ -386,9 +388,4 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
         }
         return nil
     }
-}
-
-struct UnsafeTransfer<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
 }

@@ -1,4 +1,6 @@
+import Access
 import Bytes
+import RoomKit
 import Synchronization
 import Transport
 

@@ -1,4 +1,6 @@
+import Access
 import Logging
+import RoomKit
 import ScrollModel
 import Synchronization
 import Transport

@@ -1,4 +1,6 @@
+import Access
 import Deflate
+import RoomKit
 import ScrollModel
 import Synchronization
 

@@ -1,4 +1,5 @@
 import Logging
+import RoomKit
 import ScrollModel
 import Synchronization
 import Transport
@@ -71,7 +72,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
         guard let engine, let room = rooms.withLock({ $0[name] }), let loop = loops.first else { return }
         let (passOn, keep) = room.guarded.withLock { guarded -> (ScrollState?, Bool) in
             guard guarded.attached, let state = guarded.core.state else { return (nil, false) }
-            let interval = RedisRoomEngine.writeBackNanoseconds
+            let interval = SharedTiming.writeBackNanoseconds
             guard guarded.machine.driverLeadsHere else {
                 // Another node's driver, or none: this node passes its state on at most once per
                 // interval, however often it is asked (issue 46.7: every node answering every
@@ -198,7 +199,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
     func keepShared() {
         guard let engine, engine.isAvailable, let loop = loops.first else { return }
         let heartbeat = ticks.add(1, ordering: .relaxed).newValue % 5 == 0
-        let lifetime = UInt64(RedisRoomEngine.presenceLifetimeMilliseconds) * 1_000_000
+        let lifetime = UInt64(SharedTiming.presenceLifetimeMilliseconds) * 1_000_000
         let all = rooms.withLock { Array($0) }
         for (name, room) in all {
             let resyncDue = room.guarded.withLock { guarded -> Bool in

@@ -1,6 +1,8 @@
+import Access
 import HTTP1
 import Deflate
 import Logging
+import RoomKit
 import ScrollModel
 import Synchronization
 import Transport

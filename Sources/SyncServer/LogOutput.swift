@@ -1,3 +1,4 @@
+import Access
 import DequeModule
 import Logging
 import ScrollModel

@@ -1,3 +1,4 @@
+import Cluster
 import HTTP1
 import ScrollModel
 import Transport

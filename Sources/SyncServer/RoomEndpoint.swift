@@ -1,4 +1,6 @@
+import Access
 import HTTP1
+import RoomKit
 import ScrollModel
 import Synchronization
 import Transport
@@ -134,20 +136,8 @@ public struct RoomEndpoint: WebSocketEndpoint {
         }
     }
 
-    /// 1–64 of `A–Z a–z 0–9 . _ -`, but not `.` or `..`, which browsers rewrite out of a path.
-    static func isValidRoomName(_ name: String) -> Bool {
-        var name = name
-        return name.withUTF8 { bytes in
-            guard (1...64).contains(bytes.count), bytes.count > 2 || !bytes.allSatisfy({ $0 == UInt8(ascii: ".") }) else { return false }
-            return bytes.allSatisfy {
-                switch $0 {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                     UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"): true
-                default: false
-                }
-            }
-        }
-    }
+    /// 1–64 of `A–Z a–z 0–9 . _ -`, but not `.` or `..` (`RoomCore.isValidName`).
+    static func isValidRoomName(_ name: String) -> Bool { RoomCore.isValidName(name) }
 }
 
 /// A token bucket of `burst` tokens, refilled at `rate` per second (both given by the
@@ -180,22 +170,6 @@ extension WebSocketPeer {
     @discardableResult
     func send(text bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { send(text: $0) }
-    }
-}
-
-/// Session ids, unique in a process (a counter through a bijective mix, SplitMix64's) and
-/// across nodes for all practical purposes (a random seed per process). Ids are public
-/// (`driver`, `state.by`), not secrets; one `getrandom` per process, not per connection,
-/// keeps them off the handshake's cost.
-extension SessionID {
-    private static let seed = UInt64.random(in: .min ... .max)
-    private static let counter = Atomic<UInt64>(0)
-
-    static func make() -> SessionID {
-        var z = seed &+ counter.add(1, ordering: .relaxed).newValue &* 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return SessionID(z ^ (z >> 31))
     }
 }
 

@@ -20,9 +20,3 @@ public protocol RoomHub: Sendable {
     /// Removes a session (it disconnected).
     func leave(_ member: RoomMember)
 }
-
-/// Carries a value that is only ever touched on one thread across a `@Sendable` hop.
-struct Unchecked<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
-}

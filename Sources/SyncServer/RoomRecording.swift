@@ -1,3 +1,4 @@
+import RoomKit
 import ScrollModel
 import Transport
 

@@ -1,3 +1,4 @@
+import Access
 import CLinux
 import COpenSSL
 import Logging

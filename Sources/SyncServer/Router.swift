@@ -1,3 +1,4 @@
+import Access
 import HTTP1
 import Deflate
 import Logging
@@ -52,7 +53,7 @@ final class Router: Sendable {
         origins = Reloadable(OriginPolicy(allowed: configuration.allowedOrigins))
         grouping = AddressGrouping(ipv6PrefixLength: configuration.limits.ipv6PrefixLength)
         connectionLimits = ConnectionLimits(total: configuration.limits.connections, perAddress: configuration.limits.connectionsPerAddress,
-                                            grouping: grouping, refusals: counters.refusalReasons)
+                                            grouping: grouping) { [refusals = counters.refusalReasons] in refusals.count(.connections) }
         sharedDeflaters = (0..<loops).map { _ in LoopDeflater() }
     }
 

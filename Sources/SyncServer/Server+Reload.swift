@@ -1,3 +1,4 @@
+import Access
 import Logging
 import ScrollModel
 import Transport

@@ -1,7 +1,10 @@
+import Access
 import CLinux
+import Cluster
 import CoreMetrics
 import Logging
 import RedisClient
+import RoomKit
 import ScrollModel
 import Transport
 import WebSocketCore

@@ -1,3 +1,4 @@
+import Access
 import Synchronization
 import WebSocketCore
 
@@ -58,13 +59,6 @@ public final class ServerCounters: Sendable {
             return value == 0 ? nil : (index == 0 ? 0 : index + 999, value)
         }
     }
-}
-
-/// One relaxed atomic counter, as a class so that counters can be kept in arrays.
-final class Counter: Sendable {
-    private let atomic = Atomic<Int>(0)
-    func add(_ amount: Int) { atomic.add(amount, ordering: .relaxed) }
-    var value: Int { atomic.load(ordering: .relaxed) }
 }
 
 /// Why requests and joins were refused, beside their HTTP status: what /metrics shows as

@@ -1,3 +1,5 @@
+import Cluster
+import RoomKit
 import ScrollModel
 import Synchronization
 import Transport

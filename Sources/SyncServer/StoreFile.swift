@@ -1,4 +1,4 @@
-import COpenSSL
+import Access
 
 /// How the embedded store writes one file: a header line that carries a SHA-256 of the
 /// payload, then the payload (a wire message, or a key digest):
@@ -23,7 +23,7 @@ public enum StoreFile {
 
     /// The file's bytes for `payload`.
     public static func encode(_ payload: [UInt8], keyed: Bool, followKeyed: Bool = false, ceiling: Int = 0) -> [UInt8] {
-        Array("\(magic) keyed=\((keyed ? 1 : 0) | (followKeyed ? 2 : 0)) ceiling=\(ceiling) sha256=\(sha256(payload))\n".utf8) + payload
+        Array("\(magic) keyed=\((keyed ? 1 : 0) | (followKeyed ? 2 : 0)) ceiling=\(ceiling) sha256=\(Digest.sha256(payload))\n".utf8) + payload
     }
 
     /// The contents, or why the file cannot be trusted.
@@ -36,46 +36,9 @@ public enum StoreFile {
               header[4].hasPrefix("sha256="), header[4].count == 71
         else { return .failure(StoreError(description: "malformed header")) }
         let payload = Array(bytes[(newline + 1)...])
-        guard header[4].dropFirst(7) == sha256(payload) else {
+        guard header[4].dropFirst(7) == Digest.sha256(payload) else {
             return .failure(StoreError(description: "checksum mismatch (the file was truncated or changed)"))
         }
         return .success(Contents(payload: payload, keyed: keyed & 1 != 0, ceiling: ceiling, followKeyed: keyed & 2 != 0))
-    }
-
-    static func sha256(_ bytes: [UInt8]) -> String {
-        var digest = [UInt8](repeating: 0, count: 32)
-        bytes.withUnsafeBufferPointer { _ = SHA256($0.baseAddress, $0.count, &digest) }
-        return hex(digest)
-    }
-
-    /// Lowercase hex digits as bytes, or nil for anything else (odd length, other characters).
-    static func bytes(hex: Substring) -> [UInt8]? {
-        var out = [UInt8]()
-        var iterator = hex.utf8.makeIterator()
-        while let high = iterator.next() {
-            guard let low = iterator.next(), let h = nibble(high), let l = nibble(low) else { return nil }
-            out.append(h << 4 | l)
-        }
-        return out
-    }
-
-    /// One lowercase hex digit's value.
-    static func nibble(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 48...57: byte - 48
-        case 97...102: byte - 87
-        default: nil
-        }
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 15)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

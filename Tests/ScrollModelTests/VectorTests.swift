@@ -1,4 +1,5 @@
 import Foundation
+import RoomKit
 import Testing
 @testable import ScrollModel
 

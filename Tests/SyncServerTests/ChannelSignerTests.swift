@@ -1,4 +1,6 @@
+import Cluster
 import COpenSSL
+@testable import RoomKit
 import ScrollModel
 @testable import SyncServer
 import Testing

@@ -1,3 +1,4 @@
+import Access
 import Foundation
 import Logging
 import ScrollModel
@@ -130,7 +131,7 @@ struct InProcessStoreTests {
         let stored = String(decoding: FileManager.default.contents(atPath: directory + "/slow.key") ?? Data(), as: UTF8.self)
         #expect(stored.contains("\npbkdf2-sha256$80000$"), "\(stored)")
         #expect(!stored.contains("open-sesame"))
-        let legacy = StoreFile.sha256(Array("scrollsync.v1 presenter key\u{0}old\u{0}opened".utf8))
+        let legacy = Digest.sha256(Array("scrollsync.v1 presenter key\u{0}old\u{0}opened".utf8))
         try Data(legacy.utf8).write(to: URL(fileURLWithPath: directory + "/old.key"))
         let (server, loop) = try Self.server(directory: directory)
         defer { server.shutdown() }

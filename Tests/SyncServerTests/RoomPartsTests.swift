@@ -1,4 +1,6 @@
+import Access
 import Foundation
+@testable import RoomKit
 import ScrollModel
 @testable import SyncServer
 import Testing

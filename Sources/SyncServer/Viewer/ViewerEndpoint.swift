@@ -1,3 +1,4 @@
+import Access
 import HTTP1
 import Documents
 import ScrollModel

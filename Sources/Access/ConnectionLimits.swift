@@ -1,0 +1,69 @@
+import HTTP1
+import Synchronization
+import WebSocketCore
+
+/// The connection limits checked when a client connects: in total and per client address
+/// (an IPv6 client counted by its network, `AddressGrouping`).
+package final class ConnectionLimits: Sendable {
+    /// Both may change while the server runs (a reload); connections already open stay.
+    private let totalLimit: Atomic<Int>
+    /// 0: no limit per address.
+    private let perAddressLimit: Atomic<Int>
+    package var total: Int { totalLimit.load(ordering: .relaxed) }
+    package var perAddress: Int { perAddressLimit.load(ordering: .relaxed) }
+    private let grouping: AddressGrouping
+    /// Told of each refusal (the server counts them as `connections` refusals).
+    private let refused: @Sendable () -> Void
+    private let byAddress = Mutex<[String: Int]>([:])
+
+    package init(total: Int, perAddress: Int, grouping: AddressGrouping = AddressGrouping(), refused: @escaping @Sendable () -> Void = {}) {
+        totalLimit = Atomic(total)
+        perAddressLimit = Atomic(perAddress)
+        self.grouping = grouping
+        self.refused = refused
+    }
+
+    /// Counts a new connection from `address` (`open` includes it) and answers the refusal
+    /// when it is over a limit. Every call is matched by one `release(address:)`.
+    package func admit(address: String, open: Int) -> HTTPResponse? {
+        // Every address is counted (a lock per connection), so that a limit set by a reload
+        // counts the connections already open too.
+        let perAddress = self.perAddress
+        let address = grouping.group(address)
+        let count = byAddress.withLock { counts in Self.increment(&counts[address, default: 0]) }
+        if perAddress > 0 {
+            if count > perAddress {
+                refused()
+                return .error(429, "too many connections from \(address) (limit \(perAddress))", headers: [("Retry-After", "10")])
+            }
+        }
+        let total = self.total
+        if open > total {
+            refused()
+            return .error(503, "server at its connection limit (\(total))", headers: [("Retry-After", "10")])
+        }
+        return nil
+    }
+
+    /// Adds one in place and returns the sum (one hash lookup for the dictionary's entry).
+    private static func increment(_ count: inout Int) -> Int {
+        count += 1
+        return count
+    }
+
+    /// New limits for the connections that come next.
+    package func set(total: Int, perAddress: Int) {
+        totalLimit.store(total, ordering: .relaxed)
+        perAddressLimit.store(perAddress, ordering: .relaxed)
+    }
+
+    package func release(address: String) {
+        let address = grouping.group(address)
+        byAddress.withLock { counts in
+            if let count = counts[address], count > 1 { counts[address] = count - 1 } else { counts[address] = nil }
+        }
+    }
+
+    /// Addresses with open connections (for tests and metrics).
+    package var addressesTracked: Int { byAddress.withLock { $0.count } }
+}

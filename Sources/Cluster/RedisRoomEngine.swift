@@ -1,0 +1,469 @@
+import Access
+import Logging
+import RedisClient
+import RoomKit
+import ScrollModel
+import Synchronization
+import Transport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Rooms shared between nodes through Redis.
+///
+/// Per room (keys share the hash tag `{room}`, so Redis Cluster keeps them on one slot):
+/// - `scrollsync:{R}` hash: `seq`, `ver` (one more per change), `suf` (the newest state's
+///   JSON after `"seq":`), `doc` (the `document` message), `key` (presenter key digest),
+///   `driver`, `dname`;
+/// - `scrollsync:{R}:lease`: the driving session, with a 5 s expiry renewed every second;
+/// - `scrollsync:{R}:nodes` hash: each node's member counts and when it said them.
+///
+/// The lease holder's node orders its driver's states and publishes `S MESSAGE` with `HSET`
+/// of `seq`/`suf` (`publish(led:seq:room:keep:)`, no script). Every other change runs as one Lua script
+/// that checks, assigns `seq`/`ver`, stores and publishes `VER MESSAGE` on channel
+/// `scrollsync:{R}`. Each node decodes what it reads once and sends its own encoding to its
+/// members. Presence goes out as `P NODE p f d`.
+/// Two connections on one loop (commands, and a subscriber), both `RedisConnection`s. A node
+/// subscribes to the channels of the rooms it holds only (subscribed before a room's snapshot
+/// is read, so no change falls between), so it never hears rooms it does not serve. On a Redis
+/// Cluster (`sharded`), channels are sharded (`SSUBSCRIBE`/`SPUBLISH`): a room's messages stay
+/// on the master that serves its slot.
+public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
+    public let node: String
+    public let loop: EventLoop
+    public let endpoint: RedisEndpoint
+    /// Sharded pub/sub (a Redis Cluster master): `SPUBLISH`/`SSUBSCRIBE`, in scripts too.
+    public let sharded: Bool
+    public weak var delegate: (any SharedRoomsDelegate)?
+    /// Milliseconds a driver's lease lasts without renewal.
+    public let leaseMilliseconds = 5000
+    /// Milliseconds Redis keeps a room nobody touches.
+    package let roomIdleMilliseconds: Int
+    package let commands: RedisConnection
+    private let subscriber: RedisConnection
+    private let available = Atomic<Bool>(false)
+    /// Rooms whose snapshot (a fetch or a merge) is on its way, and the changes heard meanwhile.
+    package var attaching: [String: SnapshotWait] = [:]
+    /// Rooms whose control change is being confirmed, and the changes heard meanwhile, in order.
+    package var confirming: [String: [(version: Int?, change: SharedChange)]] = [:]
+    package let logger: Logger
+    package let counters: EngineCounters
+    /// Signs what this node publishes and checks what it reads (`redis.secret`), if set.
+    package let signer: ChannelSigner?
+    /// When a refusal was last logged, and how many were not since.
+    package var refusalLoggedAt: UInt64?
+    package var refusalsUnlogged = 0
+    /// How this engine publishes, and its scripts (with `SPUBLISH` when sharded).
+    private let publishCommand: String
+    private let scripts: Scripts.Set
+
+    public var isAvailable: Bool { available.load(ordering: .acquiring) }
+    /// Why Redis is unavailable, if it is (loop thread).
+    public var lastError: String? { commands.lastError ?? subscriber.lastError }
+    public var statistics: EngineCounters { counters }
+    /// Hears that Redis Cluster moved a slot (a redirection, or a channel the server
+    /// unsubscribed): the cluster's map is due for a refresh (loop thread).
+    public var onRedirect: (_ channel: String?) -> Void = { _ in }
+
+    package static let channelPrefix = "scrollsync:{"
+
+    /// What a node writes to Redis goes out at most this long after it is sent (1 ms): many
+    /// rooms' states in one write cost Redis far less than one write each (BENCHMARKS.md,
+    /// many rooms through Redis), at half a millisecond more for followers on other nodes.
+    package static let corkNanoseconds: UInt64 = 1_000_000
+
+    /// What a change read from Redis may hold (the same limits as a client's messages).
+    package let limits: ClientMessage.Limits
+
+    /// `node` names this node on every shard; `counters` may be shared by several engines
+    /// (a cluster's masters come and go, its counts stay).
+    public init(endpoint: RedisEndpoint, loop: EventLoop, roomIdleSeconds: Int, limits: ClientMessage.Limits = .init(), logger: Logger,
+                sharded: Bool = false, node: String? = nil, counters: EngineCounters? = nil, secret: String? = nil) {
+        self.endpoint = endpoint
+        signer = secret.map(ChannelSigner.init(secret:))
+        self.sharded = sharded
+        self.counters = counters ?? EngineCounters()
+        publishCommand = sharded ? "SPUBLISH" : "PUBLISH"
+        scripts = sharded ? .sharded : .plain
+        self.limits = limits
+        self.loop = loop
+        self.logger = logger
+        roomIdleMilliseconds = max(60, roomIdleSeconds) * 1000
+        self.node = node ?? SessionID.make().description
+        commands = RedisConnection(endpoint: endpoint, loop: loop, corkNanoseconds: Self.corkNanoseconds)
+        var onMessage: ((ArraySlice<UInt8>, [UInt8]) -> Void)?
+        subscriber = RedisConnection(endpoint: endpoint, loop: loop, role: .subscriber(sharded: sharded) { channel, payload in
+            onMessage?(channel[...], payload)
+        })
+        onMessage = { [unowned self] channel, payload in received(channel: channel, payload: payload) }
+        commands.onStatus = { [unowned self] _ in statusChanged() }
+        commands.onRedirect = { [unowned self] channel in onRedirect(channel) }
+        subscriber.onRedirect = { [unowned self] channel in onRedirect(channel) }
+        subscriber.onStatus = { [unowned self] _ in statusChanged() }
+        loop.onTick { [weak self] in self?.warnWhileUnavailable() }
+    }
+
+    /// When the warning that Redis is unavailable was last logged (loop time).
+    private var warnedAt: UInt64?
+
+    /// While Redis cannot be reached (from the start, or for long), says so once a minute.
+    private func warnWhileUnavailable() {
+        guard !isAvailable, !stopped, lastError != nil else { return }
+        if let warnedAt, loop.now - warnedAt < 60_000_000_000 { return }
+        warnedAt = loop.now
+        logger.warning("redis unavailable; serving rooms held here", metadata: ["redis": "\(endpoint)", "error": "\(lastError ?? "")"])
+    }
+
+    /// Connects; call once the delegate is set.
+    public func start() {
+        loop.execute { [self] in
+            commands.start()
+            subscriber.start()
+        }
+    }
+
+    /// Disconnects for good (the server stops, or a cluster's map no longer names this master):
+    /// no outage is counted or logged for it.
+    public func stop() {
+        loop.execute { [self] in
+            stopped = true
+            commands.stop()
+            subscriber.stop()
+        }
+    }
+
+    /// Stopped on purpose (loop thread).
+    private var stopped = false
+
+    private func statusChanged() {
+        let up = commands.isReady && subscriber.isReady && !stopped
+        guard up != available.load(ordering: .relaxed) else { return }
+        available.store(up, ordering: .releasing)
+        if stopped {
+            delegate?.sharedAvailability(false)
+            return
+        }
+        if up {
+            logger.info("redis connected", metadata: ["redis": "\(endpoint)", "node": "\(node)"])
+        } else {
+            counters.outages.add(1, ordering: .relaxed)
+            warnedAt = loop.now
+            logger.warning("redis unavailable; serving rooms held here", metadata: ["redis": "\(endpoint)", "error": "\(lastError ?? "")"])
+        }
+        delegate?.sharedAvailability(up)
+    }
+
+    // MARK: Keys
+
+    /// A room's hash key and channel; its other keys start with it (the `{room}` hash tag keeps
+    /// them on one Redis Cluster slot).
+    package static func roomKey(_ room: String) -> String { channelPrefix + room + "}" }
+
+    package func keys(_ room: String) -> (hash: String, lease: String, nodes: String, channel: String) {
+        let base = Self.roomKey(room)
+        return (base, base + ":lease", base + ":nodes", base)
+    }
+
+    // MARK: RoomEngine
+
+    public func attach(room: String, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
+        loop.execute { [self] in
+            guard isAvailable else { return reply(nil) }
+            subscribe(room) { [self] subscribed in
+                guard subscribed else { return reply(nil) }
+                fetch(room, reply: reply)
+            }
+        }
+    }
+
+    /// Subscribes to `room`'s channel; `then` hears whether it is (a room's changes are heard
+    /// from before its snapshot is read, so none falls between).
+    private func subscribe(_ room: String, then: @escaping (Bool) -> Void) {
+        guard isAvailable else { return then(false) }
+        subscriber.subscribe(keys(room).channel, confirmed: then)
+    }
+
+    /// Sends one command on this engine's connection (loop thread), as the cluster's map is read.
+    package func command(_ arguments: [String], reply: @escaping (RedisReply) -> Void) {
+        commands.send(arguments, reply: reply)
+    }
+
+    /// This node no longer holds `room`: it stops hearing its channel.
+    public func detach(room: String) {
+        loop.execute { [self] in subscriber.unsubscribe(keys(room).channel) }
+    }
+
+    private func fetch(_ room: String, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
+        let k = keys(room)
+        attaching[room, default: SnapshotWait()].asked()
+        commands.send(["EVAL", scripts.snapshot, "3", k.hash, k.lease, k.nodes]) { [self] answer in
+            let snapshot = answer.isError ? nil : snapshotFrom(answer, room: room)
+            // A driven room's newest state may not be in its hash yet (written back every
+            // 250 ms): the nodes that hold the room answer the question below, and the
+            // welcome waits for the first answer (a round trip), at most 50 ms.
+            guard let snapshot, let driver = snapshot.driver else { return answered(room, snapshot, reply) }
+            // (The answer may overtake the snapshot.)
+            if attaching[room]?.heardLed(by: driver) == true { return answered(room, snapshot, reply) }
+            settle(room)  // a fetch of the same room still waiting answers first
+            newestWanted[room] = (snapshot, reply)
+            loop.schedule(after: Self.newestWaitNanoseconds) { [weak self] in self?.settle(room) }
+        }
+        commands.send([Array(publishCommand.utf8), Array(k.channel.utf8), signed(Array(("Q " + node).utf8), channel: k.channel)])
+    }
+
+    public func scroll(room: String, session: String, suffix: [UInt8], done: @escaping @Sendable (EngineResult) -> Void) {
+        loop.execute { [self] in
+            counters.scriptedChanges.add(1, ordering: .relaxed)
+            let k = keys(room)
+            let arguments: [[UInt8]] = ["EVAL", scripts.scroll, "2", k.hash, k.lease, session].map { Array($0.utf8) }
+                + [suffix, Array(k.channel.utf8), scriptKey(statePrefix + suffix, channel: k.channel)]
+            commands.send(arguments) { answer in
+                switch answer {
+                case .error(let message) where message.hasPrefix("NOTDRIVER"):
+                    done(.refused(ProtocolError(.notDriver, "another presenter took control; this scroll was dropped")))
+                case .error: done(.unavailable)
+                default: done(.done)
+                }
+            }
+        }
+    }
+
+    /// `PUBLISH` of `S MESSAGE` at once; `seq` and `suf` written into the hash (for nodes that
+    /// fetch the room) at most every `writeBackNanoseconds` per room, the newest state only, and
+    /// only above the hash's `seq` (`Scripts.writeBack`).
+    public func publish(led message: [UInt8], seq: Int, room: String, keep: Bool) {
+        loop.execute { [self] in
+            guard isAvailable else { return }
+            counters.ledStates.add(1, ordering: .relaxed)
+            let channel = keys(room).channel
+            commands.send([Array(publishCommand.utf8), Array(channel.utf8), signed(Array("S ".utf8) + message, channel: channel)])
+            guard keep else { return }
+            if let pending = unwritten[room], pending.seq >= seq { return }
+            unwritten[room] = (seq, message)
+            guard !writeBackScheduled else { return }
+            writeBackScheduled = true
+            loop.schedule(after: Self.writeBackNanoseconds) { [weak self] in self?.writeBack() }
+        }
+    }
+
+    /// Led states not yet in their rooms' hashes: the newest of each room.
+    private var unwritten: [String: (seq: Int, message: [UInt8])] = [:]
+    private var writeBackScheduled = false
+
+    /// How long a led state may wait for its `HSET` (250 ms): a room's hash is written at most
+    /// 4 times a second however fast it moves. Nodes that fetch the room ask for the newest
+    /// (`Q`); if every node died at once, the hash would be at most this far behind.
+    package static let writeBackNanoseconds = SharedTiming.writeBackNanoseconds
+
+    private func writeBack() {
+        writeBackScheduled = false
+        guard isAvailable else { return unwritten.removeAll() }
+        for room in Array(unwritten.keys) { writeBack(room: room) }
+    }
+
+    /// Writes `room`'s newest led state into its hash now, if one waits.
+    private func writeBack(room: String) {
+        guard let state = unwritten.removeValue(forKey: room) else { return }
+        // Compared on `seq` in Redis: a write that lands late (this node lost the lease since)
+        // never takes the hash back below the new holder's state.
+        commands.send([Array("EVAL".utf8), Array(Scripts.writeBack.utf8), Array("1".utf8), Array(keys(room).hash.utf8),
+                       Array(String(state.seq).utf8), stateSuffix(state.message)])
+    }
+
+    public func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void) {
+        let mode: String, session: String, name: String?, stale: String
+        switch action {
+        case .renew: return renew(room: room, done: done)
+        case .take(let id, let named): (mode, session, name, stale) = ("take", id, named, "")
+        case .claim(let id, let named): (mode, session, name, stale) = ("claim", id, named, "")
+        case .inherit(let id, let named, let previous): (mode, session, name, stale) = ("inherit", id, named, previous)
+        case .release(let id): (mode, session, name, stale) = ("release", id, nil, "")
+        }
+        loop.execute { [self] in
+            let k = keys(room)
+            // The room's newest led state goes into its hash before control changes: what a
+            // node fetches after a release or hand-over is the driver's last.
+            writeBack(room: room)
+            let message = mode == "release" ? ServerMessage.driver(nil, name: nil) : ServerMessage.driver(session, name: name)
+            counters.scriptedChanges.add(1, ordering: .relaxed)
+            commands.send(["EVAL", scripts.control, "2", k.hash, k.lease, mode, session, name ?? "", stale, String(leaseMilliseconds),
+                           String(roomIdleMilliseconds), k.channel].map { Array($0.utf8) } + [message, scriptKey(message, channel: k.channel)]) { answer in
+                switch answer {
+                case .error: done(.unavailable)
+                case .integer(0): done(.refused(ProtocolError(.notDriver, "you do not drive this room")))
+                default: done(.done)
+                }
+            }
+        }
+    }
+
+    /// Keeps the lease and the room's hash alive: two plain `PEXPIRE`s (the holder's node does
+    /// this every second for each room it drives, so no script). Without a check of the
+    /// holder: in the moment after another node took the lease, this extends the new holder's,
+    /// which that node renews itself anyway.
+    private func renew(room: String, done: @escaping @Sendable (EngineResult) -> Void) {
+        loop.execute { [self] in
+            let k = keys(room)
+            commands.send(["PEXPIRE", k.hash, String(roomIdleMilliseconds)])
+            commands.send(["PEXPIRE", k.lease, String(leaseMilliseconds)]) { answer in
+                switch answer {
+                case .error: done(.unavailable)
+                case .integer(0): done(.refused(ProtocolError(.notDriver, "the lease is gone")))
+                default: done(.done)
+                }
+            }
+        }
+    }
+
+    public func share(document message: [UInt8], room: String, done: @escaping @Sendable (EngineResult) -> Void) {
+        loop.execute { [self] in
+            let k = keys(room)
+            counters.scriptedChanges.add(1, ordering: .relaxed)
+            commands.send(["EVAL", scripts.setAndPublish, "1", k.hash, "doc"].map { Array($0.utf8) }
+                          + [message, message, Array(k.channel.utf8), Array(String(roomIdleMilliseconds).utf8), scriptKey(message, channel: k.channel)]) { answer in
+                done(answer.isError ? .unavailable : .done)
+            }
+        }
+    }
+
+    public func setFollowKey(room: String, record: String) {
+        loop.execute { [self] in
+            let k = keys(room)
+            counters.scriptedChanges.add(1, ordering: .relaxed)
+            let message: [UInt8] = SharedChange.access(followKey: record)
+            commands.send(["EVAL", scripts.setAndPublish, "1", k.hash, "fkey"].map { Array($0.utf8) }
+                          + [Array(record.utf8), message, Array(k.channel.utf8), Array(String(roomIdleMilliseconds).utf8), scriptKey(message, channel: k.channel)])
+        }
+    }
+
+    public func bindKey(room: String, digest: String, reply: @escaping @Sendable (String?) -> Void) {
+        loop.execute { [self] in
+            let k = keys(room)
+            commands.send(["EVAL", "redis.call('HSETNX', KEYS[1], 'key', ARGV[1]); return redis.call('HGET', KEYS[1], 'key')", "1", k.hash, digest]) { [self] answer in
+                // The record Redis keeps is checked like every input: one that cannot be read
+                // keeps the room locked, never keyless.
+                guard !answer.isError else { return reply(digest) }
+                guard let kept = answer.text, PresenterKey.isValid(kept) else {
+                    refused(SharedInput.Refusal(reason: .snapshot, detail: "the room's key record fails validation"), room: room)
+                    return reply(PresenterKey.unreadable)
+                }
+                reply(kept)
+            }
+        }
+    }
+
+    public func take(count: String, room: String, limit: Int, windowMilliseconds: Int, reply: @escaping @Sendable (Bool?) -> Void) {
+        loop.execute { [self] in
+            guard isAvailable else { return reply(nil) }
+            commands.send(["EVAL", Scripts.take, "1", keys(room).hash + ":count:" + count, String(limit), String(windowMilliseconds)]) { answer in
+                switch answer {
+                case .integer(let taken): reply(taken == 1)
+                default: reply(nil)
+                }
+            }
+        }
+    }
+
+    public func giveBack(count: String, room: String) {
+        loop.execute { [self] in
+            commands.send(["EVAL", Scripts.giveBack, "1", keys(room).hash + ":count:" + count])
+        }
+    }
+
+    public func presence(room: String, counts: Presence) {
+        loop.execute { [self] in
+            let k = keys(room)
+            let text = "\(counts.presenters) \(counts.followers) \(counts.detached)"
+            // Plain commands, pipelined (a heartbeat per room every 5 s: no script). Expiring a
+            // room's hash that is gone does nothing.
+            if counts == Presence() {
+                commands.send(["HDEL", k.nodes, node])
+            } else {
+                commands.send(["HSET", k.nodes, node, text + " " + String(wallMilliseconds())])
+                commands.send(["PEXPIRE", k.nodes, String(roomIdleMilliseconds)])
+            }
+            commands.send(["PEXPIRE", k.hash, String(roomIdleMilliseconds)])
+            commands.send([Array(publishCommand.utf8), Array(k.channel.utf8), signed(Array(("P " + node + " " + text).utf8), channel: k.channel)])
+        }
+    }
+
+    public func reconcile(room: String, local: RoomSnapshot, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
+        loop.execute { [self] in
+            subscribe(room) { [self] subscribed in
+                guard subscribed else { return reply(nil) }
+                merge(room, local: local, reply: reply)
+            }
+        }
+    }
+
+    /// With `redis.secret`, the hash's state is read first: the script may publish it again,
+    /// signed with a key only this node can make.
+    private func merge(_ room: String, local: RoomSnapshot, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
+        attaching[room, default: SnapshotWait()].asked()
+        guard signer != nil else { return merge(room, local: local, hashSuffix: [], reply: reply) }
+        commands.send(["HGET", keys(room).hash, "suf"]) { [self] answer in
+            let suffix: [UInt8]
+            if case .string(let bytes) = answer { suffix = bytes } else { suffix = [] }
+            merge(room, local: local, hashSuffix: suffix, reply: reply)
+        }
+    }
+
+    private func merge(_ room: String, local: RoomSnapshot, hashSuffix: [UInt8], reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
+        let k = keys(room)
+        let suffix = local.state.map(stateSuffix) ?? []
+        let driverMessage = local.driver.map { ServerMessage.driver($0, name: local.driverName) } ?? []
+        let document = local.document.map { ServerMessage.document($0) } ?? []
+        let signing = signer == nil ? [[UInt8]](repeating: [], count: 5)
+            : [scriptKey(driverMessage, channel: k.channel), scriptKey(document, channel: k.channel),
+               scriptKey(statePrefix + suffix, channel: k.channel), hashSuffix, scriptKey(statePrefix + hashSuffix, channel: k.channel)]
+        commands.send(["EVAL", scripts.reconcile, "3", k.hash, k.lease, k.nodes, local.driver ?? "", local.driverName ?? "",
+                       String(local.state?.seq ?? 0)].map { Array($0.utf8) }
+                      + [suffix, Array(k.channel.utf8), Array(String(leaseMilliseconds).utf8), Array(String(roomIdleMilliseconds).utf8),
+                         driverMessage, document, Array((local.keyDigest ?? "").utf8), Array((local.followKey ?? "").utf8)] + signing) { [self] answer in
+            settle(room)  // a fetch of the same room waiting for the newest state answers first (it ran first)
+            let snapshot = answer.isError ? nil : snapshotFrom(answer, room: room)
+            answered(room, snapshot, reply)
+            // As after a fetch: a driven room's newest state may not be in its hash yet; the
+            // nodes that hold the room publish theirs (the lease holder's ordered again).
+            if snapshot?.driver != nil {
+                commands.send([Array(publishCommand.utf8), Array(k.channel.utf8), signed(Array(("Q " + node).utf8), channel: k.channel)])
+            }
+        }
+    }
+
+    /// Driven rooms being fetched, waiting for their newest state (see `attach`).
+    package var newestWanted: [String: (snapshot: RoomSnapshot, reply: @Sendable (RoomSnapshot?) -> Void)] = [:]
+
+    /// How long a fetch waits for a node's answer with the newest state.
+    package static let newestWaitNanoseconds: UInt64 = 50_000_000
+
+    /// The wait for the newest state is over (an answer came, or the time is up).
+    package func settle(_ room: String) {
+        guard let (snapshot, reply) = newestWanted.removeValue(forKey: room) else { return }
+        answered(room, snapshot, reply)
+    }
+
+    private func snapshotFrom(_ answer: RedisReply, room: String) -> RoomSnapshot? {
+        let parts = answer.elements
+        guard parts.count == 3 else { return nil }
+        var fields = [String: [UInt8]]()
+        let flat = parts[0].elements
+        for index in stride(from: 0, to: flat.count - 1, by: 2) {
+            if let name = flat[index].text, case .string(let value) = flat[index + 1] { fields[name] = value }
+        }
+        var nodes = [(String, String)]()
+        let table = parts[2].elements
+        for index in stride(from: 0, to: table.count - 1, by: 2) {
+            if let name = table[index].text, let value = table[index + 1].text { nodes.append((name, value)) }
+        }
+        let (snapshot, refusedFields) = SharedInput.snapshot(hash: fields, leaseHolder: parts[1].text, nodes: nodes, node: node,
+                                                             now: wallMilliseconds(), limits: limits)
+        if !refusedFields.isEmpty {
+            refused(SharedInput.Refusal(reason: .snapshot, detail: "fields \(refusedFields.joined(separator: ", ")) fail validation"), room: room)
+        }
+        return snapshot
+    }
+
+    /// A node's counts older than this are taken as those of a node that died.
+    package static let presenceLifetimeMilliseconds = SharedTiming.presenceLifetimeMilliseconds
+}

@@ -1,0 +1,172 @@
+import RoomKit
+
+/// The Lua scripts: each change is checked, ordered, stored and published at once.
+/// State messages are written as `statePrefix`, the `seq` the script assigns, and the suffix.
+package enum Scripts {
+    /// The scripts that publish, as one engine runs them: with `PUBLISH`, or with `SPUBLISH`
+    /// on a Redis Cluster (sharded pub/sub: the room's channel and keys share its slot).
+    package struct Set {
+        package let snapshot: String, scroll: String, control: String, setAndPublish: String, reconcile: String
+
+        package static let plain = Set(snapshot: Scripts.snapshot, scroll: Scripts.scroll, control: Scripts.control,
+                               setAndPublish: Scripts.setAndPublish, reconcile: Scripts.reconcile)
+        package static let sharded = Set(snapshot: Scripts.snapshot, scroll: spublishing(Scripts.scroll), control: spublishing(Scripts.control),
+                                 setAndPublish: spublishing(Scripts.setAndPublish), reconcile: spublishing(Scripts.reconcile))
+
+        private static func spublishing(_ script: String) -> String {
+            script.replacing("redis.call('PUBLISH',", with: "redis.call('SPUBLISH',")
+        }
+    }
+
+    /// Signs a change it publishes (`ChannelSigner`): `k` the key the node sent (empty without
+    /// `redis.secret`: nothing to sign, no SHA-1), the version and the state's seq assigned here.
+    package static let sign = """
+        local function signed(k, ver, seq) if k == '' then return '' end return '!' .. redis.sha1hex(k .. ' ' .. ver .. ' ' .. seq) .. ' ' end
+        """
+
+    /// KEYS hash, lease, nodes -> {hash fields, lease holder, node counts}
+    package static let snapshot = """
+        return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]) or '', redis.call('HGETALL', KEYS[3])}
+        """
+
+    /// KEYS hash, lease; ARGV session, suffix, channel, signing key. A scroll sent before its node has heard
+    /// that it holds the lease (the lease holder's node publishes its driver's states itself,
+    /// without a script: `RedisRoomEngine.publish(led:seq:room:keep:)`). The hash's expiry is not
+    /// renewed here: the lease holder's node renews the lease and the hash every second.
+    package static let scroll = """
+        \(sign)
+        if redis.call('GET', KEYS[2]) ~= ARGV[1] then return redis.error_reply('NOTDRIVER') end
+        local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+        local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+        redis.call('HSET', KEYS[1], 'suf', ARGV[2])
+        redis.call('PUBLISH', ARGV[3], signed(ARGV[4], ver, seq) .. ver .. ' \(String(decoding: statePrefix, as: UTF8.self))' .. seq .. ARGV[2])
+        return seq
+        """
+
+    /// KEYS hash; ARGV seq, suffix. A led state written back into the room's hash only if its
+    /// `seq` is above the hash's: the hash's `seq` never goes back (docs/cluster.md, I4), even
+    /// when an old lease holder's delayed write lands after the new holder's.
+    static let writeBack = """
+        local seq = tonumber(ARGV[1])
+        if seq <= (tonumber(redis.call('HGET', KEYS[1], 'seq')) or -1) then return 0 end
+        redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'suf', ARGV[2])
+        return 1
+        """
+
+    /// KEYS hash, lease; ARGV mode, session, name, stale, lease ms, idle ms, channel, driver message, signing key
+    package static let control = """
+        \(sign)
+        local holder = redis.call('GET', KEYS[2])
+        local mode, session = ARGV[1], ARGV[2]
+        if mode == 'claim' then
+          if holder then return 0 end
+        elseif mode == 'inherit' then
+          if holder or redis.call('HGET', KEYS[1], 'driver') ~= ARGV[4] then return 0 end
+        elseif mode == 'release' then
+          if holder ~= session then return 0 end
+        end
+        if mode == 'release' then
+          redis.call('DEL', KEYS[2])
+          redis.call('HSET', KEYS[1], 'driver', '', 'dname', '')
+        else
+          redis.call('SET', KEYS[2], session, 'PX', ARGV[5])
+          redis.call('HSET', KEYS[1], 'driver', session, 'dname', ARGV[3])
+        end
+        local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+        redis.call('PEXPIRE', KEYS[1], ARGV[6])
+        redis.call('PUBLISH', ARGV[7], signed(ARGV[9], ver, '') .. ver .. ' ' .. ARGV[8])
+        return 1
+        """
+
+    /// Keeps one field of the room's hash and publishes the change that says so (a document:
+    /// the `document` message in `doc`; a follow key: its record in `fkey`, an `access`
+    /// message). KEYS hash; ARGV field, value, message, channel, idle ms, signing key
+    package static let setAndPublish = """
+        \(sign)
+        redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+        local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+        redis.call('PEXPIRE', KEYS[1], ARGV[5])
+        redis.call('PUBLISH', ARGV[4], signed(ARGV[6], ver, '') .. ver .. ' ' .. ARGV[3])
+        return ver
+        """
+
+    /// KEYS hash, lease -> {lease holder, version, driver's name}: what confirms a control change.
+    package static let lease = """
+        return {redis.call('GET', KEYS[2]) or '', redis.call('HGET', KEYS[1], 'ver') or '0', redis.call('HGET', KEYS[1], 'dname') or ''}
+        """
+
+    /// KEYS count; ARGV limit, window ms -> 1 if one use was taken, 0 if none is left.
+    /// The window starts at the first use.
+    package static let take = """
+        local n = redis.call('INCR', KEYS[1])
+        if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+        if n > tonumber(ARGV[1]) then
+          redis.call('DECR', KEYS[1])
+          return 0
+        end
+        return 1
+        """
+
+    /// KEYS count -> gives one use back (never below 0).
+    package static let giveBack = """
+        if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then redis.call('DECR', KEYS[1]) end
+        return 1
+        """
+
+    /// After an outage. KEYS hash, lease, nodes; ARGV local driver, its name, local seq,
+    /// local state suffix, channel, lease ms, idle ms, driver message, document message,
+    /// presenter key digest (kept only if the room has none), follow key record (the same);
+    /// signing keys (empty without `redis.secret`) of the driver message, the document, the
+    /// local state, and of the hash's state `suf` as the node read it just before (a state
+    /// whose key the node could not know goes unpublished: the version still counts it, so
+    /// other nodes fetch the room at the next change).
+    /// The local driver keeps control if the lease is free or its own; its state then goes
+    /// out again with a `seq` above every node's. A node that got as far or further alone raises
+    /// `seq` the same way, with the shared state, so that no follower is left ahead of it and no
+    /// two nodes keep different states under one `seq`.
+    package static let reconcile = """
+        \(sign)
+        local cur = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
+        local holder = redis.call('GET', KEYS[2])
+        local localSeq = tonumber(ARGV[3])
+        local mine = ARGV[1] ~= '' and (not holder or holder == ARGV[1])
+        if mine then
+          redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[6])
+          redis.call('HSET', KEYS[1], 'driver', ARGV[1], 'dname', ARGV[2])
+          if holder ~= ARGV[1] then
+            local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+            redis.call('PUBLISH', ARGV[5], signed(ARGV[12], ver, '') .. ver .. ' ' .. ARGV[8])
+          end
+          if ARGV[9] ~= '' and redis.call('HGET', KEYS[1], 'doc') ~= ARGV[9] then
+            redis.call('HSET', KEYS[1], 'doc', ARGV[9])
+            local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+            redis.call('PUBLISH', ARGV[5], signed(ARGV[13], ver, '') .. ver .. ' ' .. ARGV[9])
+          end
+        elseif ARGV[9] ~= '' and redis.call('HEXISTS', KEYS[1], 'doc') == 0 then
+          redis.call('HSET', KEYS[1], 'doc', ARGV[9])
+        end
+        if ARGV[10] ~= '' then redis.call('HSETNX', KEYS[1], 'key', ARGV[10]) end
+        if ARGV[11] ~= '' then redis.call('HSETNX', KEYS[1], 'fkey', ARGV[11]) end
+        local suffix = false
+        if mine and ARGV[4] ~= '' then
+          suffix = ARGV[4]
+        elseif localSeq >= cur and localSeq > 0 then
+          -- This node's state is as new as the room's (or newer): the room's state goes out
+          -- again above both, so this node takes it (a state at an equal seq would not replace
+          -- its own, and the two nodes would show different places with the same seq).
+          suffix = redis.call('HGET', KEYS[1], 'suf') or (ARGV[4] ~= '' and ARGV[4])
+        end
+        if suffix then
+          local seq = math.max(cur, localSeq) + 1
+          redis.call('HSET', KEYS[1], 'seq', seq, 'suf', suffix)
+          local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+          local key = ''
+          if ARGV[14] ~= '' then key = (suffix == ARGV[4] and ARGV[14]) or (suffix == ARGV[15] and ARGV[16]) or false end
+          if key then
+            redis.call('PUBLISH', ARGV[5], signed(key, ver, seq) .. ver .. ' \(String(decoding: statePrefix, as: UTF8.self))' .. seq .. suffix)
+          end
+        end
+        redis.call('PEXPIRE', KEYS[1], ARGV[7])
+        \(snapshot)
+        """
+}
