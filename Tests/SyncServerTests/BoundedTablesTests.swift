@@ -1,3 +1,4 @@
+@testable import Access
 @testable import SyncServer
 import Testing
 

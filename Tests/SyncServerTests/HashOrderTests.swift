@@ -4,6 +4,8 @@ import RedisClient
 import ScrollModel
 import Testing
 import Transport
+@testable import Cluster
+import RoomKit
 @testable import SyncServer
 
 /// docs/cluster.md I4: the room's hash's `seq` never goes back. An old lease holder's led

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ScrollModel
 import Synchronization
+import RoomKit
 @testable import SyncServer
 import Testing
 
