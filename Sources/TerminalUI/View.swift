@@ -38,7 +38,10 @@ public func view(_ model: ViewerModel) -> Screen {
         case .body, .blank: ""
         }
         let fitted = fit(row.text, model.width)
-        let styled = InlineMarkup.render(fitted, base: base)
+        var styled = InlineMarkup.render(fitted, base: base)
+        if row.style == .code, fitted.hasPrefix(Layout.continuation) {
+            styled = ANSI.dim + Layout.continuation + ANSI.reset + InlineMarkup.render(String(fitted.dropFirst()), base: base)
+        }
         lines.append(styled == fitted ? fitted : styled + ANSI.reset)  // plain body rows need no reset
     }
     // A problem's full reason the status line had no room for: on the rows above it.
@@ -62,17 +65,40 @@ func waitingLines(_ model: ViewerModel) -> [String] {
 }
 
 /// The pinned top line: the current section's heading, with the document title folded
-/// in once the title has scrolled away.
+/// in once the title has scrolled away. Where both do not fit, the title is shortened
+/// first (`Scroll… › Install`), then the heading: the section is what a reader needs.
 func header(_ model: ViewerModel) -> String {
     guard let layout = model.layout else { return " ScrollSync · room \(model.room)" }
-    let title = layout.document.title
+    let title = SafeText.display(layout.document.title)
     guard model.top > 0 else { return " \(title)" }
     guard let section = layout.section(atRow: model.top) else { return " \(title)" }
-    let heading = InlineMarkup.plain(layout.document.blocks[section].text)
+    let heading = SafeText.display(InlineMarkup.plain(layout.document.blocks[section].text))
     // The heading itself on the top row needs no second copy above it.
     let topRow = layout.rows[min(model.top, layout.rowCount - 1)]
     let headingOnTop = topRow.block == section && topRow.style != .blank
-    return section == 0 || heading == title || headingOnTop ? " \(title)" : " \(title) › \(heading)"
+    guard section != 0, heading != title, !headingOnTop else { return " \(title)" }
+    let room = model.width - 1
+    let headingWidth = DisplayWidth.of(heading)
+    let titleRoom = room - headingWidth - 3
+    if titleRoom >= DisplayWidth.of(title) { return " \(title) › \(heading)" }
+    // At least a letter of the title and its ellipsis, or the heading alone.
+    if titleRoom >= 2 { return " \(shortened(title, to: titleRoom)) › \(heading)" }
+    return " " + shortened(heading, to: room)
+}
+
+/// `text` cut to `width` columns with `…` at the end when it is wider.
+func shortened(_ text: String, to width: Int) -> String {
+    guard DisplayWidth.of(text) > width else { return text }
+    var out = ""
+    var used = 0
+    for character in text {
+        let w = DisplayWidth.of(character)
+        if used + w > width - 1 { break }
+        out.append(character)
+        used += w
+    }
+    while out.last == " " { out.removeLast() }
+    return out + "…"
 }
 
 /// Cuts or pads `text` to exactly `width` columns. Every line of a screen passes here, so
