@@ -90,6 +90,10 @@ enum KeyDecoder {
                 case UInt8(ascii: "D"): key = .left
                 case UInt8(ascii: "H"): key = .home
                 case UInt8(ascii: "F"): key = .end
+                case UInt8(ascii: "P"): key = .f1  // ESC O P (xterm, tmux)
+                case UInt8(ascii: "1") where i + 4 < bytes.count && bytes[i + 3] == UInt8(ascii: "1") && bytes[i + 4] == UInt8(ascii: "~"):
+                    key = .f1  // ESC [ 1 1 ~ (rxvt, VT220)
+                    consumed = 5
                 case UInt8(ascii: "1")...UInt8(ascii: "8"):
                     if i + 3 < bytes.count, bytes[i + 3] == UInt8(ascii: "~") {
                         consumed = 4

@@ -44,6 +44,9 @@ public func view(_ model: ViewerModel) -> Screen {
         }
         lines.append(styled == fitted ? fitted : styled + ANSI.reset)  // plain body rows need no reset
     }
+    if model.showingHelp {
+        for (index, line) in helpBox(model).prefix(model.viewport).enumerated() { lines[1 + index] = ANSI.bold + fit(" " + line, model.width) + ANSI.reset }
+    }
     // A problem's full reason the status line had no room for: on the rows above it.
     let details = statusDetails(model).flatMap { Layout.wrap(SafeText.display($0), width: max(1, model.width - 1)) }.prefix(max(1, model.viewport / 2))
     for (index, detail) in details.enumerated() {

@@ -4,6 +4,7 @@ import ScrollModel
 public enum Key: Sendable, Equatable {
     case character(Character)
     case up, down, pageUp, pageDown, home, end, left, right
+    case f1
     case interrupt  // Ctrl-C
 }
 
@@ -72,6 +73,8 @@ public struct ViewerModel: Sendable {
     public internal(set) var notice: String?
     /// Playing a recording: where it is (shown in place of the connection).
     public internal(set) var playback: String?
+    /// The keys are shown over the document (`h`, F1) until the next key.
+    public internal(set) var showingHelp = false
     /// Presenters: the view moved and the room has not heard yet.
     var pendingUpdate = false
     var lastSentMs: Int64 = 0
@@ -163,6 +166,10 @@ public func update(_ model: inout ViewerModel, _ message: ViewerMessage) -> [Vie
 }
 
 private func handle(_ key: Key, _ model: inout ViewerModel) -> [ViewerCommand] {
+    if model.showingHelp {
+        model.showingHelp = false  // any key hides the help, and does nothing else (Ctrl-C still quits)
+        return key == .interrupt ? [.quit] : []
+    }
     let page = max(1, model.viewport - 1)
     var target: Int?
     switch key {
@@ -173,6 +180,9 @@ private func handle(_ key: Key, _ model: inout ViewerModel) -> [ViewerCommand] {
     case .pageUp, .character("b"): target = model.top - page
     case .home, .character("g"): target = 0
     case .end, .character("G"): target = model.maxTop
+    case .character("h"), .f1:
+        model.showingHelp = true
+        return []
     case .character("n"): target = model.layout?.headingRow(from: model.top, forward: true)
     case .character("N"): target = model.layout?.headingRow(from: model.top, forward: false)
     case .character("t") where model.role == .presenter:

@@ -1,7 +1,9 @@
 import Foundation
+@testable import scrollsync
 #if canImport(Glibc)
 import Glibc
 #endif
+import ArgumentParser
 import Testing
 
 /// Issue 47 under a real terminal (tmux): what a presenter or follower sees when something
@@ -50,5 +52,14 @@ struct TerminalStatusTests {
         #expect(!shown.joined().contains("take control"), "\(shown.statusLine)")
         #expect(shown.joined(separator: " ").contains("wrong or missing presenter key"), "\(shown.joined(separator: "\n"))")
         try presenter.keys("q")
+    }
+
+    /// Issue 47.7 and 47.12: `present --help` names `f` and the help key.
+    @Test func presentHelpNamesEveryKey() {
+        for command in [Present.self, Follow.self] as [any ParsableCommand.Type] {
+            let help = command.helpMessage(columns: 200)
+            #expect(help.contains("f (follow") || help.contains("f follows"), "\(help)")
+            #expect(help.contains("h or F1"), "\(help)")
+        }
     }
 }

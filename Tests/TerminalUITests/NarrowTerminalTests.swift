@@ -57,3 +57,40 @@ struct NarrowTerminalTests {
         if rows.count > 1 { #expect(view(model).lines.contains { $0.hasPrefix("\u{1B}[2m↪\u{1B}[0m\u{1B}[36m") }, "the mark is dim") }
     }
 }
+
+/// Issue 47.12: `h` or F1 shows the keys over the document; any key hides them.
+@Suite("Help over the document")
+struct HelpTests {
+    @Test(arguments: [20, 40, 80, 120])
+    func hShowsTheKeysAndAnyKeyHidesThem(width: Int) {
+        var model = ViewerModel.presenter(room: "r", name: "g.md", format: .markdown, text: sample, width: width, height: 50)
+        let before = view(model)
+        #expect(update(&model, .key(.character("h"))).isEmpty)
+        let shown = view(model).lines.map(StatusLineTests.plain)
+        let text = shown.joined(separator: "\n")
+        for key in ["t ", "f ", "q ", "h F1"] { #expect(text.contains("│ \(key)"), "\(width): \(key) in\n\(text)") }
+        #expect(shown.contains { $0.hasPrefix(" └") && $0.contains("┘") }, "the frame is whole: \(text)")
+        #expect(text.contains("take control") && text.contains("follow the"))
+        #expect(shown.allSatisfy { DisplayWidth.of($0) == width }, "\(width): every row fits")
+        #expect(shown.last == StatusLineTests.plain(before.lines.last!), "the status line stays")
+        let top = model.top
+        #expect(update(&model, .key(.character("G"))).isEmpty)
+        #expect(!model.showingHelp && model.top == top, "the key that hides the help does nothing else")
+        #expect(view(model) == before)
+        _ = update(&model, .key(.f1))
+        #expect(model.showingHelp)
+        #expect(update(&model, .key(.interrupt)) == [.quit], "Ctrl-C still quits")
+    }
+
+    @Test func followersAreNotOfferedTakingControl() {
+        var model = ViewerModel.follower(room: "r", localDocument: nil, width: 80, height: 30)
+        _ = update(&model, .key(.character("h")))
+        let text = view(model).lines.joined()
+        #expect(text.contains("follow the presenter again") && !text.contains("take control"))
+    }
+
+    @Test func f1IsDecoded() {
+        #expect(KeyDecoder.decode([0x1B, 0x4F, 0x50]) == [.f1])
+        #expect(KeyDecoder.decode(Array("\u{1B}[11~h".utf8)) == [.f1, .character("h")])
+    }
+}
