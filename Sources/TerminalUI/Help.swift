@@ -5,6 +5,7 @@ func helpKeys(_ role: ViewerModel.Role) -> [(keys: String, does: String)] {
         ("space b", "a page down, up (PgDn, PgUp)"),
         ("g G", "top, bottom (Home, End)"),
         ("n N", "next, previous heading"),
+        ("/ ?", "search forward, backward: type a pattern, Enter jumps to the next match; an empty pattern repeats the last"),
     ]
     switch role {
     case .presenter:

@@ -30,7 +30,7 @@ struct StatusField: Equatable {
 /// is given up first, because the detail line above the status line shows it then.
 enum StatusImportance {
     static let problem = 0, role = 1, connection = 2, roleHint = 3, documentDiffers = 4, progress = 5, driver = 6
-    static let followers = 7, moved = 8, search = 9, roundTrip = 10, section = 11, problemReason = 12
+    static let followers = 7, moved = 8, roundTrip = 9, section = 10, problemReason = 11
 }
 
 /// The status line: a problem's short form (offline, refused, an error), the role,
@@ -93,6 +93,7 @@ func statusFields(_ model: ViewerModel) -> [StatusField] {
     let followers = model.presence.followers
     fields.append(StatusField("\(followers) follower\(followers == 1 ? "" : "s")"
         + (model.presence.detached > 0 ? " (\(model.presence.detached) detached)" : ""), I.followers))
+    if let search = searchField(model) { fields.append(search) }
     if let roundTrip = model.roundTripMs, model.connection == .connected { fields.append(StatusField("rtt \(roundTrip) ms", I.roundTrip)) }
     if model.role == .follower, let moved = model.movedAtMs, model.nowMs >= moved {
         let seconds = (model.nowMs - moved) / 1000

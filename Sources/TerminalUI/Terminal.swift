@@ -112,6 +112,9 @@ enum KeyDecoder {
                 continue
             }
             if byte == 0x03 { keys.append(.interrupt); i += 1; continue }
+            if byte == 0x0D || byte == 0x0A { keys.append(.enter); i += 1; continue }
+            if byte == 0x7F || byte == 0x08 { keys.append(.backspace); i += 1; continue }
+            if byte == 0x1B { keys.append(.escape); i += 1; continue }  // alone: not the start of a sequence above
             if byte < 0x80 {
                 if byte >= 0x20 { keys.append(.character(Character(Unicode.Scalar(byte)))) }
                 i += 1

@@ -38,9 +38,12 @@ public func view(_ model: ViewerModel) -> Screen {
         case .body, .blank: ""
         }
         let fitted = fit(row.text, model.width)
-        var styled = InlineMarkup.render(fitted, base: base)
+        // The search match, in characters of the row as shown (`searchText`).
+        let match = model.search.match.flatMap { $0.row == rowIndex ? $0.characters : nil }
+        var styled = InlineMarkup.render(fitted, base: base, highlight: match)
         if row.style == .code, fitted.hasPrefix(Layout.continuation) {
-            styled = ANSI.dim + Layout.continuation + ANSI.reset + InlineMarkup.render(String(fitted.dropFirst()), base: base)
+            let rest = match.map { max(0, $0.lowerBound - 1)..<max(0, $0.upperBound - 1) }
+            styled = ANSI.dim + Layout.continuation + ANSI.reset + InlineMarkup.render(String(fitted.dropFirst()), base: base, highlight: rest)
         }
         lines.append(styled == fitted ? fitted : styled + ANSI.reset)  // plain body rows need no reset
     }
@@ -52,7 +55,8 @@ public func view(_ model: ViewerModel) -> Screen {
     for (index, detail) in details.enumerated() {
         lines[lines.count - details.count + index] = ANSI.inverse + fit(" " + detail, model.width) + ANSI.reset
     }
-    lines.append(ANSI.inverse + fit(status(model), model.width) + ANSI.reset)
+    // The prompt stands in for the status line while a pattern is typed (as in `less`).
+    lines.append(ANSI.inverse + fit(searchPrompt(model) ?? status(model), model.width) + ANSI.reset)
     return Screen(lines: lines)
 }
 

@@ -62,4 +62,35 @@ struct TerminalStatusTests {
             #expect(help.contains("h or F1"), "\(help)")
         }
     }
+
+    /// Issue 47.11 in real terminals: the presenter (120 columns) searches and the room
+    /// moves with it; a follower (40 columns) searches, jumps to its own match and detaches.
+    @Test func searchJumpsInPresentAndFollow() throws {
+        let server = try InProcessNode()
+        let room = "\(server.url)/rooms/search-\(UUID().uuidString.prefix(6))"
+        let presenter = try Tmux([ServerProcess.binary.path, "present", room, TerminalClientTests.document, "--name", "Ann"], width: 120, height: 24)
+        let follower = try Tmux([ServerProcess.binary.path, "follow", room], width: 40, height: 16)
+        presenter.wait { $0.statusLine.contains("PRESENTING") && $0.statusLine.contains("1 follower") }
+        follower.wait { $0.statusLine.contains("FOLLOWING") && $0.header.contains("ScrollSync Tour") }
+
+        try presenter.keys("/", "OpenSSL")
+        #expect(presenter.wait { $0.statusLine.hasPrefix(" /OpenSSL") }.statusLine.hasPrefix(" /OpenSSL"), "the prompt replaces the status line")
+        try presenter.keys("Enter")
+        let jumped = presenter.wait { $0.text.dropFirst().first?.contains("OpenSSL") == true && $0.statusLine.contains("/OpenSSL 1/") }
+        #expect(jumped.text.dropFirst().first?.contains("OpenSSL") == true, "the match's row is at the top: \(jumped.joined(separator: "\n"))")
+        #expect(jumped.statusLine.contains("PRESENTING") && jumped.statusLine.contains("/OpenSSL 1/"), "\(jumped.statusLine)")
+        #expect(jumped.section == "Install", "OpenSSL is first named under Install: \(jumped.header)")
+        let moved = follower.wait { $0.section == jumped.section }
+        #expect(moved.section == jumped.section, "the room moved with the presenter: \(moved.header)")
+
+        try follower.keys("/", "backoff", "Enter")
+        let found = follower.wait { $0.text.dropFirst().first?.contains("backoff") == true && $0.statusLine.contains("DETACHED") }
+        #expect(found.text.dropFirst().first?.contains("backoff") == true, "\(found.joined(separator: "\n"))")
+        #expect(found.statusLine.contains("DETACHED") && found.statusLine.contains("1/"), "\(found.statusLine)")
+        #expect(presenter.wait { $0.statusLine.contains("(1 detached)") }.statusLine.contains("(1 detached)"))
+        try follower.keys("/", "Enter")
+        #expect(follower.wait { $0.statusLine.contains("2/") }.statusLine.contains("2/"), "an empty pattern repeats the search")
+        try presenter.keys("q")
+        try follower.keys("q")
+    }
 }
