@@ -37,6 +37,9 @@ public struct Layout: Sendable {
 
     public var rowCount: Int { rows.count }
 
+    /// The gutter mark of a code row that continues the line above it.
+    public static let continuation = "↪"
+
     public func rowCount(ofBlock block: Int) -> Int {
         (block + 1 < blockStart.count ? blockStart[block + 1] : rows.count) - blockStart[block]
     }
@@ -105,8 +108,12 @@ public struct Layout: Sendable {
         case .quote:
             for line in Self.wrap(block.text, width: width - 2) { rows.append(Row(text: "│ " + line, style: .quote, block: number)) }
         case .code:
+            // A line wider than the screen is broken at the width; `↪` in the gutter marks each
+            // continuation row, so a reader sees the line goes on (the rows are the same).
             for source in block.text.split(separator: "\n", omittingEmptySubsequences: false) {
-                for line in Self.hardWrap(String(source), width: width - 2) { rows.append(Row(text: "  " + line, style: .code, block: number)) }
+                for (piece, line) in Self.hardWrap(String(source), width: width - 2).enumerated() {
+                    rows.append(Row(text: (piece == 0 ? "  " : Self.continuation + " ") + line, style: .code, block: number))
+                }
             }
         case .table:
             for line in Self.table(block.text, width: width, alignments: block.alignments) { rows.append(Row(text: line, style: .body, block: number)) }

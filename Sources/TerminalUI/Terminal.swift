@@ -90,6 +90,10 @@ enum KeyDecoder {
                 case UInt8(ascii: "D"): key = .left
                 case UInt8(ascii: "H"): key = .home
                 case UInt8(ascii: "F"): key = .end
+                case UInt8(ascii: "P"): key = .f1  // ESC O P (xterm, tmux)
+                case UInt8(ascii: "1") where i + 4 < bytes.count && bytes[i + 3] == UInt8(ascii: "1") && bytes[i + 4] == UInt8(ascii: "~"):
+                    key = .f1  // ESC [ 1 1 ~ (rxvt, VT220)
+                    consumed = 5
                 case UInt8(ascii: "1")...UInt8(ascii: "8"):
                     if i + 3 < bytes.count, bytes[i + 3] == UInt8(ascii: "~") {
                         consumed = 4
@@ -108,6 +112,9 @@ enum KeyDecoder {
                 continue
             }
             if byte == 0x03 { keys.append(.interrupt); i += 1; continue }
+            if byte == 0x0D || byte == 0x0A { keys.append(.enter); i += 1; continue }
+            if byte == 0x7F || byte == 0x08 { keys.append(.backspace); i += 1; continue }
+            if byte == 0x1B { keys.append(.escape); i += 1; continue }  // alone: not the start of a sequence above
             if byte < 0x80 {
                 if byte >= 0x20 { keys.append(.character(Character(Unicode.Scalar(byte)))) }
                 i += 1

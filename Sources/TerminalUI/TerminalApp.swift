@@ -67,7 +67,11 @@ public final class TerminalApp: @unchecked Sendable {
             if fds[0].revents & Int16(POLLIN) != 0 {
                 let count = read(STDIN_FILENO, &input, input.count)
                 if count > 0 {
-                    for key in KeyDecoder.decode(Array(input[0..<count])) where takeKey?(key) != true { dispatch(.key(key)) }
+                    // While the help is shown, the next key is the viewer's (it hides the help); so
+                    // is every key typed into the search prompt.
+                    for key in KeyDecoder.decode(Array(input[0..<count])) where model.showingHelp || model.search.isTyping || takeKey?(key) != true {
+                        dispatch(.key(key))
+                    }
                     dirty = true
                 } else if count == 0 {
                     quit = true  // standard input closed

@@ -38,10 +38,25 @@ public func view(_ model: ViewerModel) -> Screen {
         case .body, .blank: ""
         }
         let fitted = fit(row.text, model.width)
-        let styled = InlineMarkup.render(fitted, base: base)
+        // The search match, in characters of the row as shown (`searchText`).
+        let match = model.search.match.flatMap { $0.row == rowIndex ? $0.characters : nil }
+        var styled = InlineMarkup.render(fitted, base: base, highlight: match)
+        if row.style == .code, fitted.hasPrefix(Layout.continuation) {
+            let rest = match.map { max(0, $0.lowerBound - 1)..<max(0, $0.upperBound - 1) }
+            styled = ANSI.dim + Layout.continuation + ANSI.reset + InlineMarkup.render(String(fitted.dropFirst()), base: base, highlight: rest)
+        }
         lines.append(styled == fitted ? fitted : styled + ANSI.reset)  // plain body rows need no reset
     }
-    lines.append(ANSI.inverse + fit(status(model), model.width) + ANSI.reset)
+    if model.showingHelp {
+        for (index, line) in helpBox(model).prefix(model.viewport).enumerated() { lines[1 + index] = ANSI.bold + fit(" " + line, model.width) + ANSI.reset }
+    }
+    // A problem's full reason the status line had no room for: on the rows above it.
+    let details = statusDetails(model).flatMap { Layout.wrap(SafeText.display($0), width: max(1, model.width - 1)) }.prefix(max(1, model.viewport / 2))
+    for (index, detail) in details.enumerated() {
+        lines[lines.count - details.count + index] = ANSI.inverse + fit(" " + detail, model.width) + ANSI.reset
+    }
+    // The prompt stands in for the status line while a pattern is typed (as in `less`).
+    lines.append(ANSI.inverse + fit(searchPrompt(model) ?? status(model), model.width) + ANSI.reset)
     return Screen(lines: lines)
 }
 
@@ -57,92 +72,40 @@ func waitingLines(_ model: ViewerModel) -> [String] {
 }
 
 /// The pinned top line: the current section's heading, with the document title folded
-/// in once the title has scrolled away.
+/// in once the title has scrolled away. Where both do not fit, the title is shortened
+/// first (`Scroll… › Install`), then the heading: the section is what a reader needs.
 func header(_ model: ViewerModel) -> String {
     guard let layout = model.layout else { return " ScrollSync · room \(model.room)" }
-    let title = layout.document.title
+    let title = SafeText.display(layout.document.title)
     guard model.top > 0 else { return " \(title)" }
     guard let section = layout.section(atRow: model.top) else { return " \(title)" }
-    let heading = InlineMarkup.plain(layout.document.blocks[section].text)
+    let heading = SafeText.display(InlineMarkup.plain(layout.document.blocks[section].text))
     // The heading itself on the top row needs no second copy above it.
     let topRow = layout.rows[min(model.top, layout.rowCount - 1)]
     let headingOnTop = topRow.block == section && topRow.style != .blank
-    return section == 0 || heading == title || headingOnTop ? " \(title)" : " \(title) › \(heading)"
+    guard section != 0, heading != title, !headingOnTop else { return " \(title)" }
+    let room = model.width - 1
+    let headingWidth = DisplayWidth.of(heading)
+    let titleRoom = room - headingWidth - 3
+    if titleRoom >= DisplayWidth.of(title) { return " \(title) › \(heading)" }
+    // At least a letter of the title and its ellipsis, or the heading alone.
+    if titleRoom >= 2 { return " \(shortened(title, to: titleRoom)) › \(heading)" }
+    return " " + shortened(heading, to: room)
 }
 
-/// The status line: role, connection, a refused message, direction and progress, driver,
-/// followers, the link's round trip, when the presenter last moved, section. When they do not
-/// fit, whole fields are left out, least important first (the section, then the time since
-/// the presenter moved, the round trip, followers, driver…), never one cut in the middle.
-func status(_ model: ViewerModel) -> String {
-    fitFields(statusFields(model), width: model.width)
-}
-
-/// The status fields in display order, each with its importance (0 most important).
-func statusFields(_ model: ViewerModel) -> [(importance: Int, text: String)] {
-    var fields = [(importance: Int, text: String)]()
-    switch model.role {
-    case .presenter where model.isDriving: fields.append((0, "PRESENTING"))
-    case .presenter where model.following: fields.append((0, "PRESENTER, FOLLOWING the driver (t: take control)"))
-    case .presenter: fields.append((0, "PRESENTER, DETACHED (f: follow, t: take control)"))
-    case .follower: fields.append((0, model.following ? "FOLLOWING" : "DETACHED – press f to follow"))
+/// `text` cut to `width` columns with `…` at the end when it is wider.
+func shortened(_ text: String, to width: Int) -> String {
+    guard DisplayWidth.of(text) > width else { return text }
+    var out = ""
+    var used = 0
+    for character in text {
+        let w = DisplayWidth.of(character)
+        if used + w > width - 1 { break }
+        out.append(character)
+        used += w
     }
-    if model.documentDiffers { fields.append((3, "⚠ DOCUMENT DIFFERS from the room's")) }
-    switch model.connection {
-    case _ where model.playback != nil: fields.append((1, model.playback!))
-    case .connecting: fields.append((1, "connecting…"))
-    case .connected: fields.append((1, "● live"))
-    case .waiting(let delay, let reason):
-        let left = model.retryAtMs.map { max(0, Double($0 - model.nowMs) / 1000) } ?? delay
-        fields.append((1, "○ offline, retry in \(formatSeconds(left)) (\(reason))"))
-    case .refused(let reason): fields.append((1, "✕ \(reason) – press q"))
-    case .stopped: fields.append((1, "○ closed"))
-    }
-    // A refusal of one message (too_large, rate_limited…) matters more than what follows.
-    if let notice = model.notice { fields.append((2, notice)) }
-    let arrow = switch model.direction {
-    case .up: "↑"
-    case .down: "↓"
-    case .none: "·"
-    }
-    if let layout = model.layout, layout.rowCount > 0 {
-        // A document that fits the screen has no progress to show: all of it is in view.
-        fields.append((4, model.maxTop > 0 ? "\(arrow) \(Int((Double(model.top) / Double(model.maxTop) * 100).rounded()))%" : "\(arrow) all"))
-    }
-    if let driver = model.driver {
-        fields.append((5, "driver " + (driver == model.you ? "you" : model.driverName ?? String(driver.prefix(6)))))
-    } else {
-        fields.append((5, "nobody driving"))
-    }
-    let followers = model.presence.followers
-    fields.append((6, "\(followers) follower\(followers == 1 ? "" : "s")" + (model.presence.detached > 0 ? " (\(model.presence.detached) detached)" : "")))
-    if let roundTrip = model.roundTripMs, model.connection == .connected { fields.append((8, "rtt \(roundTrip) ms")) }
-    if model.role == .follower, let moved = model.movedAtMs, model.nowMs >= moved {
-        let seconds = (model.nowMs - moved) / 1000
-        fields.append((7, seconds < 1 ? "moved just now" : "moved \(seconds < 60 ? "\(seconds) s" : "\(seconds / 60) min") ago"))
-    }
-    if let layout = model.layout, let section = layout.section(atRow: model.top) {
-        fields.append((9, "§ \(InlineMarkup.plain(layout.document.blocks[section].text))"))
-    }
-    return fields
-}
-
-/// The fields, two spaces apart after one leading space, within `width` columns: the least
-/// important are left out whole until the rest fit; only the most important one alone is
-/// ever cut (by `fit`).
-func fitFields(_ fields: [(importance: Int, text: String)], width: Int) -> String {
-    var kept = fields
-    func line() -> String { " " + kept.map(\.text).joined(separator: "  ") }
-    while kept.count > 1, DisplayWidth.of(SafeText.display(line())) > width {
-        let least = kept.indices.max { kept[$0].importance < kept[$1].importance }!
-        kept.remove(at: least)
-    }
-    return line()
-}
-
-private func formatSeconds(_ value: Double) -> String {
-    let tenths = Int((value * 10).rounded())
-    return "\(tenths / 10).\(tenths % 10) s"
+    while out.last == " " { out.removeLast() }
+    return out + "…"
 }
 
 /// Cuts or pads `text` to exactly `width` columns. Every line of a screen passes here, so

@@ -4,6 +4,7 @@ import ScrollModel
 public enum Key: Sendable, Equatable {
     case character(Character)
     case up, down, pageUp, pageDown, home, end, left, right
+    case f1, enter, backspace, escape
     case interrupt  // Ctrl-C
 }
 
@@ -72,6 +73,10 @@ public struct ViewerModel: Sendable {
     public internal(set) var notice: String?
     /// Playing a recording: where it is (shown in place of the connection).
     public internal(set) var playback: String?
+    /// The keys are shown over the document (`h`, F1) until the next key.
+    public internal(set) var showingHelp = false
+    /// `/` and `?`: the prompt, the last pattern and the match shown.
+    public internal(set) var search = Search()
     /// Presenters: the view moved and the room has not heard yet.
     var pendingUpdate = false
     var lastSentMs: Int64 = 0
@@ -130,6 +135,7 @@ public func update(_ model: inout ViewerModel, _ message: ViewerMessage) -> [Vie
         model.height = height
         if let document = model.layout?.document {
             model.layout = Layout(document: document, width: width)
+            model.search.match = nil  // its row is another one now
             if let anchor, let row = model.layout?.row(for: anchor) { model.top = row }
         }
         model.top = min(model.top, model.maxTop)
@@ -163,6 +169,12 @@ public func update(_ model: inout ViewerModel, _ message: ViewerMessage) -> [Vie
 }
 
 private func handle(_ key: Key, _ model: inout ViewerModel) -> [ViewerCommand] {
+    if model.showingHelp {
+        model.showingHelp = false  // any key hides the help, and does nothing else (Ctrl-C still quits)
+        return key == .interrupt ? [.quit] : []
+    }
+    if model.search.isTyping { return typeSearch(key, &model) }
+    model.search.message = nil
     let page = max(1, model.viewport - 1)
     var target: Int?
     switch key {
@@ -173,6 +185,12 @@ private func handle(_ key: Key, _ model: inout ViewerModel) -> [ViewerCommand] {
     case .pageUp, .character("b"): target = model.top - page
     case .home, .character("g"): target = 0
     case .end, .character("G"): target = model.maxTop
+    case .character("h"), .f1:
+        model.showingHelp = true
+        return []
+    case .character("/"), .character("?"):
+        openSearch(backward: key == .character("?"), &model)
+        return []
     case .character("n"): target = model.layout?.headingRow(from: model.top, forward: true)
     case .character("N"): target = model.layout?.headingRow(from: model.top, forward: false)
     case .character("t") where model.role == .presenter:
@@ -188,6 +206,12 @@ private func handle(_ key: Key, _ model: inout ViewerModel) -> [ViewerCommand] {
     default: return []
     }
     guard let target else { return [] }
+    return move(to: target, &model)
+}
+
+/// Moves the view's top to `target` (kept inside the document), as a presenter or follower
+/// moves: driving, the room hears it; otherwise the view detaches from the room.
+func move(to target: Int, _ model: inout ViewerModel) -> [ViewerCommand] {
     let clamped = min(max(0, target), model.maxTop)
     guard clamped != model.top else { return [] }
     model.direction = clamped > model.top ? .down : .up
@@ -247,6 +271,7 @@ private func receive(_ event: ServerEvent, _ model: inout ViewerModel) -> [Viewe
         model.roomDocument = document.fingerprint
         if model.role == .follower && !model.hasLocalDocument {
             model.layout = Layout(document: Document(text: document.text, format: document.format, name: document.name), width: model.width)
+            model.search.match = nil
             if let state = model.lastState, model.following { follow(state, &model) }
         }
         return []

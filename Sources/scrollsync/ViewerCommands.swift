@@ -140,7 +140,7 @@ final class AppBox: @unchecked Sendable {
 struct Present: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Present a document: show it full-screen and drive a room with it.",
-        discussion: "Keys: j/k or arrows (line), space/PgDn and b/PgUp (page), g/G (top/bottom), n/N (next/previous heading), t (take control), q (quit).")
+        discussion: "Keys: j/k or arrows (line), space/PgDn and b/PgUp (page), g/G (top/bottom), n/N (next/previous heading), / and ? (search forward/backward: type a pattern, Enter jumps to the next match and highlights it, an empty pattern repeats the last; the room moves with you), t (take control), f (follow the driver again after scrolling alone while another presenter drives), h or F1 (show the keys), q (quit).")
 
     @Argument(help: "The room, e.g. ws://127.0.0.1:8080/rooms/demo")
     var url: String
@@ -185,7 +185,7 @@ struct Present: ParsableCommand {
 struct Follow: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Follow a room: render its document and scroll with the presenter.",
-        discussion: "Scrolling yourself (j/k, arrows, space, PgUp/PgDn, g/G, n/N) detaches; f follows again; q quits. Without a terminal, or with --json, prints each state as one JSON line.")
+        discussion: "Scrolling yourself (j/k, arrows, space, PgUp/PgDn, g/G, n/N) or searching (/ or ? then a pattern and Enter; an empty pattern repeats the last) detaches; f follows again; h or F1 shows the keys; q quits. Without a terminal, or with --json, prints each state as one JSON line.")
 
     @Argument(help: "The room, e.g. ws://127.0.0.1:8080/rooms/demo; more URLs are tried in turn.")
     var urls: [String]

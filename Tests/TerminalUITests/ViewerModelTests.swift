@@ -132,28 +132,6 @@ struct PresenterHandOverTests {
     }
 }
 
-@Suite("The status line at any width")
-struct StatusLineTests {
-    @Test(arguments: [24, 40, 60, 80, 200])
-    func fieldsAreLeftOutWholeNeverCut(_ width: Int) {
-        var model = ViewerModel.follower(room: "r", localDocument: Document(text: sample, format: .markdown, name: "g.md"), width: width, height: 12)
-        _ = update(&model, .connection(.connected))
-        _ = update(&model, .server(.welcome(.init(room: "r", you: "me", role: .follower, state: nil, driver: "d1", driverName: "Ann Example",
-                                                   presence: Presence(presenters: 1, followers: 3, detached: 1), doc: nil))))
-        _ = update(&model, .roundTrip(milliseconds: 3))
-        _ = update(&model, .key(.character("G")))
-        let line = status(model)
-        let fields = statusFields(model).map(\.text)
-        #expect(DisplayWidth.of(line) <= max(width, DisplayWidth.of(" " + fields[0])), "\(width): \(line)")
-        // Every field shown is whole: the line is the kept fields joined.
-        let shown = line.dropFirst().components(separatedBy: "  ")
-        #expect(shown.allSatisfy { fields.contains($0) }, "\(width): \(line)")
-        #expect(shown.first == fields.first, "the role always shows")
-        if width >= 200 { #expect(shown.count == fields.count) }
-        if width == 40 { #expect(!line.contains("§") && line.contains("● live"), "\(line)") }
-    }
-}
-
 @Suite("Follower model")
 struct FollowerModelTests {
     static let document = Document(text: sample, format: .markdown, name: "guide.md")
@@ -267,9 +245,10 @@ struct FollowerModelTests {
         #expect(status(model).contains("moved 7 s ago"), "\(status(model))")
         _ = update(&model, .connection(.waiting(retryIn: 7.3, reason: "x")))
         #expect(!status(model).contains("rtt"), "no stale round trip while offline")
-        #expect(status(model).contains("retry in 7.3 s"), "\(status(model))")
+        #expect(status(model).hasPrefix(" ○ offline 7.3 s"), "offline first, in short: \(status(model))")
+        #expect(statusDetails(model) == ["○ offline, retry in 7.3 s (x)"], "the full form above it")
         _ = update(&model, .clock(19_400))
-        #expect(status(model).contains("retry in 5.3 s"), "the countdown counts: \(status(model))")
+        #expect(status(model).contains("offline 5.3 s"), "the countdown counts: \(status(model))")
     }
 
     @Test func resizeKeepsTheAnchorAtTheTop() throws {
