@@ -1,6 +1,8 @@
 import Foundation
 import ScrollModel
-import SyncClient
+import Synchronization
+@testable import SyncClient
+import Transport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -77,7 +79,10 @@ struct ServiceTests {
         return (cert, key)
     }
 
-    @Test(.timeLimit(.minutes(1))) func aRenewedCertificateServesNewHandshakesWhileOpenConnectionsStay() async throws {
+    /// Synchronous on purpose (the callback client, not `RoomSession`): an async test waits for
+    /// a free thread of the shared pool after every `await`, and in a full run blocking tests
+    /// hold them all for minutes.
+    @Test(.timeLimit(.minutes(1))) func aRenewedCertificateServesNewHandshakesWhileOpenConnectionsStay() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rotate-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -96,36 +101,41 @@ struct ServiceTests {
 
         var options = RoomOptions()
         options.verifyTLS = false
-        try await RoomSession.connect(to: server.url + "/rooms/talk?role=presenter&key=k", options: options) { presenter in
-            try await RoomSession.connect(to: server.url + "/rooms/talk", options: options) { follower in
-                var presenterEvents = presenter.events.makeAsyncIterator(), followerEvents = follower.events.makeAsyncIterator()
-                #expect(await SwiftAPITests.next(&presenterEvents) { if case .server(.welcome) = $0 { true } else { false } } != nil)
-                #expect(await SwiftAPITests.next(&followerEvents) { if case .server(.welcome) = $0 { true } else { false } } != nil)
-
-                try install(second)
-                server.child.signal(SIGHUP)
-                #expect(server.child.waitForOutput { $0.contains { $0.contains("reloaded") && $0.contains("certificate=\"read again\"") } },
-                        "\(server.child.output)")
-                #expect(try Self.subject(port: server.port).contains("CN = second"), "a new handshake sees the new certificate")
-
-                // The connections opened before the reload carry on, never reconnecting.
-                try await presenter.send(.scroll(ScrollUpdate(offset: 42, viewport: 10, content: 100)))
-                var seen = [RoomSession.Event]()
-                let state = await SwiftAPITests.next(&followerEvents) { event in
-                    seen.append(event)
-                    if case .server(.state(let state)) = event { return state.offset == 42 }
-                    return false
-                }
-                #expect(state != nil, "the follower opened before the reload gets the move")
-                #expect(!seen.contains { if case .connection = $0 { true } else { false } }, "and never reconnected: \(seen)")
-
-                // A broken certificate is refused; the renewed one stays.
-                try "not a certificate".write(toFile: cert, atomically: true, encoding: .utf8)
-                server.child.signal(SIGHUP)
-                #expect(server.child.waitForOutput { $0.contains { $0.contains("reload refused") && $0.contains("cert.pem") } }, "\(server.child.output)")
-                #expect(try Self.subject(port: server.port).contains("CN = second"))
-                #expect(server.isRunning)
-            }
+        let group = try EventLoopGroup(count: 1)
+        group.start()
+        defer { group.shutdown() }
+        let presenterEvents = Mutex<[RoomClient.Event]>([]), followerEvents = Mutex<[RoomClient.Event]>([])
+        let presenter = try RoomClient(urls: [try WebSocketURL(parsing: server.url + "/rooms/talk?role=presenter&key=k")], loop: group.loops[0],
+                                       options: options) { event in presenterEvents.withLock { $0.append(event) } }
+        let follower = try RoomClient(urls: [try WebSocketURL(parsing: server.url + "/rooms/talk")], loop: group.loops[0],
+                                      options: options) { event in followerEvents.withLock { $0.append(event) } }
+        presenter.start()
+        follower.start()
+        defer { presenter.stopAndWait(); follower.stopAndWait() }
+        func welcomed(_ events: borrowing Mutex<[RoomClient.Event]>) -> Int? {
+            events.withLock { $0.firstIndex { if case .message(.welcome) = $0 { true } else { false } } }
         }
+        #expect(eventually { welcomed(presenterEvents) != nil && welcomed(followerEvents) != nil }, "both joined over wss")
+        let joined = welcomed(followerEvents) ?? 0
+
+        try install(second)
+        server.child.signal(SIGHUP)
+        #expect(server.child.waitForOutput { $0.contains { $0.contains("reloaded") && $0.contains("certificate=\"read again\"") } },
+                "\(server.child.output)")
+        #expect(try Self.subject(port: server.port).contains("CN = second"), "a new handshake sees the new certificate")
+
+        // The connections opened before the reload carry on, never reconnecting.
+        presenter.send(.scroll(ScrollUpdate(offset: 42, viewport: 10, content: 100)))
+        #expect(eventually { followerEvents.withLock { $0.contains { if case .message(.state(let state)) = $0 { state.offset == 42 } else { false } } } },
+                "the follower opened before the reload gets the move")
+        let since = followerEvents.withLock { Array($0[(joined + 1)...]) }
+        #expect(!since.contains { if case .status = $0 { true } else { false } }, "and never reconnected: \(since)")
+
+        // A broken certificate is refused; the renewed one stays.
+        try "not a certificate".write(toFile: cert, atomically: true, encoding: .utf8)
+        server.child.signal(SIGHUP)
+        #expect(server.child.waitForOutput { $0.contains { $0.contains("reload refused") && $0.contains("cert.pem") } }, "\(server.child.output)")
+        #expect(try Self.subject(port: server.port).contains("CN = second"))
+        #expect(server.isRunning)
     }
 }
