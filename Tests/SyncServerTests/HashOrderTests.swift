@@ -22,10 +22,11 @@ struct HashOrderTests {
     @Test func aLateWriteBackBelowTheHashsSeqIsNotWritten() throws {
         let redis = try RedisServer()
         let group = try EventLoopGroup(count: 1)
-        group.start()
-        defer { group.shutdown() }
+        // Made before its loop runs (what a loop owns is set up there or before it starts).
         let engine = RedisRoomEngine(endpoint: try RedisEndpoint(url: redis.url), loop: group.loops[0], roomIdleSeconds: 60,
                                      logger: Logger(label: "test"))
+        group.start()
+        defer { group.shutdown() }
         engine.start()
         defer { engine.stop() }
         #expect(eventually(timeout: 15) { engine.isAvailable }, "the engine reached Redis")

@@ -102,13 +102,13 @@ struct ServiceTests {
         var options = RoomOptions()
         options.verifyTLS = false
         let group = try EventLoopGroup(count: 1)
-        group.start()
         defer { group.shutdown() }
         let presenterEvents = Mutex<[RoomClient.Event]>([]), followerEvents = Mutex<[RoomClient.Event]>([])
         let presenter = try RoomClient(urls: [try WebSocketURL(parsing: server.url + "/rooms/talk?role=presenter&key=k")], loop: group.loops[0],
                                        options: options) { event in presenterEvents.withLock { $0.append(event) } }
         let follower = try RoomClient(urls: [try WebSocketURL(parsing: server.url + "/rooms/talk")], loop: group.loops[0],
                                       options: options) { event in followerEvents.withLock { $0.append(event) } }
+        group.start()
         presenter.start()
         follower.start()
         defer { presenter.stopAndWait(); follower.stopAndWait() }
