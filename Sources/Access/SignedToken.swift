@@ -61,7 +61,7 @@ public struct TokenVerifier: Sendable {
         guard header["alg"]?.string == "HS256" else { return invalid("only alg HS256 is accepted, not \(header["alg"]?.string.map { String($0.prefix(20)) } ?? "none")") }
         guard header["typ"].map({ $0.string == "JWT" }) ?? true, header["crit"] == nil else { return invalid("unsupported header (typ or crit)") }
         let signed = Array(token.utf8.prefix(parts[0].count + 1 + parts[1].count))
-        guard ConstantTime.equal(Self.hmac(secret, signed), signature) else { return invalid("bad signature") }
+        guard ConstantTime.equal(Digest.hmacSHA256(key: secret, signed), signature) else { return invalid("bad signature") }
         guard let payload = try? payloadBytes.withUnsafeBytes({ try JSON.parse($0) }), case .object = payload else { return invalid("its claims are not a JSON object") }
         guard let room = payload["room"]?.string, Self.isRoomPattern(room) else { return invalid("\"room\" must be a room name or a prefix ending in *") }
         guard let role = payload["role"]?.string.flatMap(Role.init(rawValue:)) else { return invalid("\"role\" must be presenter or follower") }
@@ -97,18 +97,7 @@ public struct TokenVerifier: Sendable {
         if let expires = claims.expires { payload.field("exp", expires) }
         payload.endObject()
         let signed = Base64URL.encode(header.bytes) + "." + Base64URL.encode(payload.bytes)
-        return signed + "." + Base64URL.encode(Self.hmac(secret, Array(signed.utf8)))
-    }
-
-    package static func hmac(_ key: [UInt8], _ data: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 32
-        _ = key.withUnsafeBufferPointer { keyBytes in
-            data.withUnsafeBufferPointer { dataBytes in
-                HMAC(EVP_sha256(), keyBytes.baseAddress, Int32(keyBytes.count), dataBytes.baseAddress, dataBytes.count, &out, &length)
-            }
-        }
-        return out
+        return signed + "." + Base64URL.encode(Digest.hmacSHA256(key: secret, Array(signed.utf8)))
     }
 
     /// A room name, or a prefix of one followed by `*`.

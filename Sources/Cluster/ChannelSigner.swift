@@ -1,3 +1,4 @@
+import Access
 import COpenSSL
 import RoomKit
 import ScrollModel
@@ -69,14 +70,7 @@ package struct ChannelSigner: Sendable {
         data += channel.utf8
         data.append(10)
         data += message
-        var out = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 32
-        _ = secret.withUnsafeBufferPointer { key in
-            data.withUnsafeBufferPointer { bytes in
-                HMAC(EVP_sha256(), key.baseAddress, Int32(key.count), bytes.baseAddress, bytes.count, &out, &length)
-            }
-        }
-        return out
+        return Digest.hmacSHA256(key: secret, data)
     }
 
     private static func sha1(_ bytes: [UInt8]) -> [UInt8] {
