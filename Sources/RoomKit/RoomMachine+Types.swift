@@ -19,14 +19,8 @@ extension RoomMachine {
 
         package init(id: SessionID, role: Role, name: String? = nil, key: String? = nil, followKey: (@Sendable (String) -> Bool)? = nil,
                      authorized: Bool = false, keyRequired: Bool = false, newFollowKey: NewFollowKey? = nil) {
-            self.id = id
-            self.role = role
-            self.name = name
-            self.key = key
-            self.followKey = followKey
-            self.authorized = authorized
-            self.keyRequired = keyRequired
-            self.newFollowKey = newFollowKey
+            (self.id, self.role, self.name, self.key) = (id, role, name, key)
+            (self.followKey, self.authorized, self.keyRequired, self.newFollowKey) = (followKey, authorized, keyRequired, newFollowKey)
         }
     }
 
