@@ -35,11 +35,11 @@ extension LocalRoomHub {
                     refusals.count(.roomCreations)
                     return .failure(ProtocolError(.rateLimited, "\(reason); try again in \(retryAfter) s"))
                 }
-                let room = Room(core: RoomCore(name: name), loops: loops.count, presenceIntervalMilliseconds: options.presenceIntervalMilliseconds,
+                // With a store, its first seq waits for a written ceiling.
+                let room = Room(core: RoomCore(name: name), seq: store != nil ? SeqReservation(written: 0) : .unbounded, loops: loops.count, presenceIntervalMilliseconds: options.presenceIntervalMilliseconds,
                                 attached: !shared)
                 room.guarded.withLock { guarded in
                     if role == .follower { guarded.creator = member.address }
-                    if store != nil { guarded.machine.seq = SeqReservation(written: 0) }  // its first seq waits for a written ceiling
                     guarded.emptySince = member.peer.channel.loop.now  // until a join succeeds
                 }
                 rooms[name] = room
@@ -56,7 +56,7 @@ extension LocalRoomHub {
                 } else if engine?.isAvailable == true {
                     // The engine came up as this room was made here alone, perhaps after it
                     // reconciled the rooms it knew: this one goes through it now.
-                    reconcile(room, name: name)
+                    reconcile(room, name: name, on: member.peer.channel.loop)
                 }
             }
             // The retry is made only when the join has to wait (most joins do not).

@@ -52,9 +52,9 @@ extension LocalRoomHub {
         /// Compressor for shared frames; used only with the room locked.
         let deflater = Deflater(windowBits: 15, noContextTakeover: true)
 
-        init(core: RoomCore, loops: Int, presenceIntervalMilliseconds: Int, attached: Bool = true) {
+        init(core: RoomCore, seq: SeqReservation, loops: Int, presenceIntervalMilliseconds: Int, attached: Bool = true) {
             name = core.name
-            guarded = Mutex(Guarded(machine: Machine(core: core), locals: Array(repeating: nil, count: loops),
+            guarded = Mutex(Guarded(machine: Machine(core: core, seq: seq), locals: Array(repeating: nil, count: loops),
                                     presenceThrottle: PresenceThrottle(intervalMilliseconds: presenceIntervalMilliseconds), attached: attached))
         }
     }

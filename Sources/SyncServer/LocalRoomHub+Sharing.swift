@@ -120,13 +120,15 @@ extension LocalRoomHub: SharedRoomsDelegate {
         guard available else { return }
         // Back after an outage (or first connected): merge what each room did here alone.
         let all = rooms.withLock { Array($0) }
-        for (name, room) in all { reconcile(room, name: name) }
+        guard let loop = homeLoop else { return }
+        for (name, room) in all { reconcile(room, name: name, on: loop) }
     }
 
     /// Merges what `room` did here alone into the shared room, and takes what comes back.
-    func reconcile(_ room: Room, name: String) {
-        guard let engine else { return }
-        guard let loop = homeLoop else { return }
+    /// `loop`: the caller's (a join's, which found the engine back, or the engine's); the
+    /// engine's answer is taken on the room's home loop.
+    func reconcile(_ room: Room, name: String, on loop: EventLoop) {
+        guard let engine, let home = homeLoop else { return }
         let (local, _) = withRoom(room, on: loop) { guarded, steps -> RoomSnapshot? in
             guard guarded.attached else { return nil }
             guarded.announce = true
@@ -144,7 +146,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
         }
         guard let local else { return }
         engine.reconcile(room: name, local: local) { [self] snapshot in
-            withRoom(room, on: loop) { guarded, steps in
+            withRoom(room, on: home) { guarded, steps in
                 guard let snapshot else {
                     step(.merged(nil), in: &guarded, &steps)
                     return

@@ -121,11 +121,10 @@ public final class LocalRoomHub: RoomHub {
                 let core = RoomCore(name: stored.name, state: state, document: stored.document,
                                     presenterKey: stored.keyDigest.map { Array($0.utf8) }, locked: stored.locked, seqBase: base,
                                     followKey: stored.followKey)
-                let room = Room(core: core, loops: loops.count, presenceIntervalMilliseconds: options.presenceIntervalMilliseconds)
+                let room = Room(core: core, seq: SeqReservation(written: base), loops: loops.count, presenceIntervalMilliseconds: options.presenceIntervalMilliseconds)
                 documents.count(stored.document?.text.utf8.count ?? 0)
                 room.guarded.withLock { guarded in
                     guarded.emptySince = now
-                    guarded.machine.seq = SeqReservation(written: base)
                     save(&guarded)  // asks for a block above the restored seq
                     restoreRecording(in: &guarded, room: stored.name, now: now)
                 }
