@@ -143,6 +143,9 @@ extension RoomMachine {
         let interval = SharedTiming.writeBackNanoseconds
         func elapsed(since start: UInt64) -> UInt64 { now > start ? now - start : 0 }
         guard driverLeadsHere else {
+            // Another node's driver, or none: passed on at most once per interval, however
+            // often asked (issue 46.7: every node answering every `Q` made answers grow with
+            // the questions); still answered when the lease holder's node died and cannot.
             if let last = passedOnAt, elapsed(since: last) < interval { return [] }
             passedOnAt = now
             return [.passOn(state, keep: false)]
