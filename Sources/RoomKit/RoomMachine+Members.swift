@@ -31,14 +31,13 @@ extension RoomMachine {
                 if context.shared, let digest = core.presenterKeyText { put(.bindKey(digest)) }
             }
             if context.shared, request.role == .presenter, core.driver == nil { put(.claimControl(request.id)) }
-            if request.role == .presenter, let followKey = request.newFollowKey {
+            let followKey = request.role == .presenter ? request.newFollowKey : nil
+            if effects[..<front].contains(where: { if case .bindKey = $0 { true } else { false } }) {
                 // A key bound here may lose to one another node bound first: the follow key
-                // waits for the engine's word (`keyBound`).
-                if effects[..<front].contains(where: { if case .bindKey = $0 { true } else { false } }) {
-                    followKeyAfterBinding = followKey
-                } else {
-                    for effect in setFollowKey(followKey, shared: context.shared) { put(effect) }
-                }
+                // given with it (if any) waits for the engine's word on this binding (`keyBound`).
+                followKeyAfterBinding = followKey
+            } else if let followKey {
+                for effect in setFollowKey(followKey, shared: context.shared) { put(effect) }
             }
             return effects
         }
