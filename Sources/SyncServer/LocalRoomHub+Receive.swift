@@ -60,7 +60,7 @@ extension LocalRoomHub {
                 // the state, its members hear it at once, and the engine publishes it as it is.
                 // (While the room is merged after an outage, the machine holds it until the
                 // merge says who leads.)
-                return .led(step(.lead(update, from: sender.id, sender: Unchecked(sender)), in: &guarded, room: room, loop: loop))
+                return .led(step(.lead(update, from: sender.id, sender: MemberReference(sender)), in: &guarded, room: room, loop: loop))
             case .scroll(let update):
                 let proposed = guarded.machine.proposed
                 let previous = proposed.flatMap { SessionID($0.by) } == sender.id ? proposed : guarded.core.state
@@ -96,7 +96,7 @@ extension LocalRoomHub {
     /// Applies a message on this node alone (no engine, or it is unavailable); returns the
     /// refusal to answer it with.
     func receiveHere(_ message: ClientMessage, from member: RoomMember, room: Room) -> ProtocolError? {
-        let effects = step(.message(message, from: member.id, sender: Unchecked(member)), in: room, loop: member.peer.channel.loop)
+        let effects = step(.message(message, from: member.id, sender: MemberReference(member)), in: room, loop: member.peer.channel.loop)
         return finish(effects, room: room, answering: member)
     }
 
@@ -171,18 +171,18 @@ extension LocalRoomHub {
         var answer: ProtocolError?
         for effect in effects {
             switch effect {
-            case .refuse(let error, let sender) where sender.value === member:
+            case .refuse(let error, let sender) where sender.object === member:
                 answer = error
             case .refuse(let error, let sender):
-                sender.value.peer.channel.loop.execute { sender.value.peer.send(text: ServerMessage.error(error)) }
+                sender.member.peer.channel.loop.execute { sender.member.peer.send(text: ServerMessage.error(error)) }
             case .releaseHeld(let sender):
                 // Applied on the sender's loop, where its member lives (the newest held scroll then).
-                let loop = sender.value.peer.channel.loop
+                let loop = sender.member.peer.channel.loop
                 loop.execute { [self] in finish(step(.releaseHeld, in: room, loop: loop), room: room) }
             case .resend(let message, let sender):
-                let loop = sender.value.peer.channel.loop
+                let loop = sender.member.peer.channel.loop
                 loop.execute { [self] in
-                    let member = sender.value
+                    let member = sender.member
                     guard member.roomHandle === room else { return }
                     if let error = receive(message, from: member) { member.peer.send(text: ServerMessage.error(error)) }
                 }
