@@ -30,13 +30,16 @@ struct BrowserViewerTests {
     static let rendered = "document.querySelectorAll('main .block').length > 10"
 
     /// Shares FollowAcrossWidthsTests' guide from `presenter`.
-    static func shareGuide(_ presenter: RoomConnection) {
+    static func shareGuide(_ presenter: RoomConnection) { share(FollowAcrossWidthsTests.document, name: "guide.md", from: presenter) }
+
+    /// Shares Markdown `text` as `name` from `presenter`.
+    static func share(_ text: String, name: String, from presenter: RoomConnection) {
         var writer = JSONWriter()
         writer.beginObject()
         writer.field("type", "document")
-        writer.field("name", "guide.md")
+        writer.field("name", name)
         writer.field("format", "markdown")
-        writer.field("text", FollowAcrossWidthsTests.document)
+        writer.field("text", text)
         writer.endObject()
         presenter.send(String(decoding: writer.bytes, as: UTF8.self))
     }
