@@ -76,6 +76,8 @@ package struct RoomMachine<Sender> {
     /// `SeqReservation.block`, the most a state may leap before a node fetches the room again.
     package static var handoverLeap: Int { 1024 }
 
+    /// Takes `event`: the room's next state, and the effects for the hub to carry out.
+    @_specialize(exported: true, where Sender == MemberReference)  // the hub's (see MemberReference)
     package mutating func step(_ event: Event, _ context: Context) -> [Effect] {
         switch event {
         case .join(let request):

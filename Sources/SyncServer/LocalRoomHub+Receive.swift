@@ -12,18 +12,18 @@ import WebSocketCore
 extension LocalRoomHub {
     public func receive(_ message: ClientMessage, from member: RoomMember) -> ProtocolError? {
         guard let room = member.roomHandle as? Room else { return ProtocolError(.badMessage, "not in a room") }
-        return step(.message(message, from: member.id, sender: Unchecked(member)), in: room, on: member.peer.channel.loop, answering: member)
+        return step(.message(message, from: member.id, sender: MemberReference(member)), in: room, on: member.peer.channel.loop, answering: member)
     }
 
     /// Sends a member's checked change to the engine, which orders it and brings it back to
     /// every node; its refusal goes to the member, and a change the engine could not take
     /// (it went away with the change in flight) is applied here, as while it is away.
-    func share(_ request: Room.Machine.SharedRequest, message: ClientMessage, from sender: Unchecked<RoomMember>, room: Room) {
+    func share(_ request: Room.Machine.SharedRequest, message: ClientMessage, from sender: MemberReference, room: Room) {
         guard let engine else { return }
-        let loop = sender.value.peer.channel.loop
+        let loop = sender.member.peer.channel.loop
         let done: @Sendable (EngineResult) -> Void = { [self] result in
             loop.execute { [self] in
-                let member = sender.value
+                let member = sender.member
                 guard member.roomHandle === room else { return }
                 switch result {
                 case .done: break
@@ -36,7 +36,7 @@ extension LocalRoomHub {
             }
         }
         switch request {
-        case .scroll(let state): engine.scroll(room: room.name, session: sender.value.id.description, suffix: stateSuffix(state), done: done)
+        case .scroll(let state): engine.scroll(room: room.name, session: sender.member.id.description, suffix: stateSuffix(state), done: done)
         case .control(let action): engine.control(room: room.name, action, done: done)
         case .document(let document): engine.share(document: ServerMessage.document(document), room: room.name, done: done)
         }

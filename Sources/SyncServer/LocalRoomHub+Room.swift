@@ -6,8 +6,9 @@ import Synchronization
 
 extension LocalRoomHub {
     final class Room: @unchecked Sendable {
-        /// What the hub names a member by in its rooms' machines.
-        typealias Machine = RoomMachine<Unchecked<RoomMember>>
+        /// What the hub names a member by in its rooms' machines: the one `Sender` RoomKit
+        /// compiles the machine for (`MemberReference`).
+        typealias Machine = RoomMachine<MemberReference>
 
         struct Guarded: Sendable {
             /// The room's rules and state (`step` runs it).
@@ -58,4 +59,9 @@ extension LocalRoomHub {
                                     presenceThrottle: PresenceThrottle(intervalMilliseconds: presenceIntervalMilliseconds), attached: attached))
         }
     }
+}
+
+extension MemberReference {
+    /// The member a room's machine names (the hub makes every reference from a `RoomMember`).
+    var member: RoomMember { unsafeDowncast(object, to: RoomMember.self) }
 }

@@ -114,18 +114,18 @@ extension LocalRoomHub {
                 engine?.publish(led: ServerMessage.state(state), seq: state.seq, room: room.name, keep: keep)
             case .scheduleOrderAgain(let delay):
                 steps.loop.schedule(after: delay) { [weak self] in self?.orderAgain(room) }
-            case .refuse(let error, let sender) where ObjectIdentifier(sender.value) == steps.member:
+            case .refuse(let error, let sender) where ObjectIdentifier(sender.object) == steps.member:
                 steps.answer = error
             case .refuse(let error, let sender):
-                sender.value.peer.channel.loop.execute { sender.value.peer.send(text: ServerMessage.error(error)) }
+                sender.member.peer.channel.loop.execute { sender.member.peer.send(text: ServerMessage.error(error)) }
             case .releaseHeld(let sender):
                 // Applied on the sender's loop, where its member lives (the newest held scroll then).
-                let loop = sender.value.peer.channel.loop
+                let loop = sender.member.peer.channel.loop
                 loop.execute { [self] in step(.releaseHeld, in: room, on: loop) }
             case .resend(let message, let sender):
-                let loop = sender.value.peer.channel.loop
+                let loop = sender.member.peer.channel.loop
                 loop.execute { [self] in
-                    let member = sender.value
+                    let member = sender.member
                     guard member.roomHandle === room else { return }
                     if let error = receive(message, from: member) { member.peer.send(text: ServerMessage.error(error)) }
                 }
