@@ -56,6 +56,8 @@ extension LocalRoomHub {
             /// only once the engine answers that this key is the room's (another node may
             /// have bound another first, unknown here).
             var followKeyAfterBinding: String?
+            /// Its terminal readers' views, while it has readers.
+            var screens: ScreenReaders?
         }
 
         let name: String
