@@ -125,7 +125,7 @@ let package = Package(
         .executableTarget(
             name: "scrollsync",
             dependencies: [
-                "SyncServer", "Access", "SyncClient", "LoadTesting", "TerminalUI", "ScrollModel", "Transport", "TextSafety",
+                "SyncServer", "Access", "SyncClient", "LoadTesting", "TerminalUI", "TerminalFrames", "ScrollModel", "Transport", "TextSafety",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
