@@ -144,7 +144,7 @@ let package = Package(
             name: "SyncServerTests",
             dependencies: [
                 "SyncServer", "RoomKit", "Access", "Cluster", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
-                "scrollsync", "follow-example", .product(name: "MetricsTestKit", package: "swift-metrics"),
+                "scrollsync", "follow-example", "TestSupport", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             exclude: ["Peers"]
         ),

@@ -39,8 +39,8 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     public let leaseMilliseconds = 5000
     /// Milliseconds Redis keeps a room nobody touches.
     package let roomIdleMilliseconds: Int
-    package let commands: RedisConnection
-    private let subscriber: RedisConnection
+    package let commands: any RedisLink
+    private let subscriber: any RedisLink
     private let available = Atomic<Bool>(false)
     /// Rooms whose snapshot (a fetch or a merge) is on its way, and the changes heard meanwhile.
     package var attaching: [String: SnapshotWait] = [:]
@@ -76,9 +76,11 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     package let limits: ClientMessage.Limits
 
     /// `node` names this node on every shard; `counters` may be shared by several engines
-    /// (a cluster's masters come and go, its counts stay).
+    /// (a cluster's masters come and go, its counts stay). `links` makes its two links to
+    /// Redis (nil: `RedisConnection`s to `endpoint`; a test's simulated Redis otherwise).
     public init(endpoint: RedisEndpoint, loop: EventLoop, roomIdleSeconds: Int, limits: ClientMessage.Limits = .init(), logger: Logger,
-                sharded: Bool = false, node: String? = nil, counters: EngineCounters? = nil, secret: String? = nil) {
+                sharded: Bool = false, node: String? = nil, counters: EngineCounters? = nil, secret: String? = nil,
+                links: RedisLinkFactory? = nil) {
         self.endpoint = endpoint
         signer = secret.map(ChannelSigner.init(secret:))
         self.sharded = sharded
@@ -90,11 +92,10 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         self.logger = logger
         roomIdleMilliseconds = max(60, roomIdleSeconds) * 1000
         self.node = node ?? SessionID.make().description
-        commands = RedisConnection(endpoint: endpoint, loop: loop, corkNanoseconds: Self.corkNanoseconds)
+        let link = links ?? { role, cork in RedisConnection(endpoint: endpoint, loop: loop, role: role, corkNanoseconds: cork) }
+        commands = link(.commands, Self.corkNanoseconds)
         var onMessage: ((ArraySlice<UInt8>, [UInt8]) -> Void)?
-        subscriber = RedisConnection(endpoint: endpoint, loop: loop, role: .subscriber(sharded: sharded) { channel, payload in
-            onMessage?(channel[...], payload)
-        })
+        subscriber = link(.subscriber(sharded: sharded) { channel, payload in onMessage?(channel[...], payload) }, nil)
         onMessage = { [unowned self] channel, payload in received(channel: channel, payload: payload) }
         commands.onStatus = { [unowned self] _ in statusChanged() }
         commands.onRedirect = { [unowned self] channel in onRedirect(channel) }
