@@ -201,13 +201,16 @@ package struct RoomMachine<Sender> {
         case .led(let state):
             return takeLed(state)
         case .leadAgain:
-            guard driverLeadsHere, let driver = core.driver,
-                  var state = orderedHere?.by == driver.description ? orderedHere : core.state else { return [] }
-            state.seq = core.lastSeq + (leapsNextLead ? Self.handoverLeap : 1)
+            // Ordered under the current lease: `by` is its driver (whose own place, if it moved
+            // under this lease, or the room's place passed on to it), above everything this node
+            // ordered; heard here when it comes back on the channel, as `lead`'s.
+            guard driverLeadsHere, let driver = core.driver, var state = orderedHere ?? core.state else { return [] }
+            let own = orderedHere != nil
+            state.by = driver.description
+            state.seq = max(core.lastSeq, orderedHere?.seq ?? 0) + (leapsNextLead || !own ? Self.handoverLeap : 1)
             leapsNextLead = false
-            guard core.adopt(state: state) else { return [] }
             orderedHere = state
-            return [.broadcast(.state(state)), .publishLed(state)]
+            return [.publishLed(state)]
         case .snapshot(let snapshot):
             return adopt(snapshot, context)
         case .merging:
@@ -307,22 +310,30 @@ package struct RoomMachine<Sender> {
         return [.releaseHeld(on: held.sender)]
     }
 
+    /// The driver's scroll on the lease holder's node: numbered here (one above the newest this
+    /// node ordered or adopted; a new lease's first state, or the first after the room was
+    /// fetched again, leaps by `handoverLeap`) and published; members here hear it when it comes
+    /// back on the room's channel, by the same rule as on every node (`takeLed`): the channel is
+    /// the order, so a state ordered after Redis moved the lease is dropped everywhere, here too
+    /// (docs/cluster.md, divergence 1).
     private mutating func lead(_ update: ScrollUpdate, from id: SessionID, sender: Sender) -> [Effect] {
         if waitsForMerge(id) {
             heldForMerge = (update, id, sender)  // a newer scroll replaces the one waiting
             return []
         }
+        let own = orderedHere?.by == id.description ? orderedHere : nil
         var state: ScrollState
-        switch core.proposeScroll(update, from: id) {
+        switch core.proposeScroll(update, from: id, after: .some(own ?? core.state)) {
         case .failure(let error): return [.refuse(error, to: sender)]
         case .success(let next): state = next
         }
-        if let last = core.state, last.by != state.by || leapsNextLead { state.seq = core.lastSeq + Self.handoverLeap }
+        let base = max(core.lastSeq, own?.seq ?? 0)
+        let leaps = leapsNextLead || (own == nil && core.state.map { $0.by != state.by } == true)
+        state.seq = base + (leaps ? Self.handoverLeap : 1)
         leapsNextLead = false
         proposed = nil
-        guard core.adopt(state: state) else { return [] }
         orderedHere = state
-        return [.broadcast(.state(state)), .publishLed(state)]
+        return [.publishLed(state)]
     }
 
     /// A led state: from the driver this node knows (one from a node that lost the lease to

@@ -90,7 +90,9 @@ final class ClusterSimulation {
     /// Moves virtual time, every timer at its own time, and takes what members were sent.
     func advance(_ nanoseconds: UInt64) {
         loop.advance(to: loop.now + nanoseconds)
+        let before = checker.broken.count
         for member in members { member.take(&checker) }
+        if checker.broken.count > before, let first = checker.broken.dropFirst(before).first { note("broken: \(first)") }
     }
 
     private func note(_ text: String) {
