@@ -424,9 +424,10 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
             settle(room)  // a fetch of the same room waiting for the newest state answers first (it ran first)
             let snapshot = answer.isError ? nil : snapshotFrom(answer, room: room)
             answered(room, snapshot, reply)
-            // As after a fetch: a driven room's newest state may not be in its hash yet; the
-            // nodes that hold the room publish theirs (the lease holder's ordered again).
-            if snapshot?.driver != nil {
+            // As after a fetch: a room's newest state may not be in its hash yet (written back
+            // every 250 ms, and a merge publishes only its driver's); the nodes that hold the
+            // room publish theirs (the lease holder's ordered again), driven or not.
+            if snapshot != nil {
                 commands.send([Array(publishCommand.utf8), Array(k.channel.utf8), signed(Array(("Q " + node).utf8), channel: k.channel)])
             }
         }

@@ -403,10 +403,16 @@ extension RoomMachine {
         takenDigest = nil
         var effects = [Effect]()
         // Driver, then document, then state: a member hears who drives before that driver's
-        // state (docs/cluster.md I5).
+        // state (docs/cluster.md I5). A state by another driver (the hash's, written before
+        // the new driver moved) goes before the change, while its own driver is still the one
+        // members know.
         let driver = snapshot.driver.flatMap(SessionID.init)
         leaseHolder = driver
         leapsNextLead = true
+        if let state = snapshot.state, driver != nil, state.by != driver?.description, state.by == core.driver?.description,
+           core.adopt(state: state) {
+            effects.append(.broadcast(.state(state)))
+        }
         if driver != core.driver || (driver != nil && snapshot.driverName != core.driverName) {
             core.adopt(driver: driver, name: snapshot.driverName)
             effects.append(.broadcast(.driver(driver, name: snapshot.driverName)))

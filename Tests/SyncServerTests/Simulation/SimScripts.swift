@@ -123,8 +123,9 @@ enum SimScripts {
         var suffix: [UInt8]?
         if mine && !arg(4).isEmpty {
             suffix = arg(4)
-        } else if localSeq >= cur && localSeq > 0 {
-            suffix = redis.hget(hash, "suf") ?? (arg(4).isEmpty ? nil : arg(4))
+        } else if localSeq > cur && !arg(4).isEmpty {
+            redis.hset(hash, "seq", text(3))
+            redis.hset(hash, "suf", arg(4))
         }
         if let suffix {
             let seq = max(cur, localSeq) + 1
