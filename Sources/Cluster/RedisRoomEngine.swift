@@ -279,13 +279,14 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         case .claim(let id, let named): (mode, session, name, stale) = ("claim", id, named, "")
         case .inherit(let id, let named, let previous): (mode, session, name, stale) = ("inherit", id, named, previous)
         case .release(let id): (mode, session, name, stale) = ("release", id, nil, "")
+        case .lapse(let previous): (mode, session, name, stale) = ("lapse", "", nil, previous)
         }
         loop.execute { [self] in
             let k = keys(room)
             // The room's newest led state goes into its hash before control changes: what a
             // node fetches after a release or hand-over is the driver's last.
             writeBack(room: room)
-            let message = mode == "release" ? ServerMessage.driver(nil, name: nil) : ServerMessage.driver(session, name: name)
+            let message = mode == "release" || mode == "lapse" ? ServerMessage.driver(nil, name: nil) : ServerMessage.driver(session, name: name)
             counters.scriptedChanges.add(1, ordering: .relaxed)
             commands.send(["EVAL", scripts.control, "2", k.hash, k.lease, mode, session, name ?? "", stale, String(leaseMilliseconds),
                            String(roomIdleMilliseconds), k.channel].map { Array($0.utf8) } + [message, scriptKey(message, channel: k.channel)]) { answer in

@@ -60,12 +60,12 @@ package enum Scripts {
         local mode, session = ARGV[1], ARGV[2]
         if mode == 'claim' then
           if holder then return 0 end
-        elseif mode == 'inherit' then
+        elseif mode == 'inherit' or mode == 'lapse' then
           if holder or redis.call('HGET', KEYS[1], 'driver') ~= ARGV[4] then return 0 end
         elseif mode == 'release' then
           if holder ~= session then return 0 end
         end
-        if mode == 'release' then
+        if mode == 'release' or mode == 'lapse' then
           redis.call('DEL', KEYS[2])
           redis.call('HSET', KEYS[1], 'driver', '', 'dname', '')
         else

@@ -210,6 +210,10 @@ extension LocalRoomHub: SharedRoomsDelegate {
                         engine.control(room: name, .renew(session: driver.description)) { _ in }
                     } else if let id = core.members.firstID(where: { $0.role == .presenter }) {
                         engine.control(room: name, .inherit(session: id.description, name: core.names[id], stale: driver.description)) { _ in }
+                    } else if heartbeat {
+                        // Nobody here to inherit it: if the driver's lease lapsed (its node died),
+                        // every node is told the room is undriven (at most every 5 s per room).
+                        engine.control(room: name, .lapse(stale: driver.description)) { _ in }
                     }
                 }
                 if heartbeat && !core.isEmpty { engine.presence(room: name, counts: core.presence) }

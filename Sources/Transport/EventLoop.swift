@@ -257,6 +257,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Moves the clock to `deadline` one due timer (or tick) at a time, so each runs at its own
     /// time rather than all at the end (a simulation's virtual time).
     public func advance(to deadline: UInt64) {
+        advance()  // tasks queued before: the timers they set may fall before the deadline
         while now < deadline {
             let next = min(deadline, nextTick, timers.last?.deadline ?? deadline)
             advance(by: next > now ? next - now : 0)

@@ -182,19 +182,24 @@ final class ClusterSimulation {
             pausedUntil[node] = loop.now + pause
             for link in redis.links where link.node == node { link.frozenUntil = loop.now + pause }
         case 2:
-            note("node \(node) crashes; a new node \(servers.count) starts")
-            for link in redis.links where link.node == node { link.stop() }
-            for member in members where member.node == node && member.alive {
-                member.alive = false
-                member.client.connection.hangUp()
-            }
-            servers[node]?.shutdown()
-            servers[node] = nil
-            try? addNode()
+            crash(node)
         default:
             note("redis restarts empty")
             redis.restartEmpty()
         }
+    }
+
+    /// `node` dies (its members' connections and its links to Redis with it); a new node starts.
+    func crash(_ node: Int) {
+        note("node \(node) crashes; a new node \(servers.count) starts")
+        for link in redis.links where link.node == node { link.stop() }
+        for member in members where member.node == node && member.alive {
+            member.alive = false
+            member.client.connection.hangUp()
+        }
+        servers[node]?.shutdown()
+        servers[node] = nil
+        try? addNode()
     }
 
     // MARK: Quiescence

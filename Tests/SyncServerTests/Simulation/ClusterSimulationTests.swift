@@ -49,6 +49,26 @@ struct ClusterSimulationTests {
         try Self.run((first..<(first + UInt64(Self.setting("SEEDS", 100)))).filter { !open.contains($0) })
     }
 
+    /// Divergence 6: the driver's node dies with only followers elsewhere. Its lease lapses;
+    /// every node then agrees nobody drives (`lapse`), and a follower who joins on a new node
+    /// is told the same, with the room's newest state.
+    @Test func afterTheDriversNodeDiesEveryNodeAgreesNobodyDrives() throws {
+        var options = ClusterSimulation.Options()
+        options.nodes = 2
+        let simulation = try ClusterSimulation(seed: 6, options: options)
+        simulation.join(.presenter, on: 0)
+        simulation.join(.follower, on: 1)
+        simulation.advance(100_000_000)
+        simulation.scroll(simulation.members[0])
+        simulation.advance(100_000_000)
+        #expect(simulation.members[1].state != nil && simulation.members[1].driver == simulation.members[0].id)
+        simulation.crash(0)
+        simulation.quiesce()
+        #expect(simulation.members[1].driver == nil, "the survivor's follower is told nobody drives")
+        let outcome = simulation.outcome
+        #expect(outcome.broken.isEmpty, "\(outcome.description)")
+    }
+
     @Test func seedsThatBrokeAnInvariantOnceKeepThem() throws {
         try Self.run(Self.kept.filter(\.fixed).map(\.seed))
     }

@@ -72,11 +72,11 @@ enum SimScripts {
         let (mode, session) = (argv[0], argv[1])
         switch mode {
         case "claim": if holder != nil { return .integer(0) }
-        case "inherit": if holder != nil || redis.hgetText(keys[0], "driver") != argv[3] { return .integer(0) }
+        case "inherit", "lapse": if holder != nil || redis.hgetText(keys[0], "driver") != argv[3] { return .integer(0) }
         case "release": if holder != session { return .integer(0) }
         default: break
         }
-        if mode == "release" {
+        if mode == "release" || mode == "lapse" {
             redis.del(keys[1])
             redis.hset(keys[0], "driver", "")
             redis.hset(keys[0], "dname", "")
