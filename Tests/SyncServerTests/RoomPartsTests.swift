@@ -10,6 +10,13 @@ import Transport
 /// reservation and the presence throttle.
 @Suite("Room parts")
 struct RoomPartsTests {
+    /// The hub's rooms run the machine RoomKit compiled for them: with a `Sender` of the hub's
+    /// own (it was `Unchecked<RoomMember>`), every step ran generic code that looked up its
+    /// types' metadata, some 60 instructions more per delivery (docs/benchmarks-log.md).
+    @Test func theHubsMachineIsTheOneRoomKitSpecializes() {
+        #expect(LocalRoomHub.Room.Machine.self == RoomMachine<MemberReference>.self)
+    }
+
     /// 1–64 of `A–Z a–z 0–9 . _ -`, and never `.` or `..` (a browser rewrites them out of a path).
     @Test(arguments: [("a", true), ("Room_1.x-2", true), ("...", true), (".a", true), ("a..", true), (String(repeating: "z", count: 64), true),
                       ("", false), (".", false), ("..", false), (String(repeating: "z", count: 65), false), ("bad name", false),
