@@ -50,7 +50,9 @@ struct Replay: ParsableCommand {
             case .status(.refused(let reason)):
                 refusal.withLock { $0 = reason }
                 joined.signal()
-            case .message(.error(let code, let message)): log("the room refused a move: \(code): \(message)", to: STDERR_FILENO)
+            case .message(.error(let code, let message)):
+                ReplayProgress.makeRoomForALine()  // the progress line comes back with the next move
+                log("the room refused a move: \(code): \(message)", to: STDERR_FILENO)
             default: break
             }
         }
@@ -107,6 +109,12 @@ struct ReplayProgress {
         let line = "\r\u{1B}[K▶ \(Player.clock(min(time, seconds))) / \(Player.clock(seconds))  \(played)/\(events) events"
         _ = writeAll(STDERR_FILENO, Array(line.utf8))
         shown = true
+    }
+
+    /// Clears the progress line, if standard error is a terminal, so that a line logged from
+    /// another thread starts at the left edge.
+    static func makeRoomForALine() {
+        if isatty(STDERR_FILENO) == 1 { _ = writeAll(STDERR_FILENO, Array("\r\u{1B}[K".utf8)) }
     }
 
     /// Takes the line away (before a line of its own is logged, and at the end).
