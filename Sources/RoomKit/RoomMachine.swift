@@ -84,11 +84,11 @@ package struct RoomMachine<Sender> {
             return join(request, context)
         case .leave(let id):
             let drove = core.driver == id
-            var broadcasts = core.leave(id)
-            guard drove, context.shared else { return broadcasts.map(Effect.broadcast) }
-            // The release comes back from the engine as a driver change for every node.
-            broadcasts.removeAll { if case .driver = $0 { true } else { false } }
-            return broadcasts.map(Effect.broadcast) + [.releaseControl(id)]
+            let broadcasts = core.leave(id).map(Effect.broadcast)
+            // Members here hear at once that nobody drives (the room here no longer has a
+            // driver: the release, when it comes back, changes nothing here and would not be
+            // heard); the engine's release tells every other node.
+            return drove && context.shared ? broadcasts + [.releaseControl(id)] : broadcasts
         case .message(let message, let id, let sender):
             return context.shared ? share(message, from: id, sender: sender, context) : receive(message, from: id, sender: sender, context)
         case .unshared(let message, let id, let sender):
@@ -134,6 +134,8 @@ package struct RoomMachine<Sender> {
             return [.save]
         case .keepLease:
             return keepLease()
+        case .checkLapse:
+            return checkLapse()
         case .stateWanted(let now):
             return stateWanted(now: now)
         case .orderAgain(let now):

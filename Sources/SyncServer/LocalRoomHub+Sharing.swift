@@ -170,6 +170,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
             let (resyncDue, _) = withRoom(room, on: loop) { guarded, steps -> Bool in
                 guard guarded.attached, !guarded.removed else { return false }
                 step(.keepLease, in: &guarded, &steps)
+                if heartbeat { step(.checkLapse, in: &guarded, &steps) }
                 let core = guarded.core
                 if heartbeat && !core.isEmpty { engine.presence(room: name, counts: core.presence) }
                 let before = guarded.remote.count

@@ -46,7 +46,13 @@ public final class Server: Sendable {
     /// With `embedded` (`EventLoop.embedded()`), nothing listens and no thread starts: the
     /// server runs on that loop as its caller steps it, and `connectEmbedded()` gives it
     /// in-process connections (the tests' harness).
-    public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "scrollsync"), embedded: EventLoop? = nil) throws {
+    public convenience init(configuration: ServerConfiguration, logger: Logger = Logger(label: "scrollsync"), embedded: EventLoop? = nil) throws {
+        try self.init(configuration: configuration, logger: logger, embedded: embedded, redisLinks: nil)
+    }
+
+    /// The same, with Redis reached through `redisLinks` (a test's simulated Redis) instead of
+    /// connections to `configuration.redisURL` (which must still be set).
+    init(configuration: ServerConfiguration, logger: Logger, embedded: EventLoop?, redisLinks: RedisLinkFactory?) throws {
         self.configuration = configuration
         current = Reloadable(configuration)
         self.logger = logger
@@ -77,7 +83,7 @@ public final class Server: Sendable {
         let roomOptions = LocalRoomHub.Options(configuration)
         let messageLimits = roomOptions.messageLimits
         let engine = Self.roomEngine(redis, cluster: configuration.redisCluster, loop: group.loops[0], roomIdleSeconds: roomOptions.roomIdleSeconds,
-                                     limits: messageLimits, secret: configuration.redisSecret, logger: logger)
+                                     limits: messageLimits, secret: configuration.redisSecret, logger: logger, links: redisLinks)
         self.engine = engine
         let shards = RedisShardList(engine: engine)
         hub = try LocalRoomHub(loops: group.loops, options: roomOptions, store: store, engine: engine, recordingsDirectory: store == nil ? nil : configuration.dataDirectory.map { $0 + "/recordings" },
@@ -144,13 +150,14 @@ public final class Server: Sendable {
     /// of the room, or a cluster's masters found from the first (every shard on `loop`, one
     /// node id for all).
     static func roomEngine(_ redis: [RedisEndpoint], cluster: Bool, loop: EventLoop, roomIdleSeconds: Int,
-                           limits: ClientMessage.Limits, secret: String? = nil, logger: Logger) -> (any RoomEngine)? {
+                           limits: ClientMessage.Limits, secret: String? = nil, logger: Logger,
+                           links: RedisLinkFactory? = nil) -> (any RoomEngine)? {
         guard !redis.isEmpty else { return nil }
         let node = SessionID.make().description
         let counters = cluster ? EngineCounters() : nil
         let make = { (endpoint: RedisEndpoint) in
             RedisRoomEngine(endpoint: endpoint, loop: loop, roomIdleSeconds: roomIdleSeconds, limits: limits, logger: logger,
-                            sharded: cluster, node: node, counters: counters, secret: secret)
+                            sharded: cluster, node: node, counters: counters, secret: secret, links: links)
         }
         if cluster { return ShardedRoomEngine(cluster: redis, loop: loop, logger: logger, makeShard: make) }
         return redis.count > 1 ? ShardedRoomEngine(shards: redis.map(make)) : make(redis[0])
