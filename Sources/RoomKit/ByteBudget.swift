@@ -28,14 +28,39 @@ package final class ByteBudget: Sendable {
 
     /// Why `growth` more bytes would not fit now, or nil (a shrinking document always fits).
     package func refusal(forGrowth growth: Int) -> ProtocolError? {
-        refusal(growth: growth, held: bytesHeld)
+        allowance.refusal(forGrowth: growth)
+    }
+
+    /// The budget as it is now, as a value: what a room's step decides by (`RoomMachine.Context`).
+    package var allowance: Allowance { Allowance(limit: limit, held: bytesHeld, holding: holding) }
+
+    /// A budget's limit and the bytes held at one moment: decides without changing anything.
+    /// A room's step decides by it and the hub counts what the step took (`count`), under the
+    /// room's lock: two rooms stepping at once on two loops may each take what fits by the
+    /// same moment's count, passing the limit by at most one document each.
+    package struct Allowance: Sendable {
+        package var limit: Int
+        package var held: Int
+        package var holding: String
+
+        package init(limit: Int, held: Int = 0, holding: String = "shared documents") {
+            self.limit = limit
+            self.held = held
+            self.holding = holding
+        }
+
+        /// Why `growth` more bytes would not fit, or nil (a shrinking document always fits; 0 is no limit).
+        package func refusal(forGrowth growth: Int) -> ProtocolError? {
+            guard limit > 0, growth > 0, held + growth > limit else { return nil }
+            return ProtocolError(.tooLarge, "the server holds as many bytes of \(holding) as it may (\(limit >> 20) MiB); try a smaller one or later")
+        }
     }
 
     /// Counts `growth` more bytes, or says why they do not fit (and counts nothing).
     package func reserve(_ growth: Int) -> ProtocolError? {
         var current = held.load(ordering: .relaxed)
         while true {
-            if let refusal = refusal(growth: growth, held: current) { return refusal }
+            if let refusal = Allowance(limit: limit, held: current, holding: holding).refusal(forGrowth: growth) { return refusal }
             let (exchanged, original) = held.compareExchange(expected: current, desired: current + growth, ordering: .relaxed)
             if exchanged { return nil }
             current = original
@@ -47,13 +72,9 @@ package final class ByteBudget: Sendable {
         held.subtract(bytes, ordering: .relaxed)
     }
 
-    /// Counts `bytes` unchecked: documents restored at start, already within half the limit.
-    package func restore(_ bytes: Int) {
+    /// Counts `bytes` unchecked (negative: uncounts): documents restored at start, already
+    /// within half the limit, or what a room's step took by its `Allowance`.
+    package func count(_ bytes: Int) {
         held.add(bytes, ordering: .relaxed)
-    }
-
-    private func refusal(growth: Int, held: Int) -> ProtocolError? {
-        guard limit > 0, growth > 0, held + growth > limit else { return nil }
-        return ProtocolError(.tooLarge, "the server holds as many bytes of \(holding) as it may (\(limit >> 20) MiB); try a smaller one or later")
     }
 }

@@ -3,7 +3,7 @@
 /// as they are then. The interval grows with the room (one millisecond per member, as many
 /// as there are when the send is due), so presence costs at most about 1,000 writes a second
 /// per room however many join, and however fast.
-package struct PresenceThrottle: Equatable {
+package struct PresenceThrottle: Equatable, Sendable {
     package enum Decision: Equatable {
         case sendNow
         /// Schedule one send this many nanoseconds from now.

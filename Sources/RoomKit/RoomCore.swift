@@ -222,35 +222,55 @@ public struct RoomCore: Sendable {
 
     /// Applies a message from a member.
     public mutating func receive(_ message: ClientMessage, from id: SessionID) -> Result<[Broadcast], ProtocolError> {
-        guard let member = members[id] else { return .failure(ProtocolError(.badMessage, "not a member of \(name)")) }
-        switch message {
-        case .scroll(let update):
+        if case .scroll(let update) = message {
             switch proposeScroll(update, from: id) {
             case .failure(let error): return .failure(error)
             case .success(let next):
                 state = next
                 return .success([.state(next)])
             }
+        }
+        switch check(message, from: id) {
+        case .failure(let error): return .failure(error)
+        case .success(false): return .success([])
+        case .success(true): break
+        }
+        switch message {
         case .control(let take):
-            guard member.role == .presenter else { return .failure(ProtocolError(.unauthorized, "only presenters may take control")) }
-            if take {
-                guard driver != id else { return .success([]) }
-                driver = id
-                return .success([.driver(id, name: names[id])])
-            }
-            guard driver == id else { return .failure(ProtocolError(.notDriver, "you do not drive this room")) }
-            driver = nil
-            return .success([.driver(nil, name: nil)])
+            driver = take ? id : nil
+            return .success([.driver(driver, name: take ? names[id] : nil)])
         case .document(let documentName, let format, let text):
-            guard member.role == .presenter else { return .failure(ProtocolError(.unauthorized, "only presenters may share a document")) }
             let shared = SharedDocument(name: documentName, format: format, text: text, by: id.description)
             document = shared
             return .success([.document(shared)])
         case .follow(let following):
-            guard member.role == .follower, member.following != following else { return .success([]) }
             presence.detached += following ? -1 : 1
             members[id]?.following = following
             return .success([.presence(presence)])
+        case .scroll:
+            return .success([])  // applied above
+        }
+    }
+
+    /// Whether member `id` may send `message` and it would change the room (a driver taking
+    /// control again, a follower saying what it already does, change nothing), or why it is
+    /// refused; changes nothing. A scroll is checked by `proposeScroll`. A shared room checks
+    /// a change here before it goes to the engine.
+    public func check(_ message: ClientMessage, from id: SessionID) -> Result<Bool, ProtocolError> {
+        guard let member = members[id] else { return .failure(ProtocolError(.badMessage, "not a member of \(name)")) }
+        switch message {
+        case .scroll:
+            return .success(true)
+        case .control(let take):
+            guard member.role == .presenter else { return .failure(ProtocolError(.unauthorized, "only presenters may take control")) }
+            if take { return .success(driver != id) }
+            guard driver == id else { return .failure(ProtocolError(.notDriver, "you do not drive this room")) }
+            return .success(true)
+        case .document:
+            guard member.role == .presenter else { return .failure(ProtocolError(.unauthorized, "only presenters may share a document")) }
+            return .success(true)
+        case .follow(let following):
+            return .success(member.role == .follower && member.following != following)
         }
     }
 

@@ -2,7 +2,7 @@
 /// written a ceiling at or above it, and a restarted room continues above the ceiling.
 /// Ceilings are asked for a block ahead, and a new block when half of one is left, so a
 /// scroll waits for the disk only when the store lags by thousands of scrolls.
-package struct SeqReservation: Equatable {
+package struct SeqReservation: Equatable, Sendable {
     package static let block = 4096
 
     /// The highest `seq` the store has written as usable.

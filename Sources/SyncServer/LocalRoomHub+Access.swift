@@ -78,18 +78,6 @@ extension LocalRoomHub {
         }
     }
 
-    /// A presenter gave a follow key: the room becomes private with it (or takes the new one).
-    /// Followers already in it joined without it: they are closed (1008) and may follow again
-    /// with the key. The same key again changes nothing.
-    func setFollowKey(_ key: String, in guarded: inout Room.Guarded, room: Room, shared: Bool) {
-        if let current = guarded.core.followKey, FollowKey.matches(key, record: current) { return }
-        let record = FollowKey.record(key, matching: nil)
-        guarded.core.adopt(followKey: record)
-        save(&guarded)
-        if shared, let engine { engine.setFollowKey(room: room.name, record: record) }
-        evictFollowers(in: &guarded, room: room)
-    }
-
     func evictFollowers(in guarded: inout Room.Guarded, room: Room) {
         let item = LocalRoom.Item.evictFollowers(reason: "room \(room.name) is now private: follow it again with its follow key (followKey=…)")
         for case let local? in guarded.locals { local.post(item) }
@@ -99,11 +87,7 @@ extension LocalRoomHub {
     /// A record from an older server is replaced by a slow hash once its key is known good.
     func upgradeLegacyKey(_ key: String, from legacy: String, room: Room, loop: EventLoop) {
         _ = keys.hasher.hash(key, matching: nil, room: room.name, from: "", on: loop) { [self] record in
-            room.guarded.withLock { guarded in
-                guard guarded.core.presenterKeyText == legacy else { return }
-                guarded.core.adopt(presenterKey: record)
-                save(&guarded)
-            }
+            step(.keyUpgraded(from: legacy, to: record), in: room, on: loop)
         }
     }
 

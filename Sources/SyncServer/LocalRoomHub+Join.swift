@@ -35,11 +35,11 @@ extension LocalRoomHub {
                     refusals.count(.roomCreations)
                     return .failure(ProtocolError(.rateLimited, "\(reason); try again in \(retryAfter) s"))
                 }
-                let room = Room(core: RoomCore(name: name), loops: loops.count, presenceIntervalMilliseconds: options.presenceIntervalMilliseconds,
+                // With a store, its first seq waits for a written ceiling.
+                let room = Room(core: RoomCore(name: name), seq: store != nil ? SeqReservation(written: 0) : .unbounded, loops: loops.count, presenceIntervalMilliseconds: options.presenceIntervalMilliseconds,
                                 attached: !shared)
                 room.guarded.withLock { guarded in
                     if role == .follower { guarded.creator = member.address }
-                    if store != nil { guarded.machine.seq = SeqReservation(written: 0) }  // its first seq waits for a written ceiling
                     guarded.emptySince = member.peer.channel.loop.now  // until a join succeeds
                 }
                 rooms[name] = room
@@ -56,7 +56,7 @@ extension LocalRoomHub {
                 } else if engine?.isAvailable == true {
                     // The engine came up as this room was made here alone, perhaps after it
                     // reconciled the rooms it knew: this one goes through it now.
-                    reconcile(room, name: name)
+                    reconcile(room, name: name, on: member.peer.channel.loop)
                 }
             }
             // The retry is made only when the join has to wait (most joins do not).
@@ -99,23 +99,23 @@ extension LocalRoomHub {
     /// fetched: queued after it, a fetch finishing in between would never run it.
     func join(_ member: RoomMember, room: Room, name: String, role: Role, key: String?, proof: KeyProof?,
                       retryWhenAttached makeRetry: () -> @Sendable () -> Void) -> JoinOutcome {
-        let shared = engine?.isAvailable == true
-        let (outcome, later) = room.guarded.withLock { guarded -> (JoinOutcome, [Room.Machine.Effect]) in
-            guard !guarded.removed else { return (.removed, []) }
+        withRoom(room, on: member.peer.channel.loop) { guarded, steps -> JoinOutcome in
+            guard !guarded.removed else { return .removed }
             guard guarded.attached else {
                 guarded.waiting.append(makeRetry())
-                return (.waiting, [])
+                return .waiting
             }
-            return join(Unchecked(member), in: &guarded, room: room, name: name, role: role, key: key, proof: proof, shared: shared)
-        }
-        finish(later, room: room)
-        return outcome
+            return join(Unchecked(member), in: &guarded, &steps, name: name, role: role, key: key, proof: proof)
+        }.value
     }
 
-    /// The join under the room's lock: the outcome, and the room's effects left for after it.
-    private func join(_ joining: Unchecked<RoomMember>, in guarded: inout Room.Guarded, room: Room, name: String, role: Role, key: String?,
-                      proof: KeyProof?, shared: Bool) -> (JoinOutcome, [Room.Machine.Effect]) {
+    /// The join under the room's lock: the room's machine decides, the member is added to its
+    /// loop's share of the room, then the room's effects are carried out (its broadcasts reach
+    /// the member too).
+    private func join(_ joining: Unchecked<RoomMember>, in guarded: inout Room.Guarded, _ steps: inout Steps, name: String, role: Role,
+                      key: String?, proof: KeyProof?) -> JoinOutcome {
         let member = joining.value
+        let room = steps.room
         let loop = member.peer.channel.loop
         let current = guarded.core.presenterKeyText
         // A presenter's key becomes its record, hashed against the room's current record
@@ -123,7 +123,7 @@ extension LocalRoomHub {
         let authorized = member.authorized
         var given = key
         if role == .presenter, !authorized, let key, !key.isEmpty, !guarded.core.isLocked {
-            guard let proof, proof.against == current else { return (.hash(against: current), []) }
+            guard let proof, proof.against == current else { return .hash(against: current) }
             given = proof.record
         }
         // A follower's follow key, checked against the room's record (cheap: no PBKDF2).
@@ -131,20 +131,23 @@ extension LocalRoomHub {
         if role == .follower, let followKey = member.followKey {
             followCheck = { record in FollowKey.matches(followKey, record: record) }
         }
+        // A presenter's follow key (to make the room private): its record, with a fresh salt.
+        let newFollowKey = role == .presenter ? member.followKey.map { key in
+            Room.Machine.NewFollowKey(record: FollowKey.record(key, matching: nil)) { FollowKey.matches(key, record: $0) }
+        } : nil
         let request = Room.Machine.JoinRequest(id: member.id, role: role, name: member.name, key: given, followKey: followCheck,
-                                               authorized: authorized, keyRequired: options.requirePresenterKey,
-                                               setsFollowKey: role == .presenter && member.followKey != nil)
-        let effects = guarded.machine.step(.join(request), machineContext)
+                                               authorized: authorized, keyRequired: options.requirePresenterKey, newFollowKey: newFollowKey)
+        let effects = guarded.machine.step(.join(request), machineContext)  // carried out once the member is in (below)
         // The key check is settled: a failure just counted (`keyFailed`) stays one.
         defer { proof?.ticket.settle(failed: false, now: loop.now) }
         guard case .welcome(let welcome)? = effects.first else {
-            guard case .joinRefused(let error, let wrongKey)? = effects.first else { return (.done(.failure(ProtocolError(.badMessage, "not joined"))), []) }
+            guard case .joinRefused(let error, let wrongKey)? = effects.first else { return .done(.failure(ProtocolError(.badMessage, "not joined"))) }
             if wrongKey {
                 // A presenter's ticket counts it; a follower's wrong follow key counts against its address.
                 keyFailed(room: name, address: member.address, ticket: role == .presenter ? proof?.ticket : nil, now: loop.now)
             }
             if error.code == .unauthorized, role == .follower { refusals.count(.followKey) }
-            return (.done(.failure(error)), [])
+            return .done(.failure(error))
         }
         if role == .presenter, let creator = guarded.creator {
             guarded.creator = nil  // claimed: no longer counted against the follower's address
@@ -152,14 +155,6 @@ extension LocalRoomHub {
         }
         if let current, PresenterKey.isLegacy(current), let key, role == .presenter {
             upgradeLegacyKey(key, from: current, room: room, loop: loop)
-        }
-        if role == .presenter, let followKey = member.followKey {
-            // A key bound here may lose to one another node bound first: the follow key waits for the engine's word.
-            if effects.contains(where: { if case .bindKey = $0 { true } else { false } }) {
-                guarded.followKeyAfterBinding = followKey
-            } else {
-                setFollowKey(followKey, in: &guarded, room: room, shared: shared)
-            }
         }
         let local = guarded.locals[loop.index] ?? LocalRoom(loop: loop, conflation: options.conflation, counters: counters)
         guarded.locals[loop.index] = local
@@ -177,7 +172,7 @@ extension LocalRoomHub {
             welcomed = welcomed.noting(recording: note.state, problem: note.problem)
         }
         // The room's own effects (its broadcasts, the record to keep) once the member is in.
-        let later = carryOut(effects, in: &guarded, room: room, loop: loop)
-        return (.done(.success(welcomed)), later)
+        carryOut(effects, in: &guarded, &steps)
+        return .done(.success(welcomed))
     }
 }

@@ -10,7 +10,7 @@ extension LocalRoomHub {
         /// compiles the machine for (`MemberReference`).
         typealias Machine = RoomMachine<MemberReference>
 
-        struct Guarded {
+        struct Guarded: Sendable {
             /// The room's rules and state (`step` runs it).
             var machine: Machine
             var core: RoomCore {
@@ -44,19 +44,8 @@ extension LocalRoomHub {
             var resyncing = false
             var resyncDue = false
             var resyncedAt: UInt64?
-            /// When this node last ordered its driver's state again for a node that asked, and
-            /// whether one more such ordering waits for the interval's end.
-            var orderedAgainAt: UInt64?
-            var orderAgainScheduled = false
-            /// When this node, not leading the room, last passed its state on to a node that
-            /// asked (`Q`): at most once per `writeBackNanoseconds`.
-            var passedOnAt: UInt64?
             /// The room's timeline, while it is recorded.
             var recording: RoomRecording?
-            /// The follow key of a presenter whose join bound the room's key on this node: set
-            /// only once the engine answers that this key is the room's (another node may
-            /// have bound another first, unknown here).
-            var followKeyAfterBinding: String?
         }
 
         let name: String
@@ -64,9 +53,9 @@ extension LocalRoomHub {
         /// Compressor for shared frames; used only with the room locked.
         let deflater = Deflater(windowBits: 15, noContextTakeover: true)
 
-        init(core: RoomCore, loops: Int, presenceIntervalMilliseconds: Int, attached: Bool = true) {
+        init(core: RoomCore, seq: SeqReservation, loops: Int, presenceIntervalMilliseconds: Int, attached: Bool = true) {
             name = core.name
-            guarded = Mutex(Guarded(machine: Machine(core: core), locals: Array(repeating: nil, count: loops),
+            guarded = Mutex(Guarded(machine: Machine(core: core, seq: seq), locals: Array(repeating: nil, count: loops),
                                     presenceThrottle: PresenceThrottle(intervalMilliseconds: presenceIntervalMilliseconds), attached: attached))
         }
     }

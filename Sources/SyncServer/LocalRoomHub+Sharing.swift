@@ -10,103 +10,66 @@ import Transport
 extension LocalRoomHub: SharedRoomsDelegate {
     /// A room fetched from the engine (or nil: serve it here alone); waiting joins go on.
     func attached(_ room: Room, snapshot: RoomSnapshot?) {
-        let (waiting, later) = room.guarded.withLock { guarded in
+        guard let loop = homeLoop else { return }
+        let (waiting, _) = withRoom(room, on: loop) { guarded, steps in
             guarded.attached = true
-            let later = snapshot.map { adopt($0, as: .snapshot($0), in: &guarded, room: room) } ?? []
+            if let snapshot { adopt(snapshot, as: .snapshot(snapshot), in: &guarded, &steps) }
             defer { guarded.waiting = [] }
-            return (guarded.waiting, later)
+            return guarded.waiting
         }
-        finish(later, room: room)
         for join in waiting { join() }
     }
 
     /// The room's machine takes what the engine holds (`event`: `.snapshot` or `.merged`); the
-    /// hub settles the creator's count and takes the other nodes' member counts. Returns what
-    /// `finish` does.
-    private func adopt(_ snapshot: RoomSnapshot, as event: Room.Machine.Event, in guarded: inout Room.Guarded,
-                       room: Room) -> [Room.Machine.Effect] {
-        guard let loop = loops.first else { return [] }
+    /// hub settles the creator's count and takes the other nodes' member counts.
+    private func adopt(_ snapshot: RoomSnapshot, as event: Room.Machine.Event, in guarded: inout Room.Guarded, _ steps: inout Steps) {
+        let loop = steps.loop
         if let creator = guarded.creator, snapshot.state != nil || snapshot.driver != nil || snapshot.keyDigest != nil {
             guarded.creator = nil  // presented on another node: claimed
             creationLimits.settled(address: creator)
         }
-        let later = step(event, in: &guarded, room: room, loop: loop)
+        step(event, in: &guarded, &steps)
         let now = loop.now
         let remote = snapshot.nodes.mapValues { (presence: $0, at: now) }
         if remote.mapValues(\.presence) != guarded.remote.mapValues(\.presence) {
             guarded.remote = remote
-            presenceChanged(in: &guarded, room: room, loop: loop)
+            presenceChanged(in: &guarded, room: steps.room, loop: loop)
         }
-        return later
     }
 
     public func shared(room name: String, version: Int, change: SharedChange) {
-        guard let room = rooms.withLock({ $0[name] }), let loop = loops.first else { return }
+        guard let room = rooms.withLock({ $0[name] }), let loop = homeLoop else { return }
         // Members hear the change as any other: encoded once here, by `publish`.
-        let effects = room.guarded.withLock { guarded -> [Room.Machine.Effect] in
-            guard guarded.attached else { return [] }
-            return step(.shared(version: version, change), in: &guarded, room: room, loop: loop)
+        withRoom(room, on: loop) { guarded, steps in
+            if guarded.attached { step(.shared(version: version, change), in: &guarded, &steps) }
         }
-        finish(effects, room: room)
     }
 
     public func shared(room name: String, led state: ScrollState) {
-        guard let room = rooms.withLock({ $0[name] }), let loop = loops.first else { return }
-        let effects = room.guarded.withLock { guarded -> [Room.Machine.Effect] in
-            guard guarded.attached else { return [] }
-            return step(.led(state), in: &guarded, room: room, loop: loop)
+        guard let room = rooms.withLock({ $0[name] }), let loop = homeLoop else { return }
+        withRoom(room, on: loop) { guarded, steps in
+            if guarded.attached { step(.led(state), in: &guarded, &steps) }
         }
-        finish(effects, room: room)
     }
 
     /// Every node that holds the room answers (not only the lease holder's, which may have
     /// died with the newest state not yet in the hash): receivers take a state once, from the
-    /// room's driver, above their `seq`. The lease holder's node orders its state again
-    /// (`orderAgain`: kept in the hash, and above what the asking node's merge published), at
-    /// most once per write-back interval: anyone who can publish on the channel can ask, and a
-    /// flood of questions must not become a flood of states to the members; a question within
-    /// the interval gets the state as it is now, and one more ordering at the interval's end
-    /// (several nodes merging at once each need one above what the others published).
-    /// The other nodes pass their state on as it is. Called on the engine's loop, the first.
+    /// room's driver, above their `seq`. When and what each node answers is the room's rule
+    /// (`RoomMachine.Event.stateWanted`). Called on the engine's loop, the first.
     public func sharedStateWanted(room name: String) {
-        guard let engine, let room = rooms.withLock({ $0[name] }), let loop = loops.first else { return }
-        let (passOn, keep) = room.guarded.withLock { guarded -> (ScrollState?, Bool) in
-            guard guarded.attached, let state = guarded.core.state else { return (nil, false) }
-            let interval = SharedTiming.writeBackNanoseconds
-            guard guarded.machine.driverLeadsHere else {
-                // Another node's driver, or none: this node passes its state on at most once per
-                // interval, however often it is asked (issue 46.7: every node answering every
-                // `Q` made answers grow with the questions). It still answers when the lease
-                // holder's node has died and cannot.
-                if let last = guarded.passedOnAt, elapsedNanoseconds(from: last, to: loop.now) < interval { return (nil, false) }
-                guarded.passedOnAt = loop.now
-                return (state, false)
-            }
-            let elapsed = guarded.orderedAgainAt.map { elapsedNanoseconds(from: $0, to: loop.now) }
-            guard let elapsed, elapsed < interval else { return (nil, true) }
-            if !guarded.orderAgainScheduled {
-                guarded.orderAgainScheduled = true
-                loop.schedule(after: interval - elapsed) { [weak self] in self?.orderAgain(room) }
-            }
-            return (state, true)
-        }
-        if let passOn {
-            engine.publish(led: ServerMessage.state(passOn), seq: passOn.seq, room: name, keep: keep)
-        } else if keep {
-            orderAgain(room)
+        guard engine != nil, let room = rooms.withLock({ $0[name] }), let loop = homeLoop else { return }
+        withRoom(room, on: loop) { guarded, steps in
+            if guarded.attached { step(.stateWanted(now: loop.now), in: &guarded, &steps) }
         }
     }
 
-    /// The lease holder's node orders its driver's state again (`leadAgain`), if it still leads.
-    private func orderAgain(_ room: Room) {
-        guard let loop = loops.first else { return }
-        let later = room.guarded.withLock { guarded -> [Room.Machine.Effect] in
-            guarded.orderAgainScheduled = false
-            guard guarded.attached, !guarded.removed else { return [] }
-            guarded.orderedAgainAt = loop.now
-            return step(.leadAgain, in: &guarded, room: room, loop: loop)
+    /// The interval after a question ended: the lease holder's node orders its driver's state
+    /// again (`leadAgain`), if it still leads.
+    func orderAgain(_ room: Room) {
+        guard let loop = homeLoop else { return }
+        withRoom(room, on: loop) { guarded, steps in
+            if guarded.attached, !guarded.removed { step(.orderAgain(now: loop.now), in: &guarded, &steps) }
         }
-        finish(later, room: room)
     }
 
     /// Fetches a room's hash again and takes what it holds (validated like every input); at
@@ -127,12 +90,12 @@ extension LocalRoomHub: SharedRoomsDelegate {
         guard start else { return }
         counters.refetches.add(1, ordering: .relaxed)
         engine.attach(room: room.name) { [self] snapshot in
-            let later = room.guarded.withLock { guarded -> [Room.Machine.Effect] in
+            guard let loop = homeLoop else { return }
+            withRoom(room, on: loop) { guarded, steps in
                 guarded.resyncing = false
-                guard let snapshot, !guarded.removed else { return [] }
-                return adopt(snapshot, as: .snapshot(snapshot), in: &guarded, room: room)
+                guard let snapshot, !guarded.removed else { return }
+                adopt(snapshot, as: .snapshot(snapshot), in: &guarded, &steps)
             }
-            finish(later, room: room)
         }
     }
 
@@ -157,16 +120,19 @@ extension LocalRoomHub: SharedRoomsDelegate {
         guard available else { return }
         // Back after an outage (or first connected): merge what each room did here alone.
         let all = rooms.withLock { Array($0) }
-        for (name, room) in all { reconcile(room, name: name) }
+        guard let loop = homeLoop else { return }
+        for (name, room) in all { reconcile(room, name: name, on: loop) }
     }
 
     /// Merges what `room` did here alone into the shared room, and takes what comes back.
-    func reconcile(_ room: Room, name: String) {
-        guard let engine else { return }
-        let local = room.guarded.withLock { guarded -> RoomSnapshot? in
-            guard guarded.attached, let loop = loops.first else { return nil }
+    /// `loop`: the caller's (a join's, which found the engine back, or the engine's); the
+    /// engine's answer is taken on the room's home loop.
+    func reconcile(_ room: Room, name: String, on loop: EventLoop) {
+        guard let engine, let home = homeLoop else { return }
+        let (local, _) = withRoom(room, on: loop) { guarded, steps -> RoomSnapshot? in
+            guard guarded.attached else { return nil }
             guarded.announce = true
-            _ = step(.merging, in: &guarded, room: room, loop: loop)
+            step(.merging, in: &guarded, &steps)
             var local = RoomSnapshot()
             local.state = guarded.core.state
             local.document = guarded.core.document
@@ -180,15 +146,14 @@ extension LocalRoomHub: SharedRoomsDelegate {
         }
         guard let local else { return }
         engine.reconcile(room: name, local: local) { [self] snapshot in
-            let later = room.guarded.withLock { guarded -> [Room.Machine.Effect] in
+            withRoom(room, on: home) { guarded, steps in
                 guard let snapshot else {
-                    guard let loop = loops.first else { return [] }
-                    return step(.merged(nil), in: &guarded, room: room, loop: loop)
+                    step(.merged(nil), in: &guarded, &steps)
+                    return
                 }
-                defer { if let engine = self.engine { engine.presence(room: name, counts: guarded.core.presence) } }
-                return adopt(snapshot, as: .merged(snapshot), in: &guarded, room: room)
+                adopt(snapshot, as: .merged(snapshot), in: &guarded, &steps)
+                self.engine?.presence(room: name, counts: guarded.core.presence)
             }
-            finish(later, room: room)
         }
     }
 
@@ -202,16 +167,10 @@ extension LocalRoomHub: SharedRoomsDelegate {
         let lifetime = UInt64(SharedTiming.presenceLifetimeMilliseconds) * 1_000_000
         let all = rooms.withLock { Array($0) }
         for (name, room) in all {
-            let resyncDue = room.guarded.withLock { guarded -> Bool in
+            let (resyncDue, _) = withRoom(room, on: loop) { guarded, steps -> Bool in
                 guard guarded.attached, !guarded.removed else { return false }
+                step(.keepLease, in: &guarded, &steps)
                 let core = guarded.core
-                if let driver = core.driver {
-                    if core.members[driver] != nil {
-                        engine.control(room: name, .renew(session: driver.description)) { _ in }
-                    } else if let id = core.members.firstID(where: { $0.role == .presenter }) {
-                        engine.control(room: name, .inherit(session: id.description, name: core.names[id], stale: driver.description)) { _ in }
-                    }
-                }
                 if heartbeat && !core.isEmpty { engine.presence(room: name, counts: core.presence) }
                 let before = guarded.remote.count
                 guarded.remote = guarded.remote.filter { elapsedNanoseconds(from: $0.value.at, to: loop.now) < lifetime }

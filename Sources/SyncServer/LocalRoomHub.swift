@@ -121,11 +121,10 @@ public final class LocalRoomHub: RoomHub {
                 let core = RoomCore(name: stored.name, state: state, document: stored.document,
                                     presenterKey: stored.keyDigest.map { Array($0.utf8) }, locked: stored.locked, seqBase: base,
                                     followKey: stored.followKey)
-                let room = Room(core: core, loops: loops.count, presenceIntervalMilliseconds: options.presenceIntervalMilliseconds)
-                documents.restore(stored.document?.text.utf8.count ?? 0)
+                let room = Room(core: core, seq: SeqReservation(written: base), loops: loops.count, presenceIntervalMilliseconds: options.presenceIntervalMilliseconds)
+                documents.count(stored.document?.text.utf8.count ?? 0)
                 room.guarded.withLock { guarded in
                     guarded.emptySince = now
-                    guarded.machine.seq = SeqReservation(written: base)
                     save(&guarded)  // asks for a block above the restored seq
                     restoreRecording(in: &guarded, room: stored.name, now: now)
                 }
@@ -221,15 +220,14 @@ public final class LocalRoomHub: RoomHub {
         guard let room = member.roomHandle as? Room else { return }
         member.roomHandle = nil
         let loop = member.peer.channel.loop
-        let (unclaimedAndEmpty, later) = room.guarded.withLock { guarded in
+        let (unclaimedAndEmpty, _) = withRoom(room, on: loop) { guarded, steps in
             guarded.locals[loop.index]?.remove(member)
             if member.windowBits != nil { guarded.compressingMembers -= 1 }
-            let later = step(.leave(member.id), in: &guarded, room: room, loop: loop)
+            step(.leave(member.id), in: &guarded, &steps)
             notePresenters(&guarded)
             if guarded.core.isEmpty { guarded.emptySince = loop.now }
-            return (guarded.creator != nil && guarded.core.isEmpty, later)
+            return guarded.creator != nil && guarded.core.isEmpty
         }
-        finish(later, room: room)
         if unclaimedAndEmpty { removeIfEmptyAndUnclaimed(room) }
     }
 
@@ -272,7 +270,7 @@ public final class LocalRoomHub: RoomHub {
             item = .state(seq: state.seq, BroadcastFrame(text: text, deflater: deflater))
         case .driver(let id, let name):
             let text = ServerMessage.driver(id?.description, name: name)
-            record(text, in: &guarded, room: room, now: loop.now)
+            record(text, in: &guarded, room: room, now: loop.now, driver: true)
             item = .reliable(BroadcastFrame(text: text, deflater: deflater))
         case .document(let document):
             guarded.documentVersion &+= 1

@@ -28,7 +28,7 @@ struct RoomMachineTests {
 
     static func saves(_ effects: [Machine.Effect]) -> Int { effects.filter { if case .save = $0 { true } else { false } }.count }
 
-    let context = Machine.Context(documents: ByteBudget(limit: 100))
+    let context = Machine.Context(documents: .init(limit: 100))
 
     @Test func aScrollIsBroadcastAndKept() {
         var room = Self.room()
@@ -287,24 +287,41 @@ struct RoomMachineTests {
         #expect(room.version == 0, "led states take no version")
     }
 
+    /// Bytes of documents the steps counted (`countDocumentBytes`), as the hub settles them.
+    static func documentBytes(_ effects: [Machine.Effect]) -> Int {
+        effects.reduce(0) { if case .countDocumentBytes(let bytes) = $1 { $0 + bytes } else { $0 } }
+    }
+
+    /// The machine decides by the node's budget as the step starts and changes nothing outside
+    /// itself: what a document takes comes back as an effect, which the hub counts.
     @Test func documentsFromMembersAndNodesAreHeldToOneBudget() {
         var room = Self.room()
+        let budget = ByteBudget(limit: 100)
+        func step(_ event: Machine.Event) -> [Machine.Effect] {
+            let effects = room.step(event, Machine.Context(documents: budget.allowance))
+            budget.count(Self.documentBytes(effects))
+            return effects
+        }
         let tooLarge = ClientMessage.document(name: "d", format: .text, text: String(repeating: "x", count: 101))
-        guard case .refuse(let error, "ann")? = room.step(.message(tooLarge, from: Self.ann, sender: "ann"), context).first else {
+        guard case .refuse(let error, "ann")? = step(.message(tooLarge, from: Self.ann, sender: "ann")).first else {
             Issue.record("over the budget"); return
         }
         #expect(error.code == .tooLarge)
-        #expect(context.documents.bytesHeld == 0)
+        #expect(budget.bytesHeld == 0)
         let fits = ClientMessage.document(name: "d", format: .text, text: String(repeating: "x", count: 60))
-        #expect(Self.saves(room.step(.message(fits, from: Self.ann, sender: "ann"), context)) == 1)
-        #expect(context.documents.bytesHeld == 60)
+        let took = step(.message(fits, from: Self.ann, sender: "ann"))
+        #expect(Self.saves(took) == 1 && Self.documentBytes(took) == 60)
+        #expect(budget.bytesHeld == 60)
+        let notPresenter = step(.message(ClientMessage.document(name: "b", format: .text, text: "b"), from: Self.bob, sender: "bob"))
+        #expect(Self.documentBytes(notPresenter) == 0, "a refused document takes nothing")
         let remote = SharedDocument(name: "e", format: .text, text: String(repeating: "y", count: 160), by: Self.ann.description)
-        let refused = room.step(.shared(version: 1, .document(remote)), context)
+        let refused = step(.shared(version: 1, .document(remote)))
         #expect(refused.contains { if case .refusedShared = $0 { true } else { false } } && room.core.document?.name == "d",
                 "another node's document is held to this node's budget too (grows 100 past 60 of 100)")
         let smaller = SharedDocument(name: "f", format: .text, text: "small", by: Self.ann.description)
-        #expect(room.step(.shared(version: 2, .document(smaller)), context).contains { if case .broadcast(.document) = $0 { true } else { false } })
-        #expect(context.documents.bytesHeld == 5)
+        let replaced = step(.shared(version: 2, .document(smaller)))
+        #expect(replaced.contains { if case .broadcast(.document) = $0 { true } else { false } } && Self.documentBytes(replaced) == -55)
+        #expect(budget.bytesHeld == 5)
     }
 
     @Test func aRoomMadePrivateElsewhereEvictsItsFollowers() {
@@ -347,7 +364,7 @@ extension RoomMachineTests {
         #expect(Self.effectNames(follower) == ["welcome", "presence"])
 
         var shared = Machine(core: RoomCore(name: "s"))
-        let context = Machine.Context(documents: ByteBudget(limit: 0), shared: true)
+        let context = Machine.Context(documents: .init(limit: 0), shared: true)
         let claimed = shared.step(.join(.init(id: Self.ann, role: .presenter, name: "Ann", key: "record")), context)
         #expect(Self.effectNames(claimed) == ["welcome", "save", "bindKey", "claimControl", "presence"],
                 "a shared room's key and control go through the engine")
@@ -368,7 +385,7 @@ extension RoomMachineTests {
         var alone = Self.room()
         #expect(Self.effectNames(alone.step(.leave(Self.ann), context)).contains("driver"), "alone: the room says nobody drives")
         var shared = Self.room()
-        let sharedContext = Machine.Context(documents: ByteBudget(limit: 0), shared: true)
+        let sharedContext = Machine.Context(documents: .init(limit: 0), shared: true)
         let left = Self.effectNames(shared.step(.leave(Self.ann), sharedContext))
         #expect(left.contains("releaseControl") && !left.contains("driver"), "shared: the engine's release reaches every node: \(left)")
         #expect(Self.effectNames(shared.step(.leave(Self.bob), sharedContext)) == ["presence"], "a follower leaving changes the counts only")
@@ -394,7 +411,7 @@ extension RoomMachineTests {
         #expect(room.version == 3)
         #expect(Self.states(effects).map(\.seq) == [4])
         #expect(effects.contains { if case .refusedShared = $0 { true } else { false } }, "a document over this node's budget")
-        #expect(room.core.document == nil && context.documents.bytesHeld == 0)
+        #expect(room.core.document == nil && Self.documentBytes(effects) == 0)
         #expect(effects.contains { if case .evictFollowers = $0 { true } else { false } } && room.core.isPrivate)
         #expect(effects.contains { if case .broadcast(.driver(Self.bob, "Bob")) = $0 { true } else { false } })
         let again = room.step(.snapshot(snapshot), context)

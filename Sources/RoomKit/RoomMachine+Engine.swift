@@ -1,0 +1,162 @@
+import ScrollModel
+
+/// What the engine brings and what the lease holder's node orders: changes in version order,
+/// led states, snapshots, checked as a member's change is.
+extension RoomMachine {
+    mutating func lead(_ update: ScrollUpdate, from id: SessionID, sender: Sender) -> [Effect] {
+        if waitsForMerge(id) {
+            heldForMerge = (update, id, sender)  // a newer scroll replaces the one waiting
+            return []
+        }
+        var state: ScrollState
+        switch core.proposeScroll(update, from: id) {
+        case .failure(let error): return [.refuse(error, to: sender)]
+        case .success(let next): state = next
+        }
+        if let last = core.state, last.by != state.by || leapsNextLead { state.seq = core.lastSeq + Self.handoverLeap }
+        leapsNextLead = false
+        proposed = nil
+        guard core.adopt(state: state) else { return [] }
+        orderedHere = state
+        return [.broadcast(.state(state)), .publishLed(state)]
+    }
+
+    /// A led state: from the driver this node knows (one from a node that lost the lease to
+    /// another driver and did not know yet is dropped), or any while nobody drives (the last
+    /// driver's newest, passed on by a node that holds it); newer than the room's, and not
+    /// leaping implausibly far.
+    /// Another node asked for the newest state: the lease holder's node orders its driver's
+    /// own place again (not an older one another node's merge published above it), one above
+    /// the room's `seq` (a leap after a fetch).
+    mutating func leadAgain() -> [Effect] {
+        guard driverLeadsHere, let driver = core.driver,
+              var state = orderedHere?.by == driver.description ? orderedHere : core.state else { return [] }
+        state.seq = core.lastSeq + (leapsNextLead ? Self.handoverLeap : 1)
+        leapsNextLead = false
+        guard core.adopt(state: state) else { return [] }
+        orderedHere = state
+        return [.broadcast(.state(state)), .publishLed(state)]
+    }
+
+    mutating func takeLed(_ state: ScrollState) -> [Effect] {
+        guard core.driver.map({ state.by == $0.description }) ?? true, state.seq > core.lastSeq else { return [] }
+        if state.seq > core.lastSeq + SeqReservation.block {
+            return [.refusedShared(SharedInput.Refusal(reason: .implausible, detail: "seq \(state.seq) cannot follow the room's; fetching the room again")), .resync]
+        }
+        guard core.adopt(state: state) else { return [] }
+        if proposed?.by != state.by { proposed = nil }
+        return [.broadcast(.state(state))]
+    }
+
+    /// A change the engine ordered. Versions come one by one: a gap means changes were missed,
+    /// or the version cannot be right (anyone who can publish on the channel can write one);
+    /// so can a `seq` far above the room's. Either way the room is fetched again instead.
+    /// A version already held that says something else (a publisher sent another change under
+    /// it first; the real one would be dropped unseen) makes the room be fetched again too.
+    mutating func take(_ change: SharedChange, version: Int, _ context: Context) -> [Effect] {
+        let cannotFollow = SharedInput.Refusal(reason: .implausible,
+                                               detail: "version \(version) or its seq cannot follow the room's; fetching the room again")
+        guard version > self.version else {
+            if version <= snapshotVersion || (version == self.version && takenDigest == change.digest) { return [] }
+            let held = SharedInput.Refusal(reason: .implausible,
+                                           detail: "version \(version) is already held with other content; fetching the room again")
+            return [.refusedShared(held), .resync]
+        }
+        guard version == self.version + 1 else { return [.refusedShared(cannotFollow), .resync] }
+        if case .state(let state) = change, state.seq > core.lastSeq + SeqReservation.block { return [.refusedShared(cannotFollow), .resync] }
+        self.version = version
+        takenDigest = change.digest
+        switch change {
+        case .state(let state):
+            guard core.adopt(state: state) else { return [] }
+            if proposed?.by != state.by { proposed = nil }
+            return [.broadcast(.state(state))]
+        case .driver(let driver, let name):
+            leaseHolder = driver
+            guard driver != core.driver else { return [] }
+            core.adopt(driver: driver, name: name)
+            return [.broadcast(.driver(driver, name: name))]
+        case .document(let document):
+            // Held to this node's budget for documents, as a member's document is.
+            let growth = ByteBudget.growth(replacing: core.document, with: document.text)
+            if let refusal = context.documents.refusal(forGrowth: growth) {
+                return [.refusedShared(SharedInput.Refusal(reason: .invalid, detail: "a document: \(refusal.message)"))]
+            }
+            core.adopt(document: document)
+            return [.countDocumentBytes(growth), .broadcast(.document(document))]
+        case .access(let record):
+            guard record != core.followKey else { return [] }
+            core.adopt(followKey: record)
+            return record != nil ? [.evictFollowers] : []
+        }
+    }
+
+    /// Takes what the engine holds: the newer state, another document (to this node's budget),
+    /// the driver, the keys; members hear what changed.
+    mutating func adopt(_ snapshot: RoomSnapshot, _ context: Context) -> [Effect] {
+        // The engine's count, even if lower: a Redis that restarted empty counts from 0 again.
+        version = snapshot.version
+        snapshotVersion = snapshot.version
+        takenDigest = nil
+        var effects = [Effect]()
+        // The keys first (a room made private elsewhere evicts its followers before they hear
+        // more), then driver, document and state: a member hears who drives before that
+        // driver's state (docs/cluster.md I5).
+        if let key = snapshot.keyDigest { core.adopt(presenterKey: key) }
+        if let record = snapshot.followKey, record != core.followKey {
+            core.adopt(followKey: record)
+            effects.append(.evictFollowers)
+        }
+        let driver = snapshot.driver.flatMap(SessionID.init)
+        leaseHolder = driver
+        leapsNextLead = true
+        if driver != core.driver || (driver != nil && snapshot.driverName != core.driverName) {
+            core.adopt(driver: driver, name: snapshot.driverName)
+            effects.append(.broadcast(.driver(driver, name: snapshot.driverName)))
+        }
+        if let document = snapshot.document, document.fingerprint != core.document?.fingerprint {
+            let growth = ByteBudget.growth(replacing: core.document, with: document.text)
+            if let refusal = context.documents.refusal(forGrowth: growth) {
+                effects.append(.refusedShared(SharedInput.Refusal(reason: .invalid, detail: "a document: \(refusal.message)")))
+            } else {
+                core.adopt(document: document)
+                effects.append(.countDocumentBytes(growth))
+                effects.append(.broadcast(.document(document)))
+            }
+        }
+        if let state = snapshot.state, core.adopt(state: state) { effects.append(.broadcast(.state(state))) }
+        return effects
+    }
+
+    /// A tick: this node's driver keeps its lease; a driver that is no member here and whose
+    /// node died (its lease expired) gives control to a presenter here (the engine decides).
+    mutating func keepLease() -> [Effect] {
+        guard let driver = core.driver else { return [] }
+        if core.members[driver] != nil { return [.renewLease(driver)] }
+        guard let id = core.members.firstID(where: { $0.role == .presenter }) else { return [] }
+        return [.inheritLease(id, name: core.names[id], stale: driver)]
+    }
+
+    /// Another node asked for the room's newest state (`Event.stateWanted`).
+    mutating func stateWanted(now: UInt64) -> [Effect] {
+        guard let state = core.state else { return [] }
+        let interval = SharedTiming.writeBackNanoseconds
+        func elapsed(since start: UInt64) -> UInt64 { now > start ? now - start : 0 }
+        guard driverLeadsHere else {
+            // Another node's driver, or none: passed on at most once per interval, however
+            // often asked (issue 46.7: every node answering every `Q` made answers grow with
+            // the questions); still answered when the lease holder's node died and cannot.
+            if let last = passedOnAt, elapsed(since: last) < interval { return [] }
+            passedOnAt = now
+            return [.passOn(state, keep: false)]
+        }
+        guard let last = orderedAgainAt, elapsed(since: last) < interval else {
+            orderAgainScheduled = false
+            orderedAgainAt = now
+            return leadAgain()
+        }
+        guard !orderAgainScheduled else { return [.passOn(state, keep: true)] }
+        orderAgainScheduled = true
+        return [.passOn(state, keep: true), .scheduleOrderAgain(after: interval - elapsed(since: last))]
+    }
+}

@@ -1,0 +1,24 @@
+import ScrollModel
+
+/// The room's keys as they change after a join: a follow key a presenter gives, the presenter
+/// key record the engine keeps, an older record hashed again.
+extension RoomMachine {
+    /// A presenter gave a follow key: the room becomes private with it (or takes the new one).
+    /// Followers already in it joined without it: they go (closed 1008) and may follow again
+    /// with the key. The same key again changes nothing.
+    mutating func setFollowKey(_ key: NewFollowKey, shared: Bool) -> [Effect] {
+        if let current = core.followKey, key.matches(current) { return [] }
+        core.adopt(followKey: key.record)
+        return shared ? [.save, .publishFollowKey(key.record), .evictFollowers] : [.save, .evictFollowers]
+    }
+
+    /// The engine keeps the first presenter key record any node bound; every node takes that
+    /// one. A follow key given with this node's record is set only if that record won.
+    mutating func keyBound(kept: String?, digest: String, _ context: Context) -> [Effect] {
+        core.adopt(presenterKey: kept)
+        guard let followKey = followKeyAfterBinding else { return [] }
+        followKeyAfterBinding = nil
+        guard let kept, ConstantTime.equal(kept.utf8, digest.utf8) else { return [.followKeyNotSet] }
+        return setFollowKey(followKey, shared: true)
+    }
+}

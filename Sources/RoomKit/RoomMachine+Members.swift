@@ -1,0 +1,126 @@
+import ScrollModel
+
+/// A member's joins and messages: the room's rules (`RoomCore`), a scroll held for the store.
+extension RoomMachine {
+    mutating func join(_ request: JoinRequest, _ context: Context) -> [Effect] {
+        let hadKey = core.hasPresenterKey
+        let locked = core.isLocked
+        var effects: [Effect] = []
+        effects.reserveCapacity(6)  // one array for every join: the room's broadcasts go in as it makes them
+        let joined = core.join(request.id, role: request.role, name: request.name, key: request.key, keyRequired: request.keyRequired,
+                               claimsControl: !context.shared, followKey: request.followKey, authorized: request.authorized,
+                               setsFollowKey: request.newFollowKey != nil) {
+            effects.append(.broadcast($0))
+        }
+        switch joined {
+        case .failure(let error):
+            // A wrong key where there is one to match (not a locked room's, not a missing one).
+            let wrongKey = error.code == .unauthorized
+                && (request.role == .presenter ? hadKey && !locked : request.followKey != nil)
+            return [.joinRefused(error, keyFailed: wrongKey)]
+        case .success(let welcome):
+            // The welcome first, then what the room did for the join, then its broadcasts.
+            var front = 0
+            func put(_ effect: Effect) {
+                if front == effects.count { effects.append(effect) } else { effects.insert(effect, at: front) }
+                front += 1
+            }
+            put(.welcome(welcome))
+            if !hadKey, core.hasPresenterKey {
+                put(.save)
+                if context.shared, let digest = core.presenterKeyText { put(.bindKey(digest)) }
+            }
+            if context.shared, request.role == .presenter, core.driver == nil { put(.claimControl(request.id)) }
+            let followKey = request.role == .presenter ? request.newFollowKey : nil
+            if effects[..<front].contains(where: { if case .bindKey = $0 { true } else { false } }) {
+                // A key bound here may lose to one another node bound first: the follow key
+                // given with it (if any) waits for the engine's word on this binding (`keyBound`).
+                followKeyAfterBinding = followKey
+            } else if let followKey {
+                for effect in setFollowKey(followKey, shared: context.shared) { put(effect) }
+            }
+            return effects
+        }
+    }
+
+    /// A member's message: applied now, or (a scroll the store has no ceiling for yet) held.
+    mutating func receive(_ message: ClientMessage, from id: SessionID, sender: Sender, _ context: Context) -> [Effect] {
+        guard case .scroll(let update) = message, held != nil || (seq.mustWait(after: core.lastSeq) && !context.storeFailing) else {
+            return apply(message, from: id, sender: sender, context)
+        }
+        // So that `seq` never goes back after a crash, the scroll waits for the store to
+        // write a ceiling above it. A newer one replaces it, also while its release is on its
+        // way (the release applies the newest).
+        if case .failure(let error) = core.proposeScroll(update, from: id) { return [.refuse(error, to: sender)] }
+        let waiting = held != nil
+        held = (message, id, sender)
+        return waiting ? [] : [.save]
+    }
+
+    mutating func apply(_ message: ClientMessage, from id: SessionID, sender: Sender, _ context: Context) -> [Effect] {
+        var growth = 0
+        if case .document(_, _, let text) = message {
+            growth = ByteBudget.growth(replacing: core.document, with: text)
+            if let refusal = context.documents.refusal(forGrowth: growth) { return [.refuse(refusal, to: sender)] }
+        }
+        switch core.receive(message, from: id) {
+        case .failure(let error):
+            return [.refuse(error, to: sender)]
+        case .success(let broadcasts):
+            if case .scroll = message { orderedHere = core.state }
+            var effects = broadcasts.map(Effect.broadcast)
+            if case .document = message { effects.insert(.countDocumentBytes(growth), at: 0) }
+            return broadcasts.contains(where: \.isStoredChange) ? [.save] + effects : effects
+        }
+    }
+
+    /// The held scroll may go: its release is sent to its sender's loop, once.
+    mutating func release() -> [Effect] {
+        guard let held, !releasing else { return [] }
+        releasing = true
+        return [.releaseHeld(on: held.sender)]
+    }
+
+    /// A member's message in a shared room: checked here by the room's rules, then sent to the
+    /// engine, which orders it for every node (its proposed state's direction from the last
+    /// one this node proposed); the lease holder's driver's scroll is ordered here (`lead`); a
+    /// follower's `follow` stays on this node.
+    mutating func share(_ message: ClientMessage, from id: SessionID, sender: Sender, _ context: Context) -> [Effect] {
+        func toEngine(_ request: SharedRequest) -> [Effect] { [.share(request, message: message, from: id, sender: sender)] }
+        switch message {
+        case .scroll(let update) where takesLead(id):
+            // The driver is this node's member, so this node holds the lease: it orders the
+            // state, its members hear it at once, and the engine publishes it as it is. (While
+            // the room is merged after an outage, `lead` holds it until the merge says who leads.)
+            return lead(update, from: id, sender: sender)
+        case .scroll(let update):
+            let previous = proposed.flatMap { SessionID($0.by) } == id ? proposed : core.state
+            switch core.proposeScroll(update, from: id, after: .some(previous)) {
+            case .failure(let error): return [.refuse(error, to: sender)]
+            case .success(let state):
+                proposed = state
+                return toEngine(.scroll(state))
+            }
+        case .follow:
+            return receive(message, from: id, sender: sender, context)
+        case .control, .document:
+            break
+        }
+        switch core.check(message, from: id) {
+        case .failure(let error): return [.refuse(error, to: sender)]
+        case .success(false): return []
+        case .success(true): break
+        }
+        switch message {
+        case .control(let take):
+            return toEngine(.control(take ? .take(session: id.description, name: core.names[id]) : .release(session: id.description)))
+        case .document(let documentName, let format, let text):
+            if let refusal = context.documents.refusal(forGrowth: ByteBudget.growth(replacing: core.document, with: text)) {
+                return [.refuse(refusal, to: sender)]
+            }
+            return toEngine(.document(SharedDocument(name: documentName, format: format, text: text, by: id.description)))
+        case .scroll, .follow:
+            return []  // above
+        }
+    }
+}
