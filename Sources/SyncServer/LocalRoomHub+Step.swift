@@ -1,5 +1,5 @@
-import Access
-import RoomKit
+package import Access
+package import RoomKit
 import ScrollModel
 import Transport
 

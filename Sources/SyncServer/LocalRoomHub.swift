@@ -1,8 +1,8 @@
-import Access
+package import Access
 import HTTP1
 import Deflate
 import Logging
-import RoomKit
+package import RoomKit
 import ScrollModel
 import Synchronization
 import Transport
@@ -72,8 +72,10 @@ public final class LocalRoomHub: RoomHub {
     let store: (any RoomStore)?
     let logger: Logger
     /// Shares rooms with other nodes (Redis), or nil for a single process.
-    public let engine: (any RoomEngine)?
+    package let engine: (any RoomEngine)?
     let ticks = Atomic<Int>(0)
+    /// What the engine tells the hub goes through it (`SharedRoomsBridge`).
+    let sharedRooms = SharedRoomsBridge()
     let creationLimits: RoomCreationLimits
     /// Presenter keys' way in: limits per address and room, then the slow hash.
     let keys: KeyAdmission
@@ -96,7 +98,7 @@ public final class LocalRoomHub: RoomHub {
     /// - Parameter engine: shares the rooms with other nodes; it runs on `loops[0]`.
 
     /// - Parameter recordingsDirectory: where rooms' recordings are kept across restarts (nil: in memory).
-    public init(loops: [EventLoop], options: Options, store: (any RoomStore)? = nil, engine: (any RoomEngine)? = nil,
+    package init(loops: [EventLoop], options: Options, store: (any RoomStore)? = nil, engine: (any RoomEngine)? = nil,
                 recordingsDirectory: String? = nil,
                 refusals: RefusalCounters = RefusalCounters(), logger: Logger = Logger(label: "scrollsync")) throws(StoreError) {
         self.loops = loops
@@ -149,7 +151,8 @@ public final class LocalRoomHub: RoomHub {
             self?.keepShared()
             self?.forgetDroppedRecordings()
         }
-        engine?.delegate = self
+        sharedRooms.hub = self
+        engine?.delegate = sharedRooms
     }
 
     /// Names of the rooms held now.
