@@ -243,6 +243,13 @@ struct Play: ParsableCommand {
     @Flag(help: "Print each state as a JSON line at its time instead of showing the document.")
     var json = false
 
+    @Option(help: ArgumentHelp("Write one self-contained HTML page that plays the recording in any browser (no server, no network), then exit.", valueName: "page.html"))
+    var html: String?
+
+    func validate() throws {
+        if json && html != nil { throw ValidationError("--json and --html are two different outputs: give one") }
+    }
+
     /// The recording in the terminal, rendered as `follow` renders a room (any width, by
     /// block id): space pauses, ←/→ go to the previous/next section change, +/- change the
     /// speed, q quits.
@@ -260,6 +267,7 @@ struct Play: ParsableCommand {
 
     func run() throws {
         let recording = readRecording(file)
+        if let html { return writePlayerPage(recording, times: playTimes(recording, speed: 1, idleLimit: playback.idleLimit), to: html) }
         guard json else { return try playInTerminal(recording) }
         let times = playback.times(recording)
         let start = monotonicNanoseconds()
