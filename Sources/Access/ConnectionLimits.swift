@@ -15,8 +15,12 @@ package final class ConnectionLimits: Sendable {
     /// Told of each refusal (the server counts them as `connections` refusals).
     private let refused: @Sendable () -> Void
     private let byAddress = Mutex<[String: Int]>([:])
+    /// What is counted, as refusals name it ("connections", "terminal readers").
+    private let what: String
 
-    package init(total: Int, perAddress: Int, grouping: AddressGrouping = AddressGrouping(), refused: @escaping @Sendable () -> Void = {}) {
+    package init(total: Int, perAddress: Int, grouping: AddressGrouping = AddressGrouping(), what: String = "connections",
+                 refused: @escaping @Sendable () -> Void = {}) {
+        self.what = what
         totalLimit = Atomic(total)
         perAddressLimit = Atomic(perAddress)
         self.grouping = grouping
@@ -34,13 +38,13 @@ package final class ConnectionLimits: Sendable {
         if perAddress > 0 {
             if count > perAddress {
                 refused()
-                return .error(429, "too many connections from \(address) (limit \(perAddress))", headers: [("Retry-After", "10")])
+                return .error(429, "too many \(what) from \(address) (limit \(perAddress))", headers: [("Retry-After", "10")])
             }
         }
         let total = self.total
         if open > total {
             refused()
-            return .error(503, "server at its connection limit (\(total))", headers: [("Retry-After", "10")])
+            return .error(503, "server at its \(what == "connections" ? "connection limit" : "limit of \(what)") (\(total))", headers: [("Retry-After", "10")])
         }
         return nil
     }

@@ -32,6 +32,9 @@ public struct Document: Sendable, Equatable {
         public var depth = 0
         /// Tables: each column's alignment.
         public var alignments: [ColumnAlignment] = []
+        /// Fenced code in a language `CodeHighlighter` knows: its canonical name (`python` for
+        /// `py`), and the text holds the tokens' markers (`InlineMarkup.Style.keyword`, …).
+        public var language: String?
         /// An item of a tight list (no blank line between its items) that another item of
         /// that list follows: renderers leave no gap after it.
         public var joinsNext = false
@@ -79,17 +82,23 @@ public struct Document: Sendable, Equatable {
             }
             // Ids come from the source text (PROTOCOL.md §7); the block shows its markup as styles.
             let shown: String = switch kind {
-            case .code: body
+            case .code: Self.highlighted(body, language: rawBlock.language)
             case .table: body.split(separator: "\n", omittingEmptySubsequences: false).map { row in
                 row.split(separator: "\t", omittingEmptySubsequences: false).map { InlineMarkup.parse(String($0)) }.joined(separator: "\t")
             }.joined(separator: "\n")
             default: InlineMarkup.parse(body)
             }
             blocks.append(Block(id: id, kind: kind, text: shown, section: section, depth: rawBlock.depth, alignments: rawBlock.alignments,
-                                joinsNext: rawBlock.joinsNext, ruleAfter: rawBlock.ruleAfter))
+                                language: rawBlock.language, joinsNext: rawBlock.joinsNext, ruleAfter: rawBlock.ruleAfter))
         }
         self.blocks = blocks
         title = blocks.first { if case .heading(1) = $0.kind { true } else { false } }.map { InlineMarkup.plain($0.text) } ?? SafeText.display(name)
+    }
+
+    /// Code with its tokens marked, when its language is known.
+    private static func highlighted(_ code: String, language: String?) -> String {
+        guard let language, var highlighter = CodeHighlighter(info: language) else { return code }
+        return highlighter.marked(code)
     }
 
     /// GitHub-style slug, scalar by scalar (PROTOCOL.md §7): letters, marks and numbers kept
@@ -120,6 +129,8 @@ public struct Document: Sendable, Equatable {
         var depth = 0
         /// Table columns' alignment from the delimiter row.
         var alignments: [ColumnAlignment] = []
+        /// Fenced code: the canonical name of its info string's language, when known.
+        var language: String?
         /// An item of a tight list followed by another item of it: no blank line between them.
         var joinsNext = false
         /// A thematic break follows the block.
@@ -163,8 +174,12 @@ public struct Document: Sendable, Equatable {
             switch node.kind {
             case .thematicBreak:
                 if !blocks.isEmpty { blocks[blocks.count - 1].ruleAfter = true }
-            case .indentedCode, .fencedCode:
+            case .indentedCode:
                 blocks.append(RawBlock(.code, node.lines.joined(separator: "\n")))
+            case .fencedCode(_, _, _, let info):
+                var block = RawBlock(.code, node.lines.joined(separator: "\n"))
+                block.language = CodeLanguage.named(info)?.name
+                blocks.append(block)
             case .table(let alignments):
                 var block = RawBlock(.table, node.lines.joined(separator: "\n"))
                 block.alignments = alignments

@@ -2,7 +2,7 @@
 /// block's id (PROTOCOL.md §7), so that a browser finds the anchor a terminal sends and the
 /// other way round. Every character of the document is escaped: no markup, script or link
 /// from the document becomes HTML; inline styles become `strong`, `em` and `code`, a link
-/// its text with the URL after it as text.
+/// its text with the URL after it as text, a code token `<span class="tok-KIND">`.
 public enum DocumentHTML {
     public static func render(_ document: Document) -> String {
         var html = ""
@@ -23,7 +23,8 @@ public enum DocumentHTML {
             case .quote:
                 html += "<blockquote id=\"\(id)\" class=\"block\"\(section)>\(inline(block.text))</blockquote>\n"
             case .code:
-                html += "<pre id=\"\(id)\" class=\"block\"\(section)><code>\(escape(block.text))</code></pre>\n"
+                let language = block.language.map { " data-language=\"\(escape($0))\"" } ?? ""
+                html += "<pre id=\"\(id)\" class=\"block\"\(section)\(language)><code>\(inline(block.text))</code></pre>\n"
             case .table:
                 html += "<table id=\"\(id)\" class=\"block\"\(section)>"
                 for (index, row) in block.text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -51,23 +52,35 @@ public enum DocumentHTML {
             }
             if scalar.value & 1 == 0 {
                 open.append(style)
-                out += "<\(tag(style))>"
+                out += opening(style)
             } else if let at = open.lastIndex(of: style) {
                 // Close what was opened after it, then it, then open those again (well nested).
                 let after = open[(at + 1)...]
-                out += after.reversed().map { "</\(tag($0))>" }.joined() + "</\(tag(style))>" + after.map { "<\(tag($0))>" }.joined()
+                out += after.reversed().map(closing).joined() + closing(style) + after.map(opening).joined()
                 open.remove(at: at)
             }
         }
-        return out + open.reversed().map { "</\(tag($0))>" }.joined()
+        return out + open.reversed().map(closing).joined()
     }
 
-    private static func tag(_ style: InlineMarkup.Style) -> String {
+    private static func opening(_ style: InlineMarkup.Style) -> String {
         switch style {
-        case .strong: "strong"
-        case .emphasis: "em"
-        case .code: "code"
-        case .link: "small"
+        case .strong: "<strong>"
+        case .emphasis: "<em>"
+        case .code: "<code>"
+        case .link: "<small>"
+        // The class names are the kinds' own, never the document's text.
+        case .keyword, .string, .comment, .number, .type, .inserted, .deleted: "<span class=\"tok-\(CodeHighlighter.Kind(style).rawValue)\">"
+        }
+    }
+
+    private static func closing(_ style: InlineMarkup.Style) -> String {
+        switch style {
+        case .strong: "</strong>"
+        case .emphasis: "</em>"
+        case .code: "</code>"
+        case .link: "</small>"
+        case .keyword, .string, .comment, .number, .type, .inserted, .deleted: "</span>"
         }
     }
 

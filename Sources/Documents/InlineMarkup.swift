@@ -1,5 +1,6 @@
 /// Markdown's inline emphasis (`*em*`, `_em_`), strong emphasis (`**strong**`, `__strong__`),
-/// code spans (`` `code` ``) and links (`[text](url)`) as terminal styles.
+/// code spans (`` `code` ``) and links (`[text](url)`) as terminal styles; in code blocks, the
+/// tokens `CodeHighlighter` finds.
 ///
 /// The parser leaves the text as it reads and marks where a style starts and ends with
 /// scalars of the private use area (zero columns wide); the renderer turns them into SGR
@@ -8,13 +9,30 @@
 public enum InlineMarkup {
     public enum Style: UInt32, CaseIterable, Sendable {
         case strong = 0xE000, emphasis = 0xE002, code = 0xE004, link = 0xE006
+        /// Code tokens (`CodeHighlighter.Kind`).
+        case keyword = 0xE008, string = 0xE00A, comment = 0xE00C, number = 0xE00E, type = 0xE010, inserted = 0xE012, deleted = 0xE014
 
         var on: Character { Character(Unicode.Scalar(rawValue)!) }
         var off: Character { Character(Unicode.Scalar(rawValue + 1)!) }
     }
 
     /// Whether `scalar` is a marker (on or off).
-    public static func isMarker(_ scalar: Unicode.Scalar) -> Bool { (0xE000...0xE007).contains(scalar.value) }
+    public static func isMarker(_ scalar: Unicode.Scalar) -> Bool { (0xE000...0xE015).contains(scalar.value) }
+
+    /// Rows cut from one text, each opening again the styles still open where the row
+    /// before it ended: a token or an emphasis that wraps keeps its style on the next row.
+    public static func continuing(_ rows: [String]) -> [String] {
+        guard rows.count > 1, rows.contains(where: { $0.unicodeScalars.contains(where: isMarker) }) else { return rows }
+        var open: [Style] = []
+        return rows.map { row in
+            let reopened = open.isEmpty ? row : String(String.UnicodeScalarView(open.map { Unicode.Scalar($0.rawValue)! })) + row
+            for scalar in row.unicodeScalars where isMarker(scalar) {
+                guard let style = Style(rawValue: scalar.value & ~1) else { continue }
+                if scalar.value & 1 == 0 { open.append(style) } else if let at = open.lastIndex(of: style) { open.remove(at: at) }
+            }
+            return reopened
+        }
+    }
 
     /// The text without its markers (for titles, slugs and the status line).
     public static func plain(_ text: String) -> String {

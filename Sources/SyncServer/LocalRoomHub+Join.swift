@@ -156,11 +156,15 @@ extension LocalRoomHub {
         if let current, PresenterKey.isLegacy(current), let key, role == .presenter {
             upgradeLegacyKey(key, from: current, room: room, loop: loop)
         }
-        let local = guarded.locals[loop.index] ?? LocalRoom(loop: loop, conflation: options.conflation, counters: counters)
-        guarded.locals[loop.index] = local
-        local.add(member)
+        if let wanted = member.peer.screenSize {
+            addScreenReader(member, wanted: wanted, in: &guarded, room: room, loop: loop)
+        } else {
+            let local = guarded.locals[loop.index] ?? LocalRoom(loop: loop, conflation: options.conflation, counters: counters)
+            guarded.locals[loop.index] = local
+            local.add(member)
+            member.lastSeq = SeqMark(welcome.state?.seq ?? 0)
+        }
         member.roomHandle = room
-        member.lastSeq = SeqMark(welcome.state?.seq ?? 0)
         member.lastDocument = guarded.documentVersion  // the welcome carries the current document
         if member.windowBits != nil { guarded.compressingMembers += 1 }
         guarded.emptySince = nil

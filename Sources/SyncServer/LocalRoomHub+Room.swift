@@ -46,6 +46,8 @@ extension LocalRoomHub {
             var resyncedAt: UInt64?
             /// The room's timeline, while it is recorded.
             var recording: RoomRecording?
+            /// Its terminal readers' views, while it has readers.
+            var screens: ScreenReaders?
         }
 
         let name: String

@@ -43,6 +43,9 @@ public final class LocalRoomHub: RoomHub {
         /// end. 250 ms keeps small rooms current for people; in a room of 10,000 a join storm
         /// costs one presence broadcast every 10 s, not one per join.
         public var presenceIntervalMilliseconds = 250
+        /// Distinct terminal sizes a room renders for `/tty` readers (`SizeTable`): each costs a
+        /// render per change of the room; 8 covers the usual terminals of an audience.
+        public var screenSizesPerRoom = 8
 
         public init(requirePresenterKey: Bool, roomIdleSeconds: Int, undrivenIdleSeconds: Int, conflation: Bool, recordRooms: Bool,
                     maxRooms: Int, maxMembersPerRoom: Int, roomCreationsPerMinute: Int, unclaimedRoomsPerAddress: Int, keyFailuresPerMinute: Int,
@@ -62,6 +65,8 @@ public final class LocalRoomHub: RoomHub {
 
     public let options: Options
     public let counters = RoomCounters()
+    /// Renders rooms' terminal views off the loops (`/rooms/NAME/tty`).
+    let screenRenderer = ScreenRenderer()
     let loops: [EventLoop]
     let rooms = Mutex<[String: Room]>([:])
     let store: (any RoomStore)?
@@ -221,7 +226,11 @@ public final class LocalRoomHub: RoomHub {
         member.roomHandle = nil
         let loop = member.peer.channel.loop
         let (unclaimedAndEmpty, _) = withRoom(room, on: loop) { guarded, steps in
-            guarded.locals[loop.index]?.remove(member)
+            if member.peer.screenSize == nil {
+                guarded.locals[loop.index]?.remove(member)
+            } else if let readers = guarded.screens, removeScreenReader(member, from: readers, loop: loop) {
+                guarded.screens = nil
+            }
             if member.windowBits != nil { guarded.compressingMembers -= 1 }
             step(.leave(member.id), in: &guarded, &steps)
             notePresenters(&guarded)
@@ -270,7 +279,7 @@ public final class LocalRoomHub: RoomHub {
             item = .state(seq: state.seq, BroadcastFrame(text: text, deflater: deflater))
         case .driver(let id, let name):
             let text = ServerMessage.driver(id?.description, name: name)
-            record(text, in: &guarded, room: room, now: loop.now)
+            record(text, in: &guarded, room: room, now: loop.now, driver: true)
             item = .reliable(BroadcastFrame(text: text, deflater: deflater))
         case .document(let document):
             guarded.documentVersion &+= 1
@@ -279,6 +288,7 @@ public final class LocalRoomHub: RoomHub {
             item = .document(version: guarded.documentVersion, BroadcastFrame(text: text, deflater: deflater, replaceable: true))
         }
         for case let local? in guarded.locals { local.post(item) }
+        postToScreens(broadcast, in: &guarded)
         return stateText
     }
 
@@ -320,6 +330,7 @@ public final class LocalRoomHub: RoomHub {
         let deflater = guarded.compressingMembers > 0 ? room.deflater : nil
         let item = LocalRoom.Item.presence(BroadcastFrame(text: ServerMessage.presence(guarded.presence), deflater: deflater))
         for case let local? in guarded.locals { local.post(item) }
+        postToScreens(.presence(guarded.presence), in: &guarded)
     }
 
     /// Queues the room for the store, with a `seq` ceiling a block ahead when half the last

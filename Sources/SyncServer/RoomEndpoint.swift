@@ -107,6 +107,13 @@ public struct RoomEndpoint: WebSocketEndpoint {
                                    followKey: followKey, authorized: authorized, record: record))
     }
 
+    /// A follower for `peer` that is not a WebSocket (a terminal reader, `TTYEndpoint`),
+    /// admitted as `makeSession` admits one.
+    func member(on peer: WebSocketPeer, room: String, address: String, followKey: String?, authorized: Bool, name: String?) -> RoomMember {
+        RoomMember(shared: shared, peer: peer, room: room, role: .follower, name: name, key: nil, address: address,
+                   followKey: followKey, authorized: authorized)
+    }
+
     /// The claims of the request's token (`token=` or `Authorization: Bearer`), nil when it
     /// gives none and none is required, or the refusal: 401 for no token or an invalid one,
     /// 403 for a valid token for another room or a lesser role.

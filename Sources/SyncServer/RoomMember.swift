@@ -179,6 +179,7 @@ public final class RoomMember: WebSocketSession {
             peer.close(code: .policyViolation, reason: error.message)
         case .success(let welcome):
             stage = .joined
+            guard peer.screenSize == nil else { return }  // a terminal reader is sent frames, not messages
             peer.send(text: ServerMessage.welcome(
                 room: room, you: id, role: role, state: welcome.state, driver: welcome.driver, driverName: welcome.driverName,
                 presence: welcome.presence, document: welcome.document, recording: welcome.recording))

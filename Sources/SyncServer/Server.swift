@@ -99,17 +99,20 @@ public final class Server: Sendable {
         let adminToken = Reloadable(configuration.adminToken)
         self.adminToken = adminToken
         self.tls = tls
+        let tty = TTYEndpoint(hub: hub, rooms: rooms, total: configuration.limits.ttyReaders, perAddress: configuration.limits.ttyReadersPerAddress,
+                              grouping: AddressGrouping(ipv6PrefixLength: configuration.limits.ipv6PrefixLength), secure: tls != nil,
+                              refusals: counters.refusalReasons)
         let httpEndpoints: [any HTTPEndpoint] = [
             HealthEndpoint(redis: shards, store: store, recordings: hub.recordingFiles),
             MetricsEndpoint(metrics: metrics, adminToken: adminToken),
             RoomsEndpoint(hub: hub, adminToken: adminToken),
             RecordingEndpoint(hub: hub, adminToken: adminToken),
-            ViewerEndpoint(hub: hub, rooms: rooms),
+            ViewerEndpoint(hub: hub, rooms: rooms, tty: tty),
         ]
         // Sockets are accepted with a room's send buffer, as most are rooms' (no setsockopt per join).
         let acceptedSendBuffer = embedded != nil ? nil : RoomEndpoint.sendBuffer
         let router = Router(configuration: configuration, endpoints: endpoints, httpEndpoints: httpEndpoints, loops: group.loops.count,
-                            acceptedSendBuffer: acceptedSendBuffer, counters: counters, messageBudget: messageBudget, logger: logger)
+                            acceptedSendBuffer: acceptedSendBuffer, counters: counters, messageBudget: messageBudget, logger: logger, tty: tty)
         self.router = router
         group.loops[0].onTick { Self.returnFreedMemory(messageBudget) }
         // An application that bootstrapped swift-metrics gets the metrics in its backend.
@@ -194,6 +197,7 @@ public final class Server: Sendable {
         group.shutdown()
         store?.close()
         hub.recordingFiles?.close()
+        hub.screenRenderer.stop()
     }
 
     /// Stops accepting, sends every client close 1001 ("going away"), and waits for the
@@ -212,6 +216,7 @@ public final class Server: Sendable {
         group.shutdown()
         store?.close()
         hub.recordingFiles?.close()
+        hub.screenRenderer.stop()
         return drained
     }
 }

@@ -38,12 +38,22 @@ extension InlineMarkup {
 }
 
 extension InlineMarkup.Style {
+    /// Code tokens use the basic colours and dim/bold only, foreground only, which every
+    /// terminal maps to colours readable on its own background, dark or light (no yellow or
+    /// blue, which vanish on one of them).
     var sequence: String {
         switch self {
         case .strong: ANSI.bold
         case .emphasis: ANSI.italic
         case .code: ANSI.cyan
         case .link: ANSI.dim
+        case .keyword: ANSI.bold + ANSI.magenta
+        case .string: ANSI.green
+        case .comment: ANSI.dim + ANSI.italic
+        case .number: ANSI.red
+        case .type: ANSI.cyan
+        case .inserted: ANSI.green
+        case .deleted: ANSI.red
         }
     }
 }

@@ -111,7 +111,7 @@ public struct Layout: Sendable {
             // A line wider than the screen is broken at the width; `↪` in the gutter marks each
             // continuation row, so a reader sees the line goes on (the rows are the same).
             for source in block.text.split(separator: "\n", omittingEmptySubsequences: false) {
-                for (piece, line) in Self.hardWrap(String(source), width: width - 2).enumerated() {
+                for (piece, line) in InlineMarkup.continuing(Self.hardWrap(String(source), width: width - 2)).enumerated() {
                     rows.append(Row(text: (piece == 0 ? "  " : Self.continuation + " ") + line, style: .code, block: number))
                 }
             }
@@ -146,7 +146,8 @@ public struct Layout: Sendable {
         return [line(rows[0]), rule] + rows.dropFirst().map(line)
     }
 
-    /// Word wrap by display width; a word wider than the line is broken.
+    /// Word wrap by display width; a word wider than the line is broken. A style that runs
+    /// over a break opens again on the next line (`InlineMarkup.continuing`).
     static func wrap(_ text: String, width: Int) -> [String] {
         let width = max(1, width)
         var lines = [String]()
@@ -173,7 +174,7 @@ public struct Layout: Sendable {
             }
         }
         if !line.isEmpty || lines.isEmpty { lines.append(line) }
-        return lines
+        return InlineMarkup.continuing(lines)
     }
 
     /// Breaks text at the width, never inside a character. A line does not start with

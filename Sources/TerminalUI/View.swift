@@ -14,6 +14,9 @@ enum ANSI {
     static let underline = "\u{1B}[4m"
     static let inverse = "\u{1B}[7m"
     static let cyan = "\u{1B}[36m"
+    static let red = "\u{1B}[31m"
+    static let green = "\u{1B}[32m"
+    static let magenta = "\u{1B}[35m"
     static let yellow = "\u{1B}[33m"
 }
 
@@ -33,7 +36,8 @@ public func view(_ model: ViewerModel) -> Screen {
         case .heading(1): ANSI.bold + ANSI.underline
         case .heading: ANSI.bold
         case .quote: ANSI.italic + ANSI.dim
-        case .code: ANSI.cyan
+        // Highlighted code shows its plain text in the terminal's own colour, beside the tokens'.
+        case .code: layout.document.blocks[row.block].language == nil ? ANSI.cyan : ""
         case .rule: ANSI.dim
         case .body, .blank: ""
         }

@@ -30,13 +30,16 @@ struct BrowserViewerTests {
     static let rendered = "document.querySelectorAll('main .block').length > 10"
 
     /// Shares FollowAcrossWidthsTests' guide from `presenter`.
-    static func shareGuide(_ presenter: RoomConnection) {
+    static func shareGuide(_ presenter: RoomConnection) { share(FollowAcrossWidthsTests.document, name: "guide.md", from: presenter) }
+
+    /// Shares Markdown `text` as `name` from `presenter`.
+    static func share(_ text: String, name: String, from presenter: RoomConnection) {
         var writer = JSONWriter()
         writer.beginObject()
         writer.field("type", "document")
-        writer.field("name", "guide.md")
+        writer.field("name", name)
         writer.field("format", "markdown")
-        writer.field("text", FollowAcrossWidthsTests.document)
+        writer.field("text", text)
         writer.endObject()
         presenter.send(String(decoding: writer.bytes, as: UTF8.self))
     }
@@ -232,5 +235,41 @@ extension BrowserViewerTests {
         let page = try open(browser, "http://127.0.0.1:\(server.port)/rooms/\(name)?token=\(token)", width: 1000, height: 700)
         #expect(page.wait("document.getElementById('ui_link').textContent === '● live'"))
         #expect(!(try page.evaluate("location.href").string ?? "token=").contains("token="), "the token left the address bar")
+    }
+}
+
+extension BrowserViewerTests {
+    /// A browser page on a room whose presenter shared `text`, with all it needs kept alive.
+    static func pageOfRoom(sharing text: String) throws -> (InProcessNode, RoomConnection, Chromium, CDPPage) {
+        let server = try InProcessNode()
+        let name = "room-\(UUID().uuidString.prefix(6))"
+        let presenter = try RoomConnection(port: server.port, path: "/rooms/\(name)?role=presenter&key=k")
+        #expect(presenter.wait { $0.contains(#""type":"welcome""#) })
+        share(text, name: "shared.md", from: presenter)
+        #expect(presenter.wait { $0.contains(#""type":"document""#) })
+        let browser = try Chromium()
+        let page = try browser.page(width: 1000, height: 700)
+        try page.call("Page.navigate", #"{"url":\#(js("http://127.0.0.1:\(server.port)/rooms/\(name)"))}"#)
+        return (server, presenter, browser, page)
+    }
+
+    /// Issue 47.13: the browser shows the terminal's code tokens as the server's spans, in
+    /// colour; the code's text (markup included) stays text.
+    @Test func codeIsHighlightedInTheBrowser() throws {
+        let text = "# Code\n\n```swift\nlet s = \"<img src=x onerror=alert(1)>\" // note\n```\n\n```\nplain <b>text</b>\n```\n"
+        let room = try Self.pageOfRoom(sharing: text)
+        defer { withExtendedLifetime(room) {} }  // the server, presenter and browser too
+        let page = room.3
+        #expect(page.wait("document.querySelector('pre[data-language=\"swift\"] .tok-keyword') !== null"), "the code block has spans")
+        let tokens = try page.evaluate("[...document.querySelectorAll('main .tok-keyword, main .tok-string, main .tok-comment')].map(e => e.className + ':' + e.textContent).join('|')")
+        #expect(tokens.string == #"tok-keyword:let|tok-string:"<img src=x onerror=alert(1)>"|tok-comment:// note"#, "\(tokens)")
+        let colours = try page.evaluate("""
+            (() => { const c = s => getComputedStyle(document.querySelector(s)).color;
+              const plain = getComputedStyle(document.querySelectorAll('main pre code')[1]).color;
+              return [c('.tok-keyword'), c('.tok-string'), c('.tok-comment'), plain].join('|'); })()
+            """).string ?? ""
+        #expect(Set(colours.split(separator: "|")).count == 4, "keyword, string, comment and plain code differ in colour: \(colours)")
+        #expect(try page.evaluate("document.querySelectorAll('main img, main b').length").double == 0, "the code's markup stayed text")
+        #expect(try page.evaluate("document.querySelectorAll('main pre')[1].querySelectorAll('span').length").double == 0, "no language, no spans")
     }
 }

@@ -24,4 +24,17 @@ struct DocumentHTMLTests {
             #expect(!html.contains(forbidden), "\(forbidden) in \(html)")
         }
     }
+
+    /// Highlighted code (issue 47.13): the tokens as spans of the highlighter's classes, the
+    /// code's text escaped inside them, a document's own markup and markers never spans.
+    @Test func codeTokensAreSpansOfEscapedText() {
+        let document = Document(text: "```swift\nlet s = \"<script>alert(1)</script>\" // <b>\u{E008}x\u{E009}</b>\n```", format: .markdown, name: "c")
+        let html = DocumentHTML.render(document)
+        #expect(html.contains("<pre id=\"top.1\" class=\"block\" data-language=\"swift\"><code><span class=\"tok-keyword\">let</span> s = "), "\(html)")
+        #expect(html.contains("<span class=\"tok-string\">&quot;&lt;script&gt;alert(1)&lt;/script&gt;&quot;</span>"))
+        #expect(html.contains("<span class=\"tok-comment\">// &lt;b&gt;\u{FFFD}x\u{FFFD}&lt;/b&gt;</span>"))
+        #expect(!html.contains("<script") && !html.contains("<b>"))
+        let classes = html.split(separator: "class=\"").dropFirst().map { $0.prefix { $0 != "\"" } }
+        #expect(Set(classes).isSubset(of: ["block", "tok-keyword", "tok-string", "tok-comment"]), "\(classes)")
+    }
 }

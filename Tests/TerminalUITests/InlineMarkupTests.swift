@@ -62,4 +62,18 @@ struct InlineMarkupTests {
         let row = try #require(layout.rows.first { $0.text.contains("bold") })
         #expect(DisplayWidth.of(row.text) == "Some bold and code.".count, "markers take no columns")
     }
+
+    /// A style over a wrap point goes on on the next row (the row alone would show it plain).
+    @Test func aStyleThatWrapsGoesOnOnTheNextRow() throws {
+        var model = ViewerModel.follower(room: "r", localDocument: Document(text: "Plain **bold words that run over the end of the row** plain.", format: .markdown, name: "d"),
+                                         width: 20, height: 8)
+        _ = update(&model, .connection(.connected))
+        let rows = try #require(model.layout?.rows)
+        #expect(rows.count >= 3)
+        let lines = view(model).lines
+        for (index, row) in rows.enumerated() where index > 0 && !InlineMarkup.plain(row.text).hasPrefix("plain") {
+            #expect(lines[1 + index].hasPrefix(ANSI.reset + ANSI.bold), "row \(index) stays bold: \(lines[1 + index].debugDescription)")
+        }
+    }
 }
+

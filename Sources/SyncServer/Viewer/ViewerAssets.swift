@@ -48,10 +48,12 @@ enum ViewerAssets {
         """
     }
 
-    /// The page for `room` (a valid room name; escaped all the same); with `player` (the
+    /// The page for `room` (a valid room name; escaped all the same), with the command that
+    /// follows it from a terminal (`terminal`, escaped) in its status bar; with `player` (the
     /// player's JSON, safe in a script element) the page plays a recording of it instead.
-    static func page(room: String, player: String? = nil, selfContained: Bool = false) -> String {
+    static func page(room: String, terminal: String? = nil, player: String? = nil, selfContained: Bool = false) -> String {
         let name = DocumentHTML.escape(room)
+        let hint = terminal.map { "\n<details id=\"ui_terminal\"><summary>Follow from a terminal</summary><code>\(DocumentHTML.escape($0))</code></details>" } ?? ""
         return head(title: player == nil ? room : "\(room) (recording)", script: true, selfContained: selfContained) + """
         <body data-room="\(name)"\(player == nil ? "" : " data-player=\"\"")>
         <header id="ui_titlebar">
@@ -60,14 +62,15 @@ enum ViewerAssets {
         </header>
         <main id="ui_document" tabindex="-1" aria-label="The room's document"><p class="waiting">Waiting for the room's document…</p></main>
         <footer id="ui_status" role="status">
-        <span id="ui_role">FOLLOWING</span>
+        <span id="ui_role"></span>
         <span id="ui_link">connecting…</span>
         <span id="ui_place"></span>
         <span id="ui_driver"></span>
         <span id="ui_followers"></span>
         <button id="ui_follow" type="button" hidden>Follow again (f)</button>
-        <form id="ui_present"><label>Your name <input id="ui_name" autocomplete="nickname" maxlength="64"></label> <label>Presenter key <input id="ui_key" type="password" autocomplete="off" required></label> <label>Follow key (makes it private) <input id="ui_newfollowkey" type="password" autocomplete="off"></label> <button type="submit">Present</button></form>
-        <form id="ui_private" hidden><span id="ui_privatewhy"></span> <label>Follow key <input id="ui_followkey" type="password" autocomplete="off" required></label> <button type="submit">Follow</button></form>
+        <button id="ui_presentopen" type="button"\(player == nil ? "" : " hidden")>Present</button>
+        <form id="ui_present" hidden><label>Your name <input id="ui_name" autocomplete="nickname" maxlength="64"></label> <label>Presenter key <input id="ui_key" type="password" autocomplete="off" required></label> <label>Follow key (makes it private) <input id="ui_newfollowkey" type="password" autocomplete="off"></label> <button type="submit">Present</button></form>
+        <form id="ui_private" hidden><span id="ui_privatewhy"></span> <label>Follow key <input id="ui_followkey" type="password" autocomplete="off" required></label> <button type="submit">Follow</button></form>\(hint)
         \(player == nil ? "" : playerControls)</footer>\(player.map { "\n<script type=\"application/json\" id=\"ui_recording\">\($0)</script>" } ?? "")
         </body>
         </html>

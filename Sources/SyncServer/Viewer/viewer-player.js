@@ -78,7 +78,7 @@ export function parseRecording(text, known = {}) {
 export function startPlayer(data, viewer) {
   let events = [], documents = {}, total = 0;
   const $ = (id) => document.getElementById('ui_' + id);
-  const ui = { play: $('play'), speed: $('speed'), sections: $('sections'), seek: $('seek'), time: $('time'), open: $('open'), title: $('title') };
+  const ui = { play: $('play'), speed: $('speed'), sections: $('sections'), seek: $('seek'), time: $('time'), open: $('open') };
   const player = { playing: false, speed: 1, base: 0, since: 0, next: 0, timer: null };
   const { state } = viewer;
   state.player = player;
@@ -100,7 +100,8 @@ export function startPlayer(data, viewer) {
   function seek(t) {
     t = Math.min(total, Math.max(0, Number(t) || 0));
     const at = snapshotAt(events, t);
-    apply(at.document);
+    // Before the first document (a room recorded from its join), that document already shows.
+    apply(at.document ?? events.find((event) => event[1]?.type === 'document')?.[1]);
     apply(at.driver);
     apply(at.presence ?? { type: 'presence' });
     state.last = null;  // an earlier state is the one to show now
@@ -165,7 +166,6 @@ export function startPlayer(data, viewer) {
     try {
       if (file.size > 512 * 1024 * 1024) throw new Error('larger than 512 MiB');
       const opened = parseRecording(await file.text(), documents);
-      ui.title.textContent = `${opened.room} (recording)`;
       state.notice = null;
       load(opened);
     } catch (error) {
