@@ -7,22 +7,11 @@ enum ViewerAssets {
     /// A page's start up to its body: the title (escaped) and the viewer's style, and its
     /// script when `script`; inline when `selfContained` (a page that loads nothing).
     private static func head(title: String, script: Bool, selfContained: Bool = false) -> String {
-        if selfContained {
-            return """
-            <!doctype html>
-            <html lang="en">
-            <head>
-            <meta charset="utf-8">
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <meta name="color-scheme" content="light dark">
-            <meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-\(inlineScriptHash)'; style-src 'sha256-\(styleHash)'; base-uri 'none'; form-action 'none'">
-            <title>\(DocumentHTML.escape(title)) · ScrollSync</title>
-            <style>\(style)</style>
-            <script type="module">\(inlineScript)</script>
-            </head>
-
-            """
-        }
+        let assets = selfContained
+            ? "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'sha256-\(inlineScriptHash)'; style-src 'sha256-\(styleHash)'; base-uri 'none'; form-action 'none'\">\n"
+                + "<title>\(DocumentHTML.escape(title)) · ScrollSync</title>\n<style>\(style)</style>\n<script type=\"module\">\(inlineScript)</script>"
+            : "<title>\(DocumentHTML.escape(title)) · ScrollSync</title>\n<link rel=\"stylesheet\" href=\"/viewer.css\">"
+                + (script ? "\n<script type=\"module\" src=\"/viewer.js\"></script>" : "")
         return """
         <!doctype html>
         <html lang="en">
@@ -30,8 +19,7 @@ enum ViewerAssets {
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <meta name="color-scheme" content="light dark">
-        <title>\(DocumentHTML.escape(title)) · ScrollSync</title>
-        <link rel="stylesheet" href="/viewer.css">\(script ? "\n<script type=\"module\" src=\"/viewer.js\"></script>" : "")
+        \(assets)
         </head>
 
         """
