@@ -31,7 +31,7 @@ extension LocalRoomHub {
         }
         if let state = guarded.core.state { _ = recording.append(ServerMessage.state(state), now: now, budget: recordingBytes) }
         if let driver = guarded.core.driver {
-            _ = recording.append(ServerMessage.driver(driver.description, name: guarded.core.driverName), now: now, budget: recordingBytes)
+            _ = recording.appendDriver(ServerMessage.driver(driver.description, name: guarded.core.driverName), now: now, budget: recordingBytes)
         }
         guarded.recording = recording
         counters.recordingsStarted.add(1, ordering: .relaxed)
@@ -66,11 +66,14 @@ extension LocalRoomHub {
         }
     }
 
-    /// Adds a message the room sends to its recording, if it is recorded.
+    /// Adds a message the room sends to its recording, if it is recorded (`driver`: a
+    /// `driver` message, left out when it repeats the last).
     @inline(__always)
-    func record(_ message: [UInt8], in guarded: inout Room.Guarded, room: Room, now: UInt64) {
+    func record(_ message: [UInt8], in guarded: inout Room.Guarded, room: Room, now: UInt64, driver: Bool = false) {
         guard guarded.recording != nil else { return }
-        if guarded.recording?.append(message, now: now, budget: recordingBytes) == false {
+        let kept = driver ? guarded.recording?.appendDriver(message, now: now, budget: recordingBytes)
+                          : guarded.recording?.append(message, now: now, budget: recordingBytes)
+        if kept == false {
             counters.recordingsStopped.add(1, ordering: .relaxed)
             logger.warning("recording stopped", metadata: ["room": "\(room.name)", "reason": "\(guarded.recording?.stopped ?? "")"])
         }

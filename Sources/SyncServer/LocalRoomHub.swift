@@ -267,7 +267,7 @@ public final class LocalRoomHub: RoomHub {
             item = .state(seq: state.seq, BroadcastFrame(text: text, deflater: deflater))
         case .driver(let id, let name):
             let text = ServerMessage.driver(id?.description, name: name)
-            record(text, in: &guarded, room: room, now: loop.now)
+            record(text, in: &guarded, room: room, now: loop.now, driver: true)
             item = .reliable(BroadcastFrame(text: text, deflater: deflater))
         case .document(let document):
             guarded.documentVersion &+= 1

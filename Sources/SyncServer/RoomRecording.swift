@@ -25,6 +25,8 @@ struct RoomRecording {
     /// The last event's time: a room's messages come from every loop, whose clocks are read
     /// at different moments, and a recording's times never go back (RECORDING.md).
     private var lastSeconds: Double
+    /// The last `driver` message added (a repeat of it is left out).
+    private var lastDriver: [UInt8]?
 
     /// Starts a recording with `header`, or says why even that does not fit.
     init(header: Recording.Header, now: UInt64, limit: Int, budget: RecordingBudget, ticket: RecordingBudget.Ticket) throws(RecordingBudget.Refusal) {
@@ -73,6 +75,15 @@ struct RoomRecording {
         events += 1
         lastSeconds = seconds
         return true
+    }
+
+    /// Adds a `driver` message unless it repeats the last one added: a presenter's join that
+    /// starts the recording names the driver as its first events, then announces it to the
+    /// room; the same driver twice says nothing new.
+    mutating func appendDriver(_ message: [UInt8], now: UInt64, budget: RecordingBudget) -> Bool {
+        guard message != lastDriver else { return true }
+        lastDriver = message
+        return append(message, now: now, budget: budget)
     }
 
     /// What the store has not been given yet (it appends it to the room's file).

@@ -16,6 +16,8 @@ public final class TerminalApp: @unchecked Sendable {
     private let wake: (read: Int32, write: Int32)
     private var renderer = Renderer()
     private var quit = false
+    /// Another thread asked `run` to return once what it posted is on the screen.
+    private let stopping = Atomic<Bool>(false)
 
     /// - Parameter send: delivers a message to the room (called on the UI thread).
     /// - Parameter takeKey: sees each key first; a key it returns true for goes no further.
@@ -36,7 +38,15 @@ public final class TerminalApp: @unchecked Sendable {
         _ = write(wake.write, &byte, 1)
     }
 
-    /// Takes over the terminal until the user quits; restores it on the way out.
+    /// Makes `run` return once the messages posted before are drawn (a recording that
+    /// played to its end). Safe from any thread.
+    public func stop() {
+        stopping.store(true, ordering: .releasing)
+        var byte: UInt8 = 0
+        _ = write(wake.write, &byte, 1)
+    }
+
+    /// Takes over the terminal until the user quits or `stop()`; restores it on the way out.
     public func run() {
         Terminal.resizePipe = wake.write
         Terminal.start()
@@ -62,6 +72,7 @@ public final class TerminalApp: @unchecked Sendable {
                 lastRender = now
                 dirty = false
             }
+            if !dirty, stopping.load(ordering: .acquiring), inbox.withLock({ $0.isEmpty }) { break }
             var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
             _ = poll(&fds, 2, dirty || model.pendingUpdate ? Int32(minimumUpdateIntervalMs) : 250)
             if fds[0].revents & Int16(POLLIN) != 0 {

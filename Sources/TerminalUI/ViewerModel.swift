@@ -31,6 +31,10 @@ public enum ViewerMessage: Sendable {
     /// A recording's playback as the status line shows it (`▶ 1:23 / 10:00 ×2`), in place of
     /// the connection.
     case playback(String)
+    /// The presented file was saved with this text: the room gets it, the place is kept.
+    case documentEdited(name: String, format: SharedDocument.Format, text: String)
+    /// The presented file was saved but cannot be read (why): the last version stays.
+    case documentUnreadable(String)
 }
 
 /// What `update` asks the program to do (Elm's `Cmd`).
@@ -82,7 +86,7 @@ public struct ViewerModel: Sendable {
     var lastSentMs: Int64 = 0
     var nowMs: Int64 = 0
     /// The presenter's document text, shared on every (re)connect.
-    let sharedText: (name: String, format: SharedDocument.Format, text: String)?
+    var sharedText: (name: String, format: SharedDocument.Format, text: String)?
 
     /// A presenter showing and sharing `text`.
     public static func presenter(room: String, name: String, format: SharedDocument.Format, text: String, width: Int, height: Int) -> ViewerModel {
@@ -145,6 +149,11 @@ public func update(_ model: inout ViewerModel, _ message: ViewerMessage) -> [Vie
         return []
     case .playback(let text):
         model.playback = text
+        return []
+    case .documentEdited(let name, let format, let text):
+        return reload(name: name, format: format, text: text, &model)
+    case .documentUnreadable(let reason):
+        model.notice = reason
         return []
     case .connection(let status):
         model.connection = status
@@ -294,7 +303,7 @@ private func apply(_ state: ScrollState, moved: Bool, _ model: inout ViewerModel
 }
 
 /// Moves a follower to the presenter's place (PROTOCOL.md §3, "Following a state").
-private func follow(_ state: ScrollState, _ model: inout ViewerModel) {
+func follow(_ state: ScrollState, _ model: inout ViewerModel) {
     guard let layout = model.layout else { return }
     model.top = followerTop(for: state, anchorRow: state.anchor.flatMap { layout.row(for: $0) }, maxTop: model.maxTop)
 }

@@ -7,8 +7,13 @@ import Transport
 /// Plays a recording into a viewer at its times: the room's messages as they came, paced by
 /// a clock that `space` pauses, `+`/`-` speed up or slow down, and `←`/`→` move to the
 /// previous or next change of section. The status line says where it is (`▶ 1:23 / 10:00 ×2`).
+/// At the end it stops the viewer, unless it holds the last frame (`--hold`).
 final class Player: Sendable {
     private let recording: Recording
+    private let hold: Bool
+    /// Who drives, for a recording that never says (a `record` of an older version): the
+    /// session whose moves it holds, as "presenter".
+    private let inferredDriver: ServerEvent?
     /// Each event's time on the timeline at 1× (pauses longer than the idle limit cut).
     private let times: [Double]
     /// The events where the presenter's top block enters another section.
@@ -33,8 +38,12 @@ final class Player: Sendable {
         }
     }
 
-    init(_ recording: Recording, speed: Double, idleLimit: Double?) {
+    init(_ recording: Recording, speed: Double, idleLimit: Double?, hold: Bool) {
         self.recording = recording
+        self.hold = hold
+        let namesDriver = recording.events.contains { if case .driver = $0.message { true } else { false } }
+        let firstMove = recording.events.lazy.compactMap { if case .state(let state) = $0.message { state } else { nil } }.first
+        inferredDriver = namesDriver ? nil : firstMove.map { .driver($0.by, name: "presenter") }
         times = playTimes(recording, speed: 1, idleLimit: idleLimit)
         sectionChanges = Self.sectionChanges(recording)
         position.withLock { $0.speed = speed }
@@ -81,12 +90,14 @@ final class Player: Sendable {
         return taken
     }
 
-    /// Posts the recording's messages into `app` at their times until the user quits.
+    /// Posts the recording's messages into `app` at their times until the user quits, or
+    /// until the end unless it holds.
     func run(into app: TerminalApp) {
         if let document = recording.header.document { app.post(.server(.document(document))) }
+        if let inferredDriver { app.post(.server(inferredDriver)) }
         var lastStatus = ""
         while true {
-            let (due, seek, status, quit) = position.withLock { position -> ([Int], Int?, String, Bool) in
+            let (due, seek, status, quit, ended) = position.withLock { position -> ([Int], Int?, String, Bool, Bool) in
                 let now = position.now(monotonicNanoseconds())
                 var due = [Int]()
                 while position.next < times.count, times[position.next] <= now {
@@ -98,7 +109,8 @@ final class Player: Sendable {
                 let shown = min(now, total)
                 let mark = position.paused ? "⏸" : position.next >= times.count ? "■" : "▶"
                 let speed = position.speed == 1 ? "" : " ×\(position.speed == position.speed.rounded() ? String(Int(position.speed)) : String(position.speed))"
-                return (due, seek, "\(mark) \(Self.clock(shown)) / \(Self.clock(total))\(speed)", position.quit)
+                let ended = !position.paused && position.next >= times.count && now >= total
+                return (due, seek, "\(mark) \(Self.clock(shown)) / \(Self.clock(total))\(speed)", position.quit, ended)
             }
             if quit { return }
             if let seek { replayUpTo(seek, into: app) }
@@ -106,6 +118,10 @@ final class Player: Sendable {
             if status != lastStatus {
                 app.post(.playback(status))
                 lastStatus = status
+            }
+            if ended, !hold {
+                app.stop()  // as asciinema does: the end of the recording ends `play`
+                return
             }
             // Sleep until the next event (or a key), at most 250 ms so the clock moves.
             let wait = position.withLock { position -> Double in

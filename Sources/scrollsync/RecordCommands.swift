@@ -119,21 +119,20 @@ final class Recorder: @unchecked Sendable {
             guard started == nil else { return }  // a reconnect continues the same recording
             started = monotonicNanoseconds()
             state.withLock { $0.joined = true }
+            pendingWelcome = welcome
             if welcome.doc != nil {
                 awaitingDocument = true
-                pendingState = welcome.state
             } else {
                 writeHeader(document: nil)
-                if let state = welcome.state { write(.state(state)) }
+                writeWelcome()
             }
         case .message(.document(let document)) where awaitingDocument:
             awaitingDocument = false
             writeHeader(document: document)
-            if let state = pendingState { write(.state(state)) }
-            pendingState = nil
+            writeWelcome()
         case .message(.document(let document)): write(.document(document))
         case .message(.state(let state)):
-            if awaitingDocument { pendingState = state } else { write(.state(state)) }
+            if awaitingDocument { pendingWelcome?.state = state } else { write(.state(state)) }
         case .message(.driver(let driver, let name)): write(.driver(driver.flatMap(SessionID.init), name: name))
         case .message(.presence(let presence)): write(.presence(presence))
         case .status(.refused(let reason)):
@@ -147,7 +146,17 @@ final class Recorder: @unchecked Sendable {
         }
     }
 
-    private var pendingState: ScrollState?
+    /// The room as the welcome found it (its state the newest seen), until the header is written.
+    private var pendingWelcome: ServerEvent.Welcome?
+
+    /// The room's place and driver when the recorder joined: the first events, so that a
+    /// recording started mid-talk plays from there and names who drives.
+    private func writeWelcome() {
+        guard let welcome = pendingWelcome else { return }
+        pendingWelcome = nil
+        if let state = welcome.state { write(.state(state)) }
+        if let driver = welcome.driver.flatMap(SessionID.init) { write(.driver(driver, name: welcome.driverName)) }
+    }
 
     private func writeHeader(document: SharedDocument?) {
         writeLine(Recording.headerLine(Recording.Header(room: room, started: utcTimestamp(), url: url, document: document)))
@@ -233,7 +242,7 @@ struct PlaybackOptions: ParsableArguments {
 struct Play: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Play a recording: the document and the presenter's moves at their times, in the terminal or as JSON lines.",
-        discussion: "In the terminal: space pauses and resumes, ←/→ go to the previous/next change of section, +/- change the speed, j/k and the other keys of follow scroll (f follows again), q quits.")
+        discussion: "In the terminal: space pauses and resumes, ←/→ go to the previous/next change of section, +/- change the speed, j/k and the other keys of follow scroll (f follows again), q quits. It exits at the end of the recording; --hold stays on the last frame until q.")
 
     @Argument(help: "A recording (scrollsync record).")
     var file: String
@@ -243,11 +252,14 @@ struct Play: ParsableCommand {
     @Flag(help: "Print each state as a JSON line at its time instead of showing the document.")
     var json = false
 
+    @Flag(help: "Stay on the last frame at the end (until q) instead of exiting.")
+    var hold = false
+
     /// The recording in the terminal, rendered as `follow` renders a room (any width, by
     /// block id): space pauses, ←/→ go to the previous/next section change, +/- change the
     /// speed, q quits.
     private func playInTerminal(_ recording: Recording) throws {
-        let player = Player(recording, speed: playback.speed, idleLimit: playback.idleLimit)
+        let player = Player(recording, speed: playback.speed, idleLimit: playback.idleLimit, hold: hold)
         let size = Terminal.size
         let model = ViewerModel.follower(room: recording.header.room, localDocument: nil, width: size.width, height: size.height)
         let app = TerminalApp(model: model, takeKey: player.take) { _ in }
@@ -268,76 +280,5 @@ struct Play: ParsableCommand {
             sleep(until: time, from: start)
             writeLine(ServerMessage.state(state))
         }
-    }
-}
-
-/// `scrollsync replay FILE URL --key K`: drives a live room from a recording.
-struct Replay: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Drive a live room from a recording: its document, then each move at its time (a rehearsed talk, a looping demo).")
-
-    @Argument(help: "A recording (scrollsync record).")
-    var file: String
-
-    @Argument(help: "The room to drive, e.g. ws://127.0.0.1:8080/rooms/demo.")
-    var url: String
-
-    @Option(help: "The room's presenter key.")
-    var key: String?
-
-    @Option(help: "Your name, shown to the room.")
-    var name: String?
-
-    @OptionGroup var playback: PlaybackOptions
-
-    @Flag(help: "Start again from the beginning at the end, until Ctrl-C.")
-    var loop = false
-
-    @OptionGroup var connection: ConnectionOptions
-
-    /// A follow key without a presenter key or token is a usage error (the server refuses it).
-    func validate() throws { try connection.checkFollowKey(presenterKey: key) }
-
-    func run() throws {
-        let recording = readRecording(file)
-        let (roomURL, _) = try roomURL(url, query: [("role", "presenter"), ("key", key), ("name", name)] + connection.access)
-        let signals = blockTerminationSignals()
-        let group = try EventLoopGroup(count: 1)
-        group.start()
-        defer { group.shutdown() }
-        let joined = DispatchSemaphore(value: 0)
-        let refusal = Mutex<String?>(nil)
-        let client = try RoomClient(urls: [roomURL], loop: group.loops[0], options: connection.clientOptions) { event in
-            switch event {
-            case .message(.welcome): joined.signal()
-            case .status(.refused(let reason)):
-                refusal.withLock { $0 = reason }
-                joined.signal()
-            case .message(.error(let code, let message)): log("the room refused a move: \(code): \(message)", to: STDERR_FILENO)
-            default: break
-            }
-        }
-        client.start()
-        defer { client.stopAndWait() }
-        guard joined.wait(timeout: .now() + 10) == .success else { fail("could not join \(roomURL.redacted): no answer") }
-        if let reason = refusal.withLock({ $0 }) { fail("refused: \(reason)") }
-        let times = playback.times(recording)
-        repeat {
-            if let document = recording.header.document { client.send(.document(name: document.name, format: document.format, text: document.text)) }
-            let start = monotonicNanoseconds()
-            for (event, time) in zip(recording.events, times) {
-                sleep(until: time, from: start)
-                if signalPending(signals) { return }
-                switch event.message {
-                case .state(let state):
-                    client.send(.scroll(ScrollUpdate(offset: state.offset, viewport: state.viewport, content: state.content, anchor: state.anchor)))
-                case .document(let document):
-                    client.send(.document(name: document.name, format: document.format, text: document.text))
-                case .driver, .presence:
-                    break
-                }
-            }
-            log("replayed \(recording.events.count) events", to: STDERR_FILENO)
-        } while loop && !signalPending(signals)
     }
 }

@@ -109,8 +109,9 @@ extension ConnectionStatus {
 }
 
 /// Runs a viewer against a room until the user quits; a session the server refused for good
-/// (a bad room name, a wrong key) exits with status 1 once the user has read why.
-func runViewer(model: ViewerModel, urls: [WebSocketURL], options: RoomClient.Options) throws {
+/// (a bad room name, a wrong key) exits with status 1 once the user has read why. A presenter
+/// `watching` its file shares each saved version.
+func runViewer(model: ViewerModel, urls: [WebSocketURL], options: RoomClient.Options, watching file: String? = nil) throws {
     let group = try EventLoopGroup(count: 1)
     group.start()
     let box = AppBox()
@@ -123,8 +124,10 @@ func runViewer(model: ViewerModel, urls: [WebSocketURL], options: RoomClient.Opt
     }
     let app = TerminalApp(model: model) { client.send($0) }
     box.app = app
+    let watcher = file.map { DocumentWatcher(path: $0, loop: group.loops[0], app: app) }
     client.start()
     app.run()
+    watcher?.stop()
     client.stopAndWait()
     group.shutdown()
     if case .refused(let reason) = app.model.connection {
@@ -140,7 +143,7 @@ final class AppBox: @unchecked Sendable {
 struct Present: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Present a document: show it full-screen and drive a room with it.",
-        discussion: "Keys: j/k or arrows (line), space/PgDn and b/PgUp (page), g/G (top/bottom), n/N (next/previous heading), / and ? (search forward/backward: type a pattern, Enter jumps to the next match and highlights it, an empty pattern repeats the last; the room moves with you), t (take control), f (follow the driver again after scrolling alone while another presenter drives), h or F1 (show the keys), q (quit).")
+        discussion: "Keys: j/k or ↓/↑ (a line), space/PgDn and b/PgUp (a page), g/Home and G/End (top/bottom), n/N (next/previous heading), / and ? (search forward/backward: type a pattern, Enter jumps to the next match and highlights it, an empty pattern repeats the last, Esc cancels; the room moves with you), t (take control), f (follow the driver again after scrolling alone while another presenter drives), h or F1 (show the keys; any key hides them), q or Ctrl-C (quit). When the file changes on disk, the room gets the new version and keeps its place (the block at the top, or the nearest one left).")
 
     @Argument(help: "The room, e.g. ws://127.0.0.1:8080/rooms/demo")
     var url: String
@@ -178,14 +181,14 @@ struct Present: ParsableCommand {
         let size = Terminal.size
         let model = ViewerModel.presenter(room: room, name: document.name, format: document.format, text: document.text,
                                           width: size.width, height: size.height)
-        try runViewer(model: model, urls: [primary] + others, options: connection.clientOptions)
+        try runViewer(model: model, urls: [primary] + others, options: connection.clientOptions, watching: file)
     }
 }
 
 struct Follow: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Follow a room: render its document and scroll with the presenter.",
-        discussion: "Scrolling yourself (j/k, arrows, space, PgUp/PgDn, g/G, n/N) or searching (/ or ? then a pattern and Enter; an empty pattern repeats the last) detaches; f follows again; h or F1 shows the keys; q quits. Without a terminal, or with --json, prints each state as one JSON line.")
+        discussion: "Scrolling yourself (j/k or ↓/↑, space/PgDn, b/PgUp, g/Home, G/End, n/N) or searching (/ or ? then a pattern and Enter; an empty pattern repeats the last, Esc cancels) detaches; f follows again; h or F1 shows the keys; q or Ctrl-C quits. Without a terminal, or with --json, prints each state as one JSON line.")
 
     @Argument(help: "The room, e.g. ws://127.0.0.1:8080/rooms/demo; more URLs are tried in turn.")
     var urls: [String]

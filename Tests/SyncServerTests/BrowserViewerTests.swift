@@ -32,7 +32,7 @@ struct BrowserViewerTests {
     /// Shares FollowAcrossWidthsTests' guide from `presenter`.
     static func shareGuide(_ presenter: RoomConnection) { share(FollowAcrossWidthsTests.document, name: "guide.md", from: presenter) }
 
-    /// Shares a Markdown document from `presenter`.
+    /// Shares Markdown `text` as `name` from `presenter`.
     static func share(_ text: String, name: String, from presenter: RoomConnection) {
         var writer = JSONWriter()
         writer.beginObject()

@@ -78,7 +78,7 @@ extension RecordReplayTests {
     @Test func aRecordingPlaysInTheTerminalWithItsControls() throws {
         let vector = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Protocol/vectors/recording.jsonl").path
-        let terminal = try Tmux([Self.binary, "play", vector, "--speed", "64", "--idle-limit", "0.5"], width: 50, height: 6)
+        let terminal = try Tmux([Self.binary, "play", vector, "--speed", "64", "--idle-limit", "0.5", "--hold"], width: 50, height: 6)
         let end = terminal.wait { $0.statusLine.contains("■ 0:02 / 0:02 ×64") }
         #expect(end.statusLine.contains("■ 0:02 / 0:02 ×64"), "played to its end: \(end)")
         #expect(end.text.contains { $0.contains("More.") }, "at the bottom of the document: \(end)")
@@ -212,7 +212,7 @@ extension RecordReplayTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tour-\(UUID().uuidString).rec").path
         defer { try? FileManager.default.removeItem(atPath: file) }
         try Data(([Recording.headerLine(recording.header)] + recording.events.map(Recording.eventLine)).joined(separator: [10])).write(to: URL(fileURLWithPath: file))
-        let terminal = try Tmux([Self.binary, "play", file], width: width, height: 12)
+        let terminal = try Tmux([Self.binary, "play", file, "--hold"], width: width, height: 12)
         let screen = terminal.wait { $0.statusLine.contains("■") && $0.text.dropFirst().first?.contains("Questions") == true }
         #expect(screen.text.dropFirst().first?.contains("Questions") == true, "at \(width) columns: \(screen)")
         try terminal.keys("q")

@@ -51,6 +51,21 @@ struct ServerRecordingTests {
         _ = presenter
     }
 
+    /// Issue 47.5: the presenter whose join starts the recording drives from its first events,
+    /// named once (the join used to add it twice: as the room's driver, then as its announcement).
+    @Test func theDriverWhoseJoinStartsTheRecordingIsNamedOnce() throws {
+        let (server, loop) = try InProcessRoomTests.server()
+        defer { server.shutdown() }
+        let presenter = try Self.recordTalk(server, loop)
+        let (status, body) = Self.get("/rooms/talk/recording?key=k", server, loop)
+        #expect(status == 200, "\(body)")
+        let drivers = try Recording.read(Array(body.utf8)).events.compactMap { event -> String? in
+            if case .driver(_, let name) = event.message { name ?? "(no name)" } else { nil }
+        }
+        #expect(drivers == ["Ann"], "\(body)")
+        _ = presenter
+    }
+
     @Test func onlyItsPresenterTheOperatorOrAPrivateRoomsFollowersMayHaveIt() throws {
         let (server, loop) = try InProcessRoomTests.server { $0.adminToken = "admin" }
         defer { server.shutdown() }

@@ -42,13 +42,14 @@ enum ViewerAssets {
         </header>
         <main id="ui_document" tabindex="-1" aria-label="The room's document"><p class="waiting">Waiting for the room's document…</p></main>
         <footer id="ui_status" role="status">
-        <span id="ui_role">FOLLOWING</span>
+        <span id="ui_role"></span>
         <span id="ui_link">connecting…</span>
         <span id="ui_place"></span>
         <span id="ui_driver"></span>
         <span id="ui_followers"></span>
         <button id="ui_follow" type="button" hidden>Follow again (f)</button>
-        <form id="ui_present"><label>Your name <input id="ui_name" autocomplete="nickname" maxlength="64"></label> <label>Presenter key <input id="ui_key" type="password" autocomplete="off" required></label> <label>Follow key (makes it private) <input id="ui_newfollowkey" type="password" autocomplete="off"></label> <button type="submit">Present</button></form>
+        <button id="ui_presentopen" type="button">Present</button>
+        <form id="ui_present" hidden><label>Your name <input id="ui_name" autocomplete="nickname" maxlength="64"></label> <label>Presenter key <input id="ui_key" type="password" autocomplete="off" required></label> <label>Follow key (makes it private) <input id="ui_newfollowkey" type="password" autocomplete="off"></label> <button type="submit">Present</button></form>
         <form id="ui_private" hidden><span id="ui_privatewhy"></span> <label>Follow key <input id="ui_followkey" type="password" autocomplete="off" required></label> <button type="submit">Follow</button></form>
         </footer>
         </body>

@@ -14,7 +14,7 @@ const blockElement = (id) => main.querySelector(`[id="${CSS.escape(id)}"]`);
 const ui = { role: $('role'), link: $('link'), place: $('place'), driver: $('driver'), followers: $('followers'),
              follow: $('follow'), present: $('present'), key: $('key'), section: $('section'), titlebar: $('titlebar'),
              privateForm: $('private'), privateWhy: $('privatewhy'), followKey: $('followkey'), newFollowKey: $('newfollowkey'),
-             name: $('name') };
+             name: $('name'), presentOpen: $('presentopen'), title: $('title') };
 const reducedMotion = matchMedia('(prefers-reduced-motion: reduce)');
 
 const state = {
@@ -116,11 +116,20 @@ async function loadDocument() {
     const keep = state.role === 'presenter' || !state.following ? anchorHere() : null;
     main.innerHTML = html;  // made by the server from the block model, every character escaped
     state.documentFingerprint = fingerprint;
+    showTitle();
     jump(state.role === 'follower' && state.following && state.last ? targetFor(state.last) : keep ? anchorTarget(keep) : null);
     render();
   } catch (error) {
     ui.link.textContent = `○ the document could not be loaded: ${error}`;
   }
+}
+
+/** The page's title is the document's (its first top-level heading), as text: never HTML. */
+function showTitle() {
+  const heading = main.querySelector('h1.block');
+  const title = heading ? heading.textContent.trim() : '';
+  ui.title.textContent = title || room;
+  document.title = `${title || room} · ScrollSync`;
 }
 
 // --- The connection ----------------------------------------------------------------------
@@ -188,6 +197,7 @@ async function connect() {
       state.key = null;
       state.notice = `refused: ${event.reason || 'wrong or missing presenter key'}`;
       ui.present.hidden = false;
+      ui.presentOpen.hidden = true;
       ui.key.value = '';
       ui.key.focus();
       render();
@@ -240,17 +250,21 @@ function handle(m) {
 // --- What the user sees --------------------------------------------------------------------
 function render() {
   const s = state;
-  ui.role.textContent = s.role === 'presenter' ? (s.driver && s.driver === s.you ? 'PRESENTING' : 'PRESENTER (t: take control)')
+  // Until the room has answered there is nothing true to say of it: no role, place, driver
+  // or count that would look real (only the link: connecting…, offline, refused).
+  const known = s.online;
+  ui.role.textContent = !known ? '' : s.role === 'presenter' ? (s.driver && s.driver === s.you ? 'PRESENTING' : 'PRESENTER (t: take control)')
     : s.following ? 'FOLLOWING' : 'DETACHED';
   ui.follow.hidden = s.role !== 'follower' || s.following;
   ui.link.textContent = s.stopped ? `✕ ${s.stopped}` : s.online ? '● live'
     : s.retryAt ? `○ offline, retrying in ${Math.max(0, (s.retryAt - performance.now()) / 1000).toFixed(1)} s` : 'connecting…';
   const max = maxScroll();
   const arrow = s.direction === 'up' ? '↑' : s.direction === 'down' ? '↓' : '·';
-  ui.place.textContent = (s.notice ? `${s.notice} · ` : '') + (max > 0 ? `${arrow} ${Math.round(window.scrollY / max * 100)} %` : `${arrow} all`);
-  ui.driver.textContent = s.driver ? `driver ${s.driver === s.you ? 'you' : (s.driverName ?? s.driver.slice(0, 6))}` : 'nobody driving';
+  ui.place.textContent = (s.notice ? `${s.notice}` : '') + (!known ? '' : (s.notice ? ' · ' : '')
+    + (max > 0 ? `${arrow} ${Math.round(window.scrollY / max * 100)} %` : `${arrow} all`));
+  ui.driver.textContent = !known ? '' : s.driver ? `driver ${s.driver === s.you ? 'you' : (s.driverName ?? s.driver.slice(0, 6))}` : 'nobody driving';
   const followers = s.presence?.followers ?? 0;
-  ui.followers.textContent = `${followers} follower${followers === 1 ? '' : 's'}` + (s.presence?.detached ? ` (${s.presence.detached} detached)` : '');
+  ui.followers.textContent = !known ? '' : `${followers} follower${followers === 1 ? '' : 's'}` + (s.presence?.detached ? ` (${s.presence.detached} detached)` : '');
   ui.titlebar.classList.toggle('collapsed', window.scrollY > 80);
   const here = anchorHere();
   const block = here && blockElement(here.id);
@@ -304,9 +318,16 @@ function present(key) {
   state.key = key;
   if (ui.newFollowKey.value) state.followKey = ui.newFollowKey.value;
   ui.present.hidden = true;
+  ui.presentOpen.hidden = true;
   if (state.socket) { const old = state.socket; state.socket = null; old.close(); }
   connect();
 }
+// The presenter's form waits behind its button: most of a room only follows.
+ui.presentOpen.addEventListener('click', () => {
+  ui.presentOpen.hidden = true;
+  ui.present.hidden = false;
+  (ui.name.value ? ui.key : ui.name).focus();
+});
 ui.present.addEventListener('submit', (event) => { event.preventDefault(); if (ui.key.value) present(ui.key.value); });
 ui.privateForm.addEventListener('submit', (event) => {
   event.preventDefault();
