@@ -22,6 +22,7 @@ import PackageDescription
 ///                      signatures; RoomKit, Access, RedisClient (never the hub: it talks to it as SharedRoomsDelegate)
 ///   Documents        – documents as blocks with normative ids, inline markup, display widths, HTML
 ///   TerminalUI       – layout, Elm-style present/follow models, terminal renderer
+///   TerminalFrames   – the follower's view rendered on a server, once per size, for terminal readers (/tty)
 ///   SyncClient       – WebSocket and room clients on the same transport
 ///   SyncServer       – the hub (rooms, store, recordings) and the front (server, router, endpoints, WebSocket
 ///                      peer, viewer) with configuration and operations; docs/architecture.md draws the picture
@@ -90,7 +91,7 @@ let package = Package(
         .target(
             name: "SyncServer",
             dependencies: [
-                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketCore", "Transport", "ScrollModel", "RoomKit", "Access", "Cluster", "COpenSSL", "CLinux", "RedisClient", "TextSafety",
+                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketCore", "Transport", "ScrollModel", "RoomKit", "Access", "Cluster", "COpenSSL", "CLinux", "RedisClient", "TextSafety", "TerminalFrames",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -104,6 +105,8 @@ let package = Package(
         ),
         .target(name: "Documents", dependencies: ["ScrollModel", "TextSafety"]),
         .target(name: "TerminalUI", dependencies: ["Documents", "ScrollModel", "CLinux", "TextSafety", "Transport"]),
+        // The follower's view rendered on a server for terminals it streams to (`/rooms/NAME/tty`).
+        .target(name: "TerminalFrames", dependencies: ["Bytes", "ScrollModel", "TerminalUI"]),
         .target(
             name: "SyncClient",
             dependencies: [
@@ -122,7 +125,7 @@ let package = Package(
         .executableTarget(
             name: "scrollsync",
             dependencies: [
-                "SyncServer", "Access", "SyncClient", "LoadTesting", "TerminalUI", "ScrollModel", "Transport", "TextSafety",
+                "SyncServer", "Access", "SyncClient", "LoadTesting", "TerminalUI", "TerminalFrames", "ScrollModel", "Transport", "TextSafety",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -139,12 +142,13 @@ let package = Package(
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient"]),
         .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "HTTP1", "ScrollModel", "WebSocketCore"]),
         .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "HTTP1", "LoadTesting", "WebSocketCore", "Transport", "ScrollModel"]),
-        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "ScrollModel", "TextSafety"]),
+        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "ScrollModel", "TextSafety", "TestSupport"]),
+        .testTarget(name: "TerminalFramesTests", dependencies: ["TerminalFrames", "TerminalUI", "ScrollModel", "Bytes"]),
         .testTarget(
             name: "SyncServerTests",
             dependencies: [
                 "SyncServer", "RoomKit", "Access", "Cluster", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
-                "scrollsync", "follow-example", .product(name: "MetricsTestKit", package: "swift-metrics"),
+                "scrollsync", "follow-example", "TestSupport", "TerminalFrames", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             exclude: ["Peers"]
         ),

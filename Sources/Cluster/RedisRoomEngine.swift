@@ -39,8 +39,8 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     public let leaseMilliseconds = 5000
     /// Milliseconds Redis keeps a room nobody touches.
     package let roomIdleMilliseconds: Int
-    package let commands: RedisConnection
-    private let subscriber: RedisConnection
+    package let commands: any RedisLink
+    private let subscriber: any RedisLink
     private let available = Atomic<Bool>(false)
     /// Rooms whose snapshot (a fetch or a merge) is on its way, and the changes heard meanwhile.
     package var attaching: [String: SnapshotWait] = [:]
@@ -76,9 +76,11 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     package let limits: ClientMessage.Limits
 
     /// `node` names this node on every shard; `counters` may be shared by several engines
-    /// (a cluster's masters come and go, its counts stay).
+    /// (a cluster's masters come and go, its counts stay). `links` makes its two links to
+    /// Redis (nil: `RedisConnection`s to `endpoint`; a test's simulated Redis otherwise).
     public init(endpoint: RedisEndpoint, loop: EventLoop, roomIdleSeconds: Int, limits: ClientMessage.Limits = .init(), logger: Logger,
-                sharded: Bool = false, node: String? = nil, counters: EngineCounters? = nil, secret: String? = nil) {
+                sharded: Bool = false, node: String? = nil, counters: EngineCounters? = nil, secret: String? = nil,
+                links: RedisLinkFactory? = nil) {
         self.endpoint = endpoint
         signer = secret.map(ChannelSigner.init(secret:))
         self.sharded = sharded
@@ -90,11 +92,10 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         self.logger = logger
         roomIdleMilliseconds = max(60, roomIdleSeconds) * 1000
         self.node = node ?? SessionID.make().description
-        commands = RedisConnection(endpoint: endpoint, loop: loop, corkNanoseconds: Self.corkNanoseconds)
+        let link = links ?? { role, cork in RedisConnection(endpoint: endpoint, loop: loop, role: role, corkNanoseconds: cork) }
+        commands = link(.commands, Self.corkNanoseconds)
         var onMessage: ((ArraySlice<UInt8>, [UInt8]) -> Void)?
-        subscriber = RedisConnection(endpoint: endpoint, loop: loop, role: .subscriber(sharded: sharded) { channel, payload in
-            onMessage?(channel[...], payload)
-        })
+        subscriber = link(.subscriber(sharded: sharded) { channel, payload in onMessage?(channel[...], payload) }, nil)
         onMessage = { [unowned self] channel, payload in received(channel: channel, payload: payload) }
         commands.onStatus = { [unowned self] _ in statusChanged() }
         commands.onRedirect = { [unowned self] channel in onRedirect(channel) }
@@ -278,13 +279,14 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         case .claim(let id, let named): (mode, session, name, stale) = ("claim", id, named, "")
         case .inherit(let id, let named, let previous): (mode, session, name, stale) = ("inherit", id, named, previous)
         case .release(let id): (mode, session, name, stale) = ("release", id, nil, "")
+        case .lapse(let previous): (mode, session, name, stale) = ("lapse", "", nil, previous)
         }
         loop.execute { [self] in
             let k = keys(room)
             // The room's newest led state goes into its hash before control changes: what a
             // node fetches after a release or hand-over is the driver's last.
             writeBack(room: room)
-            let message = mode == "release" ? ServerMessage.driver(nil, name: nil) : ServerMessage.driver(session, name: name)
+            let message = mode == "release" || mode == "lapse" ? ServerMessage.driver(nil, name: nil) : ServerMessage.driver(session, name: name)
             counters.scriptedChanges.add(1, ordering: .relaxed)
             commands.send(["EVAL", scripts.control, "2", k.hash, k.lease, mode, session, name ?? "", stale, String(leaseMilliseconds),
                            String(roomIdleMilliseconds), k.channel].map { Array($0.utf8) } + [message, scriptKey(message, channel: k.channel)]) { answer in
@@ -423,9 +425,10 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
             settle(room)  // a fetch of the same room waiting for the newest state answers first (it ran first)
             let snapshot = answer.isError ? nil : snapshotFrom(answer, room: room)
             answered(room, snapshot, reply)
-            // As after a fetch: a driven room's newest state may not be in its hash yet; the
-            // nodes that hold the room publish theirs (the lease holder's ordered again).
-            if snapshot?.driver != nil {
+            // As after a fetch: a room's newest state may not be in its hash yet (written back
+            // every 250 ms, and a merge publishes only its driver's); the nodes that hold the
+            // room publish theirs (the lease holder's ordered again), driven or not.
+            if snapshot != nil {
                 commands.send([Array(publishCommand.utf8), Array(k.channel.utf8), signed(Array(("Q " + node).utf8), channel: k.channel)])
             }
         }

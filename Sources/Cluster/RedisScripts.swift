@@ -60,12 +60,12 @@ package enum Scripts {
         local mode, session = ARGV[1], ARGV[2]
         if mode == 'claim' then
           if holder then return 0 end
-        elseif mode == 'inherit' then
+        elseif mode == 'inherit' or mode == 'lapse' then
           if holder or redis.call('HGET', KEYS[1], 'driver') ~= ARGV[4] then return 0 end
         elseif mode == 'release' then
           if holder ~= session then return 0 end
         end
-        if mode == 'release' then
+        if mode == 'release' or mode == 'lapse' then
           redis.call('DEL', KEYS[2])
           redis.call('HSET', KEYS[1], 'driver', '', 'dname', '')
         else
@@ -121,9 +121,11 @@ package enum Scripts {
     /// whose key the node could not know goes unpublished: the version still counts it, so
     /// other nodes fetch the room at the next change).
     /// The local driver keeps control if the lease is free or its own; its state then goes
-    /// out again with a `seq` above every node's. A node that got as far or further alone raises
-    /// `seq` the same way, with the shared state, so that no follower is left ahead of it and no
-    /// two nodes keep different states under one `seq`.
+    /// out again with a `seq` above every node's. Only that node publishes a state: it is the
+    /// only one that ordered states alone meanwhile. Another node's newer state goes into the
+    /// hash as a base only (no publish: published above the hash's `seq`, it could take a
+    /// number the driver's node gave another state alone, docs/cluster.md divergence 9); the
+    /// node asks the others for their newest (`Q`) after the merge.
     package static let reconcile = """
         \(sign)
         local cur = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
@@ -150,11 +152,8 @@ package enum Scripts {
         local suffix = false
         if mine and ARGV[4] ~= '' then
           suffix = ARGV[4]
-        elseif localSeq >= cur and localSeq > 0 then
-          -- This node's state is as new as the room's (or newer): the room's state goes out
-          -- again above both, so this node takes it (a state at an equal seq would not replace
-          -- its own, and the two nodes would show different places with the same seq).
-          suffix = redis.call('HGET', KEYS[1], 'suf') or (ARGV[4] ~= '' and ARGV[4])
+        elseif localSeq > cur and ARGV[4] ~= '' then
+          redis.call('HSET', KEYS[1], 'seq', localSeq, 'suf', ARGV[4])
         end
         if suffix then
           local seq = math.max(cur, localSeq) + 1

@@ -20,7 +20,7 @@ import Glibc
 /// A subscriber subscribes to the channels it is asked for (`subscribe(_:confirmed:)`), with
 /// `SSUBSCRIBE` on a Redis Cluster (sharded pub/sub), and forgets them when it reconnects: its
 /// owner subscribes again to what it still needs.
-public final class RedisConnection {
+public final class RedisConnection: RedisLink {
     public typealias Reply = (RedisReply) -> Void
 
     /// What the connection is for.
@@ -103,11 +103,7 @@ public final class RedisConnection {
     }
 
     /// Sends a command. Without a connection the reply is an error at once.
-    public func send(_ arguments: [String], reply: @escaping Reply = { _ in }) {
-        send(arguments.map { Array($0.utf8) }, reply: reply)
-    }
-
-    public func send(_ arguments: [[UInt8]], reply: @escaping Reply = { _ in }) {
+    public func send(_ arguments: [[UInt8]], reply: @escaping Reply) {
         guard isReady else { return reply(.error("redis unavailable: \(lastError ?? "not connected")")) }
         guard arguments.count >= 3, arguments[0].count == 4, String(decoding: arguments[0], as: UTF8.self).uppercased() == "EVAL" else {
             return issue(arguments, reply: reply)

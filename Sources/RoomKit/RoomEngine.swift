@@ -85,6 +85,10 @@ public enum ControlAction: Sendable {
     case claim(session: String, name: String?)
     /// Take it if the driver the node knows (`stale`) lost its lease (its node died).
     case inherit(session: String, name: String?, stale: String)
+    /// Say that nobody drives if the driver the node knows (`stale`) lost its lease and nobody
+    /// took it since (its node died, and no presenter is here to inherit it): every node then
+    /// agrees the room is undriven (docs/cluster.md, divergence 6).
+    case lapse(stale: String)
     /// Keep it a while longer (the driver is still connected).
     case renew(session: String)
     /// Free it now (release or disconnect).

@@ -3,22 +3,31 @@ import ScrollModel
 /// What the engine brings and what the lease holder's node orders: changes in version order,
 /// led states, snapshots, checked as a member's change is.
 extension RoomMachine {
+    /// The driver's scroll on the lease holder's node: numbered here (one above the newest this
+    /// node ordered or adopted; a new lease's first state, or the first after the room was
+    /// fetched again, leaps by `handoverLeap`) and published; members here hear it when it comes
+    /// back on the room's channel, by the same rule as on every node (`takeLed`): the channel is
+    /// the order, so a state ordered after Redis moved the lease is dropped everywhere, here too
+    /// (docs/cluster.md, divergence 1).
     mutating func lead(_ update: ScrollUpdate, from id: SessionID, sender: Sender) -> [Effect] {
         if waitsForMerge(id) {
             heldForMerge = (update, id, sender)  // a newer scroll replaces the one waiting
             return []
         }
+        let own = orderedHere?.by == id.description ? orderedHere : nil
         var state: ScrollState
-        switch core.proposeScroll(update, from: id) {
+        switch core.proposeScroll(update, from: id, after: .some(own ?? core.state)) {
         case .failure(let error): return [.refuse(error, to: sender)]
         case .success(let next): state = next
         }
-        if let last = core.state, last.by != state.by || leapsNextLead { state.seq = core.lastSeq + Self.handoverLeap }
+        // Also when this node holds no state yet: another node may have numbered one it did not
+        // hear (seen by the simulation: two drivers' states under `seq` 1, seed 76).
+        let leaps = leapsNextLead || (own == nil && core.state.map { $0.by != state.by } == true)
+        state.seq = max(core.lastSeq, own?.seq ?? 0) + (leaps ? Self.handoverLeap : 1)
         leapsNextLead = false
         proposed = nil
-        guard core.adopt(state: state) else { return [] }
         orderedHere = state
-        return [.broadcast(.state(state)), .publishLed(state)]
+        return [.publishLed(state)]
     }
 
     /// A led state: from the driver this node knows (one from a node that lost the lease to
@@ -28,14 +37,17 @@ extension RoomMachine {
     /// Another node asked for the newest state: the lease holder's node orders its driver's
     /// own place again (not an older one another node's merge published above it), one above
     /// the room's `seq` (a leap after a fetch).
+    /// Ordered under the current lease: `by` is its driver (whose own place, if it moved under
+    /// this lease, or the room's place passed on to it), above everything this node ordered;
+    /// heard here when it comes back on the channel, as `lead`'s (issue 46.1).
     mutating func leadAgain() -> [Effect] {
-        guard driverLeadsHere, let driver = core.driver,
-              var state = orderedHere?.by == driver.description ? orderedHere : core.state else { return [] }
-        state.seq = core.lastSeq + (leapsNextLead ? Self.handoverLeap : 1)
+        guard driverLeadsHere, let driver = core.driver, var state = orderedHere ?? core.state else { return [] }
+        let own = orderedHere != nil
+        state.by = driver.description
+        state.seq = max(core.lastSeq, orderedHere?.seq ?? 0) + (leapsNextLead || !own ? Self.handoverLeap : 1)
         leapsNextLead = false
-        guard core.adopt(state: state) else { return [] }
         orderedHere = state
-        return [.broadcast(.state(state)), .publishLed(state)]
+        return [.publishLed(state)]
     }
 
     mutating func takeLed(_ state: ScrollState) -> [Effect] {
@@ -114,6 +126,12 @@ extension RoomMachine {
         let driver = snapshot.driver.flatMap(SessionID.init)
         leaseHolder = driver
         leapsNextLead = true
+        // A state by another driver (the hash's, written before the new driver moved) goes
+        // before the change, while its own driver is still the one members know.
+        if let state = snapshot.state, driver != nil, state.by != driver?.description, state.by == core.driver?.description,
+           core.adopt(state: state) {
+            effects.append(.broadcast(.state(state)))
+        }
         if driver != core.driver || (driver != nil && snapshot.driverName != core.driverName) {
             core.adopt(driver: driver, name: snapshot.driverName)
             effects.append(.broadcast(.driver(driver, name: snapshot.driverName)))
@@ -139,6 +157,15 @@ extension RoomMachine {
         if core.members[driver] != nil { return [.renewLease(driver)] }
         guard let id = core.members.firstID(where: { $0.role == .presenter }) else { return [] }
         return [.inheritLease(id, name: core.names[id], stale: driver)]
+    }
+
+    /// The heartbeat of a shared room: a driver that is no member here, with no presenter here
+    /// to inherit its lease: if that lease lapsed (its node died), the engine tells every node
+    /// nobody drives (docs/cluster.md, divergence 6).
+    mutating func checkLapse() -> [Effect] {
+        guard let driver = core.driver, core.members[driver] == nil,
+              core.members.firstID(where: { $0.role == .presenter }) == nil else { return [] }
+        return [.lapseLease(stale: driver)]
     }
 
     /// Another node asked for the room's newest state (`Event.stateWanted`).

@@ -62,15 +62,11 @@ extension RoomMachine {
     /// claimed goes with its last member.
     mutating func leave(_ id: SessionID, _ context: Context) -> [Effect] {
         let drove = core.driver == id
-        var broadcasts = core.leave(id)
-        var effects: [Effect]
-        if drove, context.shared {
-            // The release comes back from the engine as a driver change for every node.
-            broadcasts.removeAll { if case .driver = $0 { true } else { false } }
-            effects = broadcasts.map(Effect.broadcast) + [.releaseControl(id)]
-        } else {
-            effects = broadcasts.map(Effect.broadcast)
-        }
+        var effects = core.leave(id).map(Effect.broadcast)
+        // Members here hear at once that nobody drives (the room here no longer has a
+        // driver: the release, when it comes back, changes nothing here and would not be
+        // heard); the engine's release tells every other node.
+        if drove, context.shared { effects.append(.releaseControl(id)) }
         if creator != nil, core.isEmpty { effects.append(.forgetUnclaimed) }
         return effects
     }

@@ -94,6 +94,9 @@ extension RoomMachine {
         /// A tick of a shared room: the lease of a driver connected here is renewed; one whose
         /// node died (not a member here) is inherited by a presenter here.
         case keepLease
+        /// The 5 s heartbeat of a shared room: a lease whose node died and that nobody here can
+        /// inherit is checked (`lapseLease`).
+        case checkLapse
         /// Another node fetched or merged the room and asks for its newest state (`now`: the
         /// node's monotonic clock, nanoseconds). The lease holder's node orders it again
         /// (`leadAgain`) at most once per `SharedTiming.writeBackNanoseconds`: anyone who can
@@ -187,6 +190,8 @@ extension RoomMachine {
         case renewLease(SessionID)
         /// Take the lease of a driver whose node died (`stale`) for a presenter here.
         case inheritLease(SessionID, name: String?, stale: SessionID)
+        /// Tell every node nobody drives if `stale`'s lease lapsed (`ControlAction.lapse`).
+        case lapseLease(stale: SessionID)
         /// Publish the room's state as it is (`keep`: also as the room's newest, the lease
         /// holder's node within the interval), for a node that asked.
         indirect case passOn(ScrollState, keep: Bool)

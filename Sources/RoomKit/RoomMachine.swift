@@ -133,6 +133,8 @@ package struct RoomMachine<Sender> {
             return [.save]
         case .keepLease:
             return keepLease()
+        case .checkLapse:
+            return checkLapse()
         case .stateWanted(let now):
             return stateWanted(now: now)
         case .orderAgain(let now):

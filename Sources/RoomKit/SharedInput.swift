@@ -132,7 +132,11 @@ public enum SharedInput {
                 refused.append("fkey")
             }
         }
-        if let holder = leaseHolder, !holder.isEmpty {
+        // A lease that lapsed without a node saying so yet (`lapse`): the hash's driver is the
+        // one the nodes that hold the room still show; a fetching node agrees with them (and
+        // asks for the newest) until the change is ordered (docs/cluster.md, divergence 6).
+        let hashDriver = hash["driver"].map { String(decoding: $0, as: UTF8.self) }
+        if let holder = leaseHolder.flatMap({ $0.isEmpty ? nil : $0 }) ?? hashDriver, !holder.isEmpty {
             if let id = SessionID(holder) {
                 snapshot.driver = id.description
                 if let driver = hash["driver"], String(decoding: driver, as: UTF8.self) == holder,

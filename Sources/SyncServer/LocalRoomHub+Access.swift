@@ -1,4 +1,4 @@
-import Access
+package import Access
 import Logging
 import ScrollModel
 import Synchronization
@@ -79,8 +79,9 @@ extension LocalRoomHub {
     }
 
     func evictFollowers(in guarded: inout Room.Guarded, room: Room) {
-        let item = LocalRoom.Item.evictFollowers(reason: "room \(room.name) is now private: follow it again with its follow key (followKey=…)")
-        for case let local? in guarded.locals { local.post(item) }
+        let reason = "room \(room.name) is now private: follow it again with its follow key (followKey=…)"
+        for case let local? in guarded.locals { local.post(.evictFollowers(reason: reason)) }
+        guarded.screens?.closeAll(reason: reason)
         logger.info("room made private", metadata: ["room": "\(room.name)"])
     }
 

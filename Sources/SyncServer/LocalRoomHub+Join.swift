@@ -1,6 +1,6 @@
-import Access
+package import Access
 import Logging
-import RoomKit
+package import RoomKit
 import ScrollModel
 import Synchronization
 import Transport
@@ -143,11 +143,15 @@ extension LocalRoomHub {
             return .done(.failure(error))
         }
         for case .upgradeKey(let legacy) in effects { if let key { upgradeLegacyKey(key, from: legacy, room: room, loop: loop) } }
-        let local = guarded.locals[loop.index] ?? LocalRoom(loop: loop, conflation: options.conflation, counters: counters)
-        guarded.locals[loop.index] = local
-        local.add(member)
+        if let wanted = member.peer.screenSize {
+            addScreenReader(member, wanted: wanted, in: &guarded, room: room, loop: loop)
+        } else {
+            let local = guarded.locals[loop.index] ?? LocalRoom(loop: loop, conflation: options.conflation, counters: counters)
+            guarded.locals[loop.index] = local
+            local.add(member)
+            member.lastSeq = SeqMark(welcome.state?.seq ?? 0)
+        }
         member.roomHandle = room
-        member.lastSeq = SeqMark(welcome.state?.seq ?? 0)
         member.lastDocument = guarded.documentVersion  // the welcome carries the current document
         if member.windowBits != nil { guarded.compressingMembers += 1 }
         guarded.emptySince = nil

@@ -1,6 +1,6 @@
-import Access
+package import Access
 import Deflate
-import RoomKit
+package import RoomKit
 import ScrollModel
 import Synchronization
 
@@ -44,6 +44,8 @@ extension LocalRoomHub {
             var resyncedAt: UInt64?
             /// The room's timeline, while it is recorded.
             var recording: RoomRecording?
+            /// Its terminal readers' views, while it has readers.
+            var screens: ScreenReaders?
         }
 
         let name: String

@@ -1,5 +1,5 @@
-import Access
-import RoomKit
+package import Access
+package import RoomKit
 import ScrollModel
 import Transport
 
@@ -113,6 +113,8 @@ extension LocalRoomHub {
                 engine?.control(room: room.name, .renew(session: id.description)) { _ in }
             case .inheritLease(let id, let name, let stale):
                 engine?.control(room: room.name, .inherit(session: id.description, name: name, stale: stale.description)) { _ in }
+            case .lapseLease(let stale):
+                engine?.control(room: room.name, .lapse(stale: stale.description)) { _ in }
             case .share(let request, let message, _, let sender):
                 share(request, message: message, from: sender, room: room)
             case .passOn(let state, let keep):

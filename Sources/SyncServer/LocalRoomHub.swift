@@ -1,8 +1,8 @@
-import Access
+package import Access
 import HTTP1
 import Deflate
 import Logging
-import RoomKit
+package import RoomKit
 import ScrollModel
 import Synchronization
 import Transport
@@ -43,6 +43,9 @@ public final class LocalRoomHub: RoomHub {
         /// end. 250 ms keeps small rooms current for people; in a room of 10,000 a join storm
         /// costs one presence broadcast every 10 s, not one per join.
         public var presenceIntervalMilliseconds = 250
+        /// Distinct terminal sizes a room renders for `/tty` readers (`SizeTable`): each costs a
+        /// render per change of the room; 8 covers the usual terminals of an audience.
+        public var screenSizesPerRoom = 8
 
         public init(requirePresenterKey: Bool, roomIdleSeconds: Int, undrivenIdleSeconds: Int, conflation: Bool, recordRooms: Bool,
                     maxRooms: Int, maxMembersPerRoom: Int, roomCreationsPerMinute: Int, unclaimedRoomsPerAddress: Int, keyFailuresPerMinute: Int,
@@ -62,13 +65,17 @@ public final class LocalRoomHub: RoomHub {
 
     public let options: Options
     public let counters = RoomCounters()
+    /// Renders rooms' terminal views off the loops (`/rooms/NAME/tty`).
+    let screenRenderer = ScreenRenderer()
     let loops: [EventLoop]
     let rooms = Mutex<[String: Room]>([:])
     let store: (any RoomStore)?
     let logger: Logger
     /// Shares rooms with other nodes (Redis), or nil for a single process.
-    public let engine: (any RoomEngine)?
+    package let engine: (any RoomEngine)?
     let ticks = Atomic<Int>(0)
+    /// What the engine tells the hub goes through it (`SharedRoomsBridge`).
+    let sharedRooms = SharedRoomsBridge()
     let creationLimits: RoomCreationLimits
     /// Presenter keys' way in: limits per address and room, then the slow hash.
     let keys: KeyAdmission
@@ -91,7 +98,7 @@ public final class LocalRoomHub: RoomHub {
     /// - Parameter engine: shares the rooms with other nodes; it runs on `loops[0]`.
 
     /// - Parameter recordingsDirectory: where rooms' recordings are kept across restarts (nil: in memory).
-    public init(loops: [EventLoop], options: Options, store: (any RoomStore)? = nil, engine: (any RoomEngine)? = nil,
+    package init(loops: [EventLoop], options: Options, store: (any RoomStore)? = nil, engine: (any RoomEngine)? = nil,
                 recordingsDirectory: String? = nil,
                 refusals: RefusalCounters = RefusalCounters(), logger: Logger = Logger(label: "scrollsync")) throws(StoreError) {
         self.loops = loops
@@ -144,7 +151,8 @@ public final class LocalRoomHub: RoomHub {
             self?.keepShared()
             self?.forgetDroppedRecordings()
         }
-        engine?.delegate = self
+        sharedRooms.hub = self
+        engine?.delegate = sharedRooms
     }
 
     /// Names of the rooms held now.
@@ -221,7 +229,11 @@ public final class LocalRoomHub: RoomHub {
         member.roomHandle = nil
         let loop = member.peer.channel.loop
         withRoom(room, on: loop) { guarded, steps in
-            guarded.locals[loop.index]?.remove(member)
+            if member.peer.screenSize == nil {
+                guarded.locals[loop.index]?.remove(member)
+            } else if let readers = guarded.screens, removeScreenReader(member, from: readers, loop: loop) {
+                guarded.screens = nil
+            }
             if member.windowBits != nil { guarded.compressingMembers -= 1 }
             step(.leave(member.id), in: &guarded, &steps)  // an unclaimed room goes with its last member (`.forgetUnclaimed`)
             notePresenters(&guarded)
@@ -276,6 +288,7 @@ public final class LocalRoomHub: RoomHub {
             item = .document(version: guarded.documentVersion, BroadcastFrame(text: text, deflater: deflater, replaceable: true))
         }
         for case let local? in guarded.locals { local.post(item) }
+        postToScreens(broadcast, in: &guarded)
         return stateText
     }
 
@@ -317,6 +330,7 @@ public final class LocalRoomHub: RoomHub {
         let deflater = guarded.compressingMembers > 0 ? room.deflater : nil
         let item = LocalRoom.Item.presence(BroadcastFrame(text: ServerMessage.presence(guarded.presence), deflater: deflater))
         for case let local? in guarded.locals { local.post(item) }
+        postToScreens(.presence(guarded.presence), in: &guarded)
     }
 
     /// Queues the room for the store, with a `seq` ceiling a block ahead when half the last

@@ -42,10 +42,15 @@ final class RecordingBudget: Sendable {
         var message: String {
             switch self {
             case .addressShare(let limit):
-                "this address holds as many bytes of recordings as it may (\(limit >> 20) MiB, limits.recordingsBytesPerAddress)"
+                "this address holds as many bytes of recordings as it may (\(Self.size(limit)), limits.recordingsBytesPerAddress)"
             case .total(let limit):
-                "the server holds as many bytes of recordings as it may (\(limit >> 20) MiB, limits.recordingsTotalBytes)"
+                "the server holds as many bytes of recordings as it may (\(Self.size(limit)), limits.recordingsTotalBytes)"
             }
+        }
+
+        /// `bytes` in the largest unit that shows it whole or nearly (`32 MiB`, `16 KiB`, `900 bytes`).
+        static func size(_ bytes: Int) -> String {
+            bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : bytes >= 1 << 10 ? "\(bytes >> 10) KiB" : "\(bytes) bytes"
         }
     }
 

@@ -1,6 +1,6 @@
-import Access
+package import Access
 import HTTP1
-import RoomKit
+package import RoomKit
 import ScrollModel
 import Synchronization
 import Transport
@@ -105,6 +105,13 @@ public struct RoomEndpoint: WebSocketEndpoint {
         if record, role != .presenter { return .failure(HTTPError(.error(400, "only a presenter may ask to record the room (record=1)"))) }
         return .success(RoomMember(shared: shared, peer: peer, room: name, role: role, name: displayName, key: query["key"], address: address,
                                    followKey: followKey, authorized: authorized, record: record))
+    }
+
+    /// A follower for `peer` that is not a WebSocket (a terminal reader, `TTYEndpoint`),
+    /// admitted as `makeSession` admits one.
+    func member(on peer: WebSocketPeer, room: String, address: String, followKey: String?, authorized: Bool, name: String?) -> RoomMember {
+        RoomMember(shared: shared, peer: peer, room: room, role: .follower, name: name, key: nil, address: address,
+                   followKey: followKey, authorized: authorized)
     }
 
     /// The claims of the request's token (`token=` or `Authorization: Bearer`), nil when it

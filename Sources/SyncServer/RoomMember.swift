@@ -1,4 +1,4 @@
-import RoomKit
+package import RoomKit
 import ScrollModel
 import Transport
 import WebSocketCore
@@ -167,7 +167,7 @@ public final class RoomMember: WebSocketSession {
 
     /// The hub's answer to its join (`RoomHub.join`): at once, or later on its loop. Only
     /// the first answer to a joining member counts.
-    public func joined(_ result: Result<RoomCore.Welcome, ProtocolError>) {
+    package func joined(_ result: Result<RoomCore.Welcome, ProtocolError>) {
         guard stage == .joining, let extras else { return }
         let room = extras.room
         let early = extras.waiting
@@ -179,6 +179,7 @@ public final class RoomMember: WebSocketSession {
             peer.close(code: .policyViolation, reason: error.message)
         case .success(let welcome):
             stage = .joined
+            guard peer.screenSize == nil else { return }  // a terminal reader is sent frames, not messages
             peer.send(text: ServerMessage.welcome(
                 room: room, you: id, role: role, state: welcome.state, driver: welcome.driver, driverName: welcome.driverName,
                 presence: welcome.presence, document: welcome.document, recording: welcome.recording))

@@ -1,4 +1,4 @@
-import Access
+package import Access
 import HTTP1
 import Deflate
 import Logging
@@ -26,6 +26,8 @@ final class Router: Sendable {
     let configuration: ServerConfiguration
     let endpoints: [any WebSocketEndpoint]
     let httpEndpoints: [any HTTPEndpoint]
+    /// Terminal readers' streams (`/rooms/NAME/tty`), if served.
+    let tty: TTYEndpoint?
     let connectionLimits: ConnectionLimits
     let counters: ServerCounters
     let logger: Logger
@@ -42,8 +44,9 @@ final class Router: Sendable {
     private let sharedDeflaters: [LoopDeflater]
 
     init(configuration: ServerConfiguration, endpoints: [any WebSocketEndpoint], httpEndpoints: [any HTTPEndpoint], loops: Int,
-         acceptedSendBuffer: SendBufferSize?, counters: ServerCounters, messageBudget: MessageBudget, logger: Logger) {
+         acceptedSendBuffer: SendBufferSize?, counters: ServerCounters, messageBudget: MessageBudget, logger: Logger, tty: TTYEndpoint? = nil) {
         self.configuration = configuration
+        self.tty = tty
         self.acceptedSendBuffer = acceptedSendBuffer
         self.counters = counters
         self.endpoints = endpoints
@@ -83,6 +86,16 @@ final class Router: Sendable {
             answer(response)
         }
         return true
+    }
+
+    /// A terminal reader's request (`GET /rooms/NAME/tty`, never an upgrade): its stream, or
+    /// the answer (a refusal, or a browser's page); nil for any other request.
+    func openStream(_ request: HTTPRequest, for peer: WebSocketPeer) -> TTYEndpoint.Opening? {
+        guard let tty, let name = TTYEndpoint.room(in: request.path) else { return nil }
+        let opening = tty.open(request, name: name, from: grouping.group(peer.channel.peerAddress), peer: peer)
+        guard case .answer(var response) = opening, response.value("Connection") == nil else { return opening }
+        response.headers.append(("Connection", "close"))
+        return .answer(response)
     }
 
     /// Room after the 101 answer for what a session sends as it opens (a room's welcome is

@@ -1,10 +1,10 @@
-import Access
+package import Access
 import CLinux
-import Cluster
+package import Cluster
 import CoreMetrics
 import Logging
-import RedisClient
-import RoomKit
+package import RedisClient
+package import RoomKit
 import ScrollModel
 import Transport
 import WebSocketCore
@@ -28,10 +28,10 @@ public final class Server: Sendable {
     /// Where rooms are kept across restarts (nil: in memory only).
     let store: (any RoomStore)?
     /// Shares rooms with other nodes, when Redis is configured.
-    public let engine: (any RoomEngine)?
+    package let engine: (any RoomEngine)?
     /// The Redis servers rooms are shared through now (`redis.url`, then `redis.shards`, or a
     /// cluster's masters); empty for a single process.
-    public var redisShards: [RedisRoomEngine] { RedisShardList(engine: engine).current }
+    package var redisShards: [RedisRoomEngine] { RedisShardList(engine: engine).current }
     /// Makes the handler of each new connection.
     private let makePeer: @Sendable (Channel) -> any ChannelHandler
     /// What a reload may change (`reload`): the certificate, the admin token, the origins and
@@ -46,7 +46,13 @@ public final class Server: Sendable {
     /// With `embedded` (`EventLoop.embedded()`), nothing listens and no thread starts: the
     /// server runs on that loop as its caller steps it, and `connectEmbedded()` gives it
     /// in-process connections (the tests' harness).
-    public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "scrollsync"), embedded: EventLoop? = nil) throws {
+    public convenience init(configuration: ServerConfiguration, logger: Logger = Logger(label: "scrollsync"), embedded: EventLoop? = nil) throws {
+        try self.init(configuration: configuration, logger: logger, embedded: embedded, redisLinks: nil)
+    }
+
+    /// The same, with Redis reached through `redisLinks` (a test's simulated Redis) instead of
+    /// connections to `configuration.redisURL` (which must still be set).
+    init(configuration: ServerConfiguration, logger: Logger, embedded: EventLoop?, redisLinks: RedisLinkFactory?) throws {
         self.configuration = configuration
         current = Reloadable(configuration)
         self.logger = logger
@@ -77,7 +83,7 @@ public final class Server: Sendable {
         let roomOptions = LocalRoomHub.Options(configuration)
         let messageLimits = roomOptions.messageLimits
         let engine = Self.roomEngine(redis, cluster: configuration.redisCluster, loop: group.loops[0], roomIdleSeconds: roomOptions.roomIdleSeconds,
-                                     limits: messageLimits, secret: configuration.redisSecret, logger: logger)
+                                     limits: messageLimits, secret: configuration.redisSecret, logger: logger, links: redisLinks)
         self.engine = engine
         let shards = RedisShardList(engine: engine)
         hub = try LocalRoomHub(loops: group.loops, options: roomOptions, store: store, engine: engine, recordingsDirectory: store == nil ? nil : configuration.dataDirectory.map { $0 + "/recordings" },
@@ -99,17 +105,20 @@ public final class Server: Sendable {
         let adminToken = Reloadable(configuration.adminToken)
         self.adminToken = adminToken
         self.tls = tls
+        let tty = TTYEndpoint(hub: hub, rooms: rooms, total: configuration.limits.ttyReaders, perAddress: configuration.limits.ttyReadersPerAddress,
+                              grouping: AddressGrouping(ipv6PrefixLength: configuration.limits.ipv6PrefixLength), secure: tls != nil,
+                              refusals: counters.refusalReasons)
         let httpEndpoints: [any HTTPEndpoint] = [
             HealthEndpoint(redis: shards, store: store, recordings: hub.recordingFiles),
             MetricsEndpoint(metrics: metrics, adminToken: adminToken),
             RoomsEndpoint(hub: hub, adminToken: adminToken),
             RecordingEndpoint(hub: hub, adminToken: adminToken),
-            ViewerEndpoint(hub: hub, rooms: rooms),
+            ViewerEndpoint(hub: hub, rooms: rooms, tty: tty),
         ]
         // Sockets are accepted with a room's send buffer, as most are rooms' (no setsockopt per join).
         let acceptedSendBuffer = embedded != nil ? nil : RoomEndpoint.sendBuffer
         let router = Router(configuration: configuration, endpoints: endpoints, httpEndpoints: httpEndpoints, loops: group.loops.count,
-                            acceptedSendBuffer: acceptedSendBuffer, counters: counters, messageBudget: messageBudget, logger: logger)
+                            acceptedSendBuffer: acceptedSendBuffer, counters: counters, messageBudget: messageBudget, logger: logger, tty: tty)
         self.router = router
         group.loops[0].onTick { Self.returnFreedMemory(messageBudget) }
         // An application that bootstrapped swift-metrics gets the metrics in its backend.
@@ -141,13 +150,14 @@ public final class Server: Sendable {
     /// of the room, or a cluster's masters found from the first (every shard on `loop`, one
     /// node id for all).
     static func roomEngine(_ redis: [RedisEndpoint], cluster: Bool, loop: EventLoop, roomIdleSeconds: Int,
-                           limits: ClientMessage.Limits, secret: String? = nil, logger: Logger) -> (any RoomEngine)? {
+                           limits: ClientMessage.Limits, secret: String? = nil, logger: Logger,
+                           links: RedisLinkFactory? = nil) -> (any RoomEngine)? {
         guard !redis.isEmpty else { return nil }
         let node = SessionID.make().description
         let counters = cluster ? EngineCounters() : nil
         let make = { (endpoint: RedisEndpoint) in
             RedisRoomEngine(endpoint: endpoint, loop: loop, roomIdleSeconds: roomIdleSeconds, limits: limits, logger: logger,
-                            sharded: cluster, node: node, counters: counters, secret: secret)
+                            sharded: cluster, node: node, counters: counters, secret: secret, links: links)
         }
         if cluster { return ShardedRoomEngine(cluster: redis, loop: loop, logger: logger, makeShard: make) }
         return redis.count > 1 ? ShardedRoomEngine(shards: redis.map(make)) : make(redis[0])
@@ -194,6 +204,7 @@ public final class Server: Sendable {
         group.shutdown()
         store?.close()
         hub.recordingFiles?.close()
+        hub.screenRenderer.stop()
     }
 
     /// Stops accepting, sends every client close 1001 ("going away"), and waits for the
@@ -212,6 +223,7 @@ public final class Server: Sendable {
         group.shutdown()
         store?.close()
         hub.recordingFiles?.close()
+        hub.screenRenderer.stop()
         return drained
     }
 }

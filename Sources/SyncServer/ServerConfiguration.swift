@@ -79,6 +79,15 @@ public struct ServerConfiguration: Sendable {
         /// Open connections from one client address; 0 is no limit (the default, because
         /// NAT and load balancers put many users behind one address).
         public var connectionsPerAddress = 0
+        /// Terminal readers (`GET /rooms/NAME/tty`) in all, and from one client address. Each
+        /// is a connection sent a whole frame (2–20 KB at common sizes) per change of its room,
+        /// ten times a follower's state: 2,048 at 60 changes a second is about 1 Gbit/s. 256 per
+        /// address: an audience behind one NAT.
+        public var ttyReaders = 2048
+        public var ttyReadersPerAddress = 256
+        /// Distinct terminal sizes one room renders (each a render per change); a reader of
+        /// another size gets the nearest smaller. 8 covers an audience's usual terminals.
+        public var ttySizesPerRoom = 8
         /// Rooms held at once.
         public var rooms = 10_000
         /// Members (presenters and followers) of one room.
@@ -208,5 +217,6 @@ extension LocalRoomHub.Options {
                   documentsTotalBytes: limits.documentsTotalBytes, messageLimits: configuration.messageLimits,
                   recordingBytes: limits.recordingBytes, recordingsTotalBytes: limits.recordingsTotalBytes,
                   recordingsBytesPerAddress: limits.recordingsBytesPerAddress)
+        screenSizesPerRoom = limits.ttySizesPerRoom
     }
 }

@@ -1,5 +1,5 @@
-import Cluster
-import RoomKit
+package import Cluster
+package import RoomKit
 import ScrollModel
 import Synchronization
 import Transport
@@ -69,6 +69,16 @@ struct ServerMetrics: Sendable {
                     [([], rooms.recordingsStopped.load(ordering: .relaxed))])
         text.metric("scrollsync_recording_bytes", "gauge", "Bytes of recordings the rooms hold (limit: limits.recordingsTotalBytes).",
                     [([], hub.recordingBytes.bytesHeld)])
+        let screens = hub.screenRenderer.counters
+        text.metric("scrollsync_tty_readers", "gauge", "Terminal readers streaming (GET /rooms/NAME/tty; also counted as followers).",
+                    [([], screens.readers.load(ordering: .relaxed))])
+        text.metric("scrollsync_tty_frames_rendered_total", "counter", "Terminal frames rendered: one per room, size and change.",
+                    [([], screens.framesRendered.load(ordering: .relaxed))])
+        text.metric("scrollsync_tty_frames_sent_total", "counter", "Terminal frames queued to readers (a frame counts once per reader).",
+                    [([], screens.framesSent.load(ordering: .relaxed))])
+        text.metric("scrollsync_tty_bytes_sent_total", "counter", "Bytes of terminal frames queued to readers.", [([], screens.bytesSent.load(ordering: .relaxed))])
+        text.metric("scrollsync_tty_frames_conflated_total", "counter", "Terminal frames replaced by a newer one before a reader took them.",
+                    [([], screens.framesConflated.load(ordering: .relaxed))])
         text.metric("scrollsync_document_bytes", "gauge", "Bytes of shared documents the rooms hold (limit: limits.documentsTotalBytes).",
                     [([], hub.documentBytesHeld)])
         text.metric("scrollsync_unfinished_message_bytes", "gauge", "Bytes held in unfinished messages (limit: limits.unfinishedMessageBytes).",

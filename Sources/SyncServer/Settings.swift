@@ -117,6 +117,9 @@ public enum Settings {
         int("limits.connections", \.limits.connections, 1...10_000_000, "Open connections in all.").flag("max-connections").reloads(),
         int("limits.connectionsPerAddress", \.limits.connectionsPerAddress, 0...10_000_000, "Open connections per client address; 0 is no limit.")
             .flag("max-connections-per-address").reloads(),
+        int("limits.ttyReaders", \.limits.ttyReaders, 0...10_000_000, "Terminal readers (GET /rooms/NAME/tty) in all; 0 turns the endpoint's streams off."),
+        int("limits.ttyReadersPerAddress", \.limits.ttyReadersPerAddress, 0...10_000_000, "Terminal readers from one client address; 0 is no limit."),
+        int("limits.ttySizesPerRoom", \.limits.ttySizesPerRoom, 1...64, "Distinct terminal sizes one room renders; a reader of another size gets the nearest smaller."),
         int("limits.rooms", \.limits.rooms, 1...10_000_000, "Rooms held at once.").flag("max-rooms"),
         int("limits.membersPerRoom", \.limits.membersPerRoom, 1...10_000_000, "Members of one room.").flag("max-members"),
         int("limits.roomCreationsPerMinute", \.limits.roomCreationsPerMinute, 0...1_000_000, "Rooms one address may create per minute; 0 is no limit.")

@@ -1,5 +1,6 @@
 import HTTP1
 import Bytes
+import TerminalFrames
 import Transport
 import WebSocketCore
 
@@ -25,6 +26,8 @@ public final class WebSocketPeer: ChannelHandler {
         case handshake(Handshake)
         /// Upgraded; its session is `session`.
         case open(WebSocketConnection)
+        /// A terminal reader's stream of frames at this size (`TTYEndpoint`); its session is `session`.
+        case stream(ScreenSize)
         case done
     }
 
@@ -120,6 +123,19 @@ public final class WebSocketPeer: ChannelHandler {
         return channel.enqueueLatest(frame)
     }
 
+    /// A terminal reader's size (as its room renders it, once it is in), or nil for a WebSocket.
+    var screenSize: ScreenSize? {
+        get { if case .stream(let size) = phase { size } else { nil } }
+        set { if case .stream = phase, let newValue { phase = .stream(newValue) } }
+    }
+
+    /// Queues a terminal reader's newest frame (one HTTP chunk) in its conflation slot.
+    /// Returns true when it replaced an older one.
+    func sendScreen(frame: SharedBytes) -> Bool {
+        guard case .stream = phase, closingTicks == 0 else { return false }
+        return channel.enqueueLatest(frame)
+    }
+
     /// Whether the connection is open for broadcast frames, after its pending upgrade
     /// response (if any) is queued. The connection is looked at here only, so that a send does
     /// not hold it (a reference count) across the enqueue.
@@ -132,6 +148,11 @@ public final class WebSocketPeer: ChannelHandler {
 
     /// Starts the close handshake with `code` and `reason`.
     public func close(code: CloseCode = .normal, reason: String = "") {
+        if case .stream = phase, closingTicks == 0 {  // a terminal reader: the reason below the view, then the end
+            closingTicks = 1
+            channel.enqueue(ScreenStream.end(reason: reason))
+            channel.close()
+        }
         guard case .open(let connection) = phase else { return }
         if closeCode == nil { closeCode = code }
         connection.close(code: code, reason: reason)
@@ -157,6 +178,15 @@ public final class WebSocketPeer: ChannelHandler {
             case .complete(let request, let remainder):
                 if let overLimit = handshake.overLimit {
                     refuse(overLimit, request: request)
+                } else if !ServerHandshake.isUpgrade(request), let opening = router.openStream(request, for: self) {
+                    switch opening {
+                    case .answer(let response): refuse(response, request: request)
+                    case .stream(let member, let size, let head):
+                        phase = .stream(size)
+                        session = member
+                        channel.enqueue(head)
+                        member.opened(self)
+                    }
                 } else if !ServerHandshake.isUpgrade(request), router.respond(to: request, from: channel.peerAddress, on: channel.loop, answer: { [self] response in
                     refuse(response, request: request)
                 }) {  // an upgrade is told apart first: it makes no answer closure
@@ -167,8 +197,8 @@ public final class WebSocketPeer: ChannelHandler {
             }
         case .open(let connection):
             if let session { receive(bytes, connection, session) }
-        case .done:
-            return
+        case .stream, .done:
+            return  // a terminal reader has nothing to say
         }
     }
 
@@ -201,14 +231,14 @@ public final class WebSocketPeer: ChannelHandler {
                 connection.sendPing()
                 flushOutbound(connection)
             }
-        case .done:
+        case .stream, .done:
             break
         }
     }
 
     public func channelShutdownRequested(_ channel: Channel) {
         switch phase {
-        case .open: close(code: .goingAway, reason: "server shutting down")
+        case .open, .stream: close(code: .goingAway, reason: "server shutting down")
         case .handshake: refuse(.error(503, "server shutting down"))
         case .done: channel.close()
         }
@@ -232,6 +262,11 @@ public final class WebSocketPeer: ChannelHandler {
             phase = .done
             self.session = nil
             session.closed(self, code: code)
+        }
+        if case .stream = phase, let session {
+            router.tty?.closed(address: channel.peerAddress)
+            self.session = nil
+            session.closed(self, code: .normal)  // leaves its room while its size still says where it was
         }
         phase = .done
         session = nil

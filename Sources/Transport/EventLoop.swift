@@ -254,6 +254,16 @@ public final class EventLoop: @unchecked Sendable {
         } while !localTasks.isEmpty || timers.last.map({ $0.deadline <= now }) == true || (io as? EmbeddedIO)?.takeArrivals() == true
     }
 
+    /// Moves the clock to `deadline` one due timer (or tick) at a time, so each runs at its own
+    /// time rather than all at the end (a simulation's virtual time).
+    public func advance(to deadline: UInt64) {
+        advance()  // tasks queued before: the timers they set may fall before the deadline
+        while now < deadline {
+            let next = min(deadline, nextTick, timers.last?.deadline ?? deadline)
+            advance(by: next > now ? next - now : 0)
+        }
+    }
+
     /// Steps the loop until `condition` holds, waiting (up to `timeout` seconds of real
     /// time) for tasks other threads send it (e.g. a key hashed on a thread of its own).
     @discardableResult

@@ -3,6 +3,7 @@ import Dispatch
 import ScrollModel
 import Synchronization
 import SyncClient
+import TerminalFrames
 import TerminalUI
 import TextSafety
 import Transport
@@ -255,6 +256,20 @@ struct Play: ParsableCommand {
     @Flag(help: "Stay on the last frame at the end (until q) instead of exiting.")
     var hold = false
 
+    @Option(help: "Write the follower's view as an asciicast v2 file (asciinema) instead of playing, at --size.")
+    var cast: String?
+
+    @Option(help: "The terminal size of --cast, COLUMNSxROWS (20-400 x 5-200).")
+    var size = "80x24"
+
+    func validate() throws {
+        guard cast != nil else { return }
+        let parts = size.split(separator: "x", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 2, case .success = ScreenSize.parse(columns: parts[0], rows: parts[1]) else {
+            throw ValidationError("--size must be COLUMNSxROWS, e.g. 100x30, not \(SafeText.display(String(size.prefix(32))))")
+        }
+    }
+
     /// The recording in the terminal, rendered as `follow` renders a room (any width, by
     /// block id): space pauses, ←/→ go to the previous/next section change, +/- change the
     /// speed, q quits.
@@ -270,8 +285,18 @@ struct Play: ParsableCommand {
         pthread_join(thread, nil)
     }
 
+    /// The recording as an asciicast v2 file at `--size` (its pauses cut to `--idle-limit`).
+    private func writeCast(_ recording: Recording, to path: String) throws {
+        let parts = size.split(separator: "x").map(String.init)
+        let screen = try ScreenSize.parse(columns: parts[0], rows: parts[1]).get()
+        let times = playTimes(recording, speed: playback.speed, idleLimit: playback.idleLimit)
+        let lines = Asciicast.lines(of: recording, times: times, size: screen, idleLimit: playback.idleLimit, timestamp: Int(wallClockMs() / 1000))
+        try writeFileAtomically(path, Array(lines.joined().utf8))
+    }
+
     func run() throws {
         let recording = readRecording(file)
+        if let cast { return try writeCast(recording, to: cast) }
         guard json else { return try playInTerminal(recording) }
         let times = playback.times(recording)
         let start = monotonicNanoseconds()

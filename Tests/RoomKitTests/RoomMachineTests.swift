@@ -63,6 +63,15 @@ struct RoomMachineTests {
             }
         }
         #expect(order == ["driver", "state"], "\(effects)")
+        // The hash's state may be the previous driver's (the new one has not moved yet): heard
+        // before the change, while members still know its driver (seen by the simulation, seed 10).
+        var other = Self.room()
+        _ = other.step(.message(Self.scroll(10), from: Self.ann, sender: "ann"), context)
+        snapshot.state?.by = Self.ann.description
+        let kinds = other.step(.snapshot(snapshot), context).compactMap { effect -> String? in
+            if case .broadcast(.driver) = effect { "driver" } else if case .broadcast(.state(let state)) = effect { "state by " + (state.by == Self.ann.description ? "ann" : "?") } else { nil }
+        }
+        #expect(kinds == ["state by ann", "driver"])
     }
 
     @Test func aScrollWaitsForTheStoreAndTheNewestGoes() {
@@ -132,8 +141,21 @@ struct RoomMachineTests {
         effects.compactMap { if case .publishLed(let state) = $0 { state } else { nil } }
     }
 
-    /// Issue 30.4: the node that holds the lease orders its driver's states itself: its members
-    /// hear each at once and the engine publishes the same state, in order.
+    /// What the lease holder's node published comes back on the room's channel (`.led`): what
+    /// its members then hear.
+    static func echo(_ effects: [Machine.Effect], into room: inout Machine) -> [ScrollState] {
+        led(effects).flatMap { states(room.step(.led($0), Machine.Context(documents: .init(limit: 100)))) }
+    }
+
+    /// `lead` and its echo: the states the holder's members hear.
+    static func lead(_ offset: Double, from id: SessionID, _ room: inout Machine) -> [ScrollState] {
+        echo(room.step(.lead(ScrollUpdate(offset: offset, viewport: 10, content: 100), from: id, sender: "x"),
+                       Machine.Context(documents: .init(limit: 100))), into: &room)
+    }
+
+    /// Issue 30.4: the node that holds the lease orders its driver's states itself and the
+    /// engine publishes them, in order; its members hear each when it comes back on the room's
+    /// channel (issue 46.1: the channel is the order, for the holder too).
     @Test func theLeaseHoldersNodeOrdersItsDriversStates() {
         var room = Self.room()
         #expect(!room.leads(Self.ann), "a driver the engine has not named does not lead")
@@ -141,9 +163,10 @@ struct RoomMachineTests {
         #expect(room.leads(Self.ann) && !room.leads(Self.bob))
         let first = room.step(.lead(ScrollUpdate(offset: 10, viewport: 10, content: 100), from: Self.ann, sender: "ann"), context)
         let second = room.step(.lead(ScrollUpdate(offset: 5, viewport: 10, content: 100), from: Self.ann, sender: "ann"), context)
-        #expect(Self.states(first).map(\.seq) == [1] && Self.led(first).map(\.seq) == [1])
-        #expect(Self.states(second).map(\.seq) == [2] && Self.led(second) == Self.states(second))
-        #expect(Self.states(second).first?.direction == .up, "direction from the state before")
+        #expect(Self.states(first).isEmpty && Self.led(first).map(\.seq) == [1], "heard when it comes back, not before")
+        #expect(Self.led(second).map(\.seq) == [2], "numbered above the one on its way")
+        #expect(Self.led(second).first?.direction == .up, "direction from the state before")
+        #expect(Self.echo(first, into: &room).map(\.seq) == [1] && Self.echo(second, into: &room) == Self.led(second))
         let refused = room.step(.lead(ScrollUpdate(offset: 1, viewport: 10, content: 100), from: Self.bob, sender: "bob"), context)
         guard case .refuse(let error, "bob")? = refused.first, refused.count == 1 else { Issue.record("\(refused)"); return }
         #expect(error.code == .notDriver)
@@ -154,14 +177,14 @@ struct RoomMachineTests {
     /// sent (and Redis written) before it heard of the change.
     @Test func aNewDriversFirstStateLeapsOverThePreviousHoldersLateOnes() {
         var room = Self.room()
-        _ = room.step(.lead(ScrollUpdate(offset: 10, viewport: 10, content: 100), from: Self.ann, sender: "ann"), context)
+        #expect(Self.lead(10, from: Self.ann, &room).map(\.seq) == [1])
         let carol = SessionID(0xC)
         _ = room.core.join(carol, role: .presenter, name: "Carol", key: nil)
         room.core.adopt(driver: carol, name: "Carol")
-        let first = Self.states(room.step(.lead(ScrollUpdate(offset: 20, viewport: 10, content: 100), from: carol, sender: "carol"), context))
+        let first = Self.lead(20, from: carol, &room)
         #expect(first.map(\.seq) == [1 + Machine.handoverLeap])
         #expect(Machine.handoverLeap < SeqReservation.block, "other nodes take the leap without fetching the room again")
-        let next = Self.states(room.step(.lead(ScrollUpdate(offset: 30, viewport: 10, content: 100), from: carol, sender: "carol"), context))
+        let next = Self.lead(30, from: carol, &room)
         #expect(next.map(\.seq) == [2 + Machine.handoverLeap], "then one by one")
     }
 
@@ -172,16 +195,16 @@ struct RoomMachineTests {
     @Test func theFirstStateLedAfterTheRoomIsFetchedAgainLeaps() {
         var room = Self.room()
         _ = room.step(.shared(version: 1, .driver(Self.ann, name: "Ann")), context)
-        _ = room.step(.lead(ScrollUpdate(offset: 10, viewport: 10, content: 100), from: Self.ann, sender: "ann"), context)
+        _ = Self.lead(10, from: Self.ann, &room)
         var snapshot = RoomSnapshot()
         snapshot.version = 5
         snapshot.state = room.core.state
         snapshot.driver = Self.ann.description
         _ = room.step(.snapshot(snapshot), context)
         #expect(room.leads(Self.ann))
-        let first = Self.states(room.step(.lead(ScrollUpdate(offset: 20, viewport: 10, content: 100), from: Self.ann, sender: "ann"), context))
+        let first = Self.lead(20, from: Self.ann, &room)
         #expect(first.map(\.seq) == [1 + Machine.handoverLeap])
-        let next = Self.states(room.step(.lead(ScrollUpdate(offset: 30, viewport: 10, content: 100), from: Self.ann, sender: "ann"), context))
+        let next = Self.lead(30, from: Self.ann, &room)
         #expect(next.map(\.seq) == [2 + Machine.handoverLeap], "then one by one")
     }
 
@@ -208,7 +231,7 @@ struct RoomMachineTests {
         #expect(resent.offset == 30 && sender == "ann", "the newest, to its sender")
         #expect(merged.filter { if case .resend = $0 { true } else { false } }.count == 1)
         #expect(room.leads(Self.ann) && room.version == 3, "the answer gave the lease and the version")
-        let led = Self.states(room.step(.lead(resent, from: Self.ann, sender: "ann"), context))
+        let led = Self.echo(room.step(.lead(resent, from: Self.ann, sender: "ann"), context), into: &room)
         #expect(led.map(\.offset) == [30] && led.first?.seq == 1 + Machine.handoverLeap, "led, leaping as after any fetch")
 
         _ = room.step(.merging, context)
@@ -236,17 +259,16 @@ struct RoomMachineTests {
         #expect(elsewhere.step(.leadAgain, context).isEmpty, "every node knows the lease holder: only the driver's own node orders")
         _ = room.step(.shared(version: 1, .driver(Self.ann, name: "Ann")), context)
         #expect(room.step(.leadAgain, context).isEmpty, "no state yet")
-        _ = room.step(.lead(ScrollUpdate(offset: 10, viewport: 10, content: 100), from: Self.ann, sender: "ann"), context)
-        let again = room.step(.leadAgain, context)
-        #expect(Self.states(again).map(\.seq) == [2] && Self.states(again).map(\.offset) == [10], "the same place, one seq up")
-        #expect(again.contains { if case .publishLed(let state) = $0 { state.seq == 2 } else { false } })
+        _ = Self.lead(10, from: Self.ann, &room)
+        let again = Self.echo(room.step(.leadAgain, context), into: &room)
+        #expect(again.map(\.seq) == [2] && again.map(\.offset) == [10], "the same place, one seq up")
         // Another node's merge published the hash's older place above this node's seq: the
         // lease holder orders its driver's own place again, not the one it took.
         let older = ScrollState(seq: 3, offset: 5, viewport: 10, content: 100, progress: 5.0 / 90, direction: .up, anchor: nil,
                                 atTop: false, atBottom: false, by: Self.ann.description, t: nil, doc: nil)
         _ = room.step(.shared(version: 2, .state(older)), context)
         #expect(room.core.state?.offset == 5)
-        #expect(Self.states(room.step(.leadAgain, context)).map(\.offset) == [10], "the driver's own place, seq 4")
+        #expect(Self.echo(room.step(.leadAgain, context), into: &room).map(\.offset) == [10], "the driver's own place, seq 4")
         #expect(room.core.state?.seq == 4)
         // Control went elsewhere and came back: what was ordered under the old lease is not
         // the driver's place any more (the room moved on meanwhile).
@@ -255,13 +277,39 @@ struct RoomMachineTests {
                                 atTop: false, atBottom: false, by: Self.ann.description, t: nil, doc: nil)
         _ = room.step(.shared(version: 4, .driver(Self.ann, name: "Ann")), context)
         _ = room.step(.shared(version: 5, .state(moved)), context)
-        #expect(Self.states(room.step(.leadAgain, context)).map(\.offset) == [70], "the room's place, not the old lease's")
+        #expect(Self.echo(room.step(.leadAgain, context), into: &room).map(\.offset) == [70], "the room's place, not the old lease's")
         var snapshot = RoomSnapshot()
         snapshot.version = 4
         snapshot.state = room.core.state
         snapshot.driver = Self.ann.description
         _ = room.step(.snapshot(snapshot), context)
-        #expect(Self.states(room.step(.leadAgain, context)).map(\.seq) == [10 + Machine.handoverLeap], "after a fetch it leaps")
+        let before = room.core.lastSeq
+        #expect(Self.echo(room.step(.leadAgain, context), into: &room).map(\.seq) == [before + Machine.handoverLeap], "after a fetch it leaps")
+    }
+
+    /// Issue 46.1: Ann drives on A; Bob's take is ordered by Redis before A hears it, and Ann's
+    /// scroll reaches A in between. A numbers and publishes it, but its members hear it only
+    /// when it comes back on the channel, after `driver Bob`: dropped there as on every node,
+    /// so no node shows a state the others dropped. And B, asked for the newest while Bob has
+    /// not moved, orders Ann's place under Bob (its driver), leaping, never a state by Ann.
+    @Test func aStateOrderedAfterTheLeaseMovedIsDroppedOnTheHoldersNodeToo() {
+        var a = Self.room()
+        _ = a.step(.shared(version: 1, .driver(Self.ann, name: "Ann")), context)
+        let first = Self.lead(120, from: Self.ann, &a)
+        #expect(first.map(\.seq) == [1])
+        let late = a.step(.lead(ScrollUpdate(offset: 121, viewport: 10, content: 100), from: Self.ann, sender: "ann"), context)
+        #expect(Self.states(late).isEmpty, "A's members do not hear it before the channel says")
+        _ = a.step(.shared(version: 2, .driver(Self.bob, name: "Bob")), context)
+        #expect(Self.echo(late, into: &a).isEmpty && a.core.state?.offset == 120, "after driver Bob on the channel, dropped on A too")
+
+        var b = Self.room()
+        _ = b.core.join(Self.bob, role: .presenter, name: "Bob", key: nil)
+        _ = b.step(.shared(version: 1, .driver(Self.ann, name: "Ann")), context)
+        _ = b.step(.led(first[0]), context)
+        _ = b.step(.shared(version: 2, .driver(Self.bob, name: "Bob")), context)
+        let again = Self.echo(b.step(.leadAgain, context), into: &b)
+        #expect(again.map(\.by) == [Self.bob.description] && again.map(\.offset) == [120], "Ann's place under Bob")
+        #expect(again.map(\.seq) == [1 + Machine.handoverLeap], "the new lease's first state leaps")
     }
 
     /// What another node led is taken from the room's driver only, when newer, and a leap past
@@ -387,7 +435,8 @@ extension RoomMachineTests {
         var shared = Self.room()
         let sharedContext = Machine.Context(documents: .init(limit: 0), shared: true)
         let left = Self.effectNames(shared.step(.leave(Self.ann), sharedContext))
-        #expect(left.contains("releaseControl") && !left.contains("driver"), "shared: the engine's release reaches every node: \(left)")
+        #expect(left.contains("releaseControl") && left.contains("driver"),
+                "shared: members here hear it at once (the release coming back changes nothing here), the engine's release reaches every other node: \(left)")
         #expect(Self.effectNames(shared.step(.leave(Self.bob), sharedContext)) == ["presence"], "a follower leaving changes the counts only")
     }
 }

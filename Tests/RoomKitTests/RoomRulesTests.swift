@@ -93,7 +93,7 @@ struct RoomRulesTests {
         #expect(Self.names(detached) == ["presence"] && room.core.presence.detached == 1, "applied here, not sent")
         _ = room.step(.shared(version: 1, .driver(Self.ann, name: "Ann")), shared)
         let led = room.step(.message(update(30), from: Self.ann, sender: "ann"), shared)
-        #expect(Self.names(led) == ["state", "publishLed"], "the lease holder's driver: ordered here")
+        #expect(Self.names(led) == ["publishLed"], "the lease holder's driver: ordered here, heard when it comes back (issue 46.1)")
     }
 
     /// A change the engine could not take is applied here, as while the engine is away.
@@ -184,16 +184,17 @@ struct RoomRulesTests {
 
         var room = RoomMachineTests.room()
         _ = room.step(.shared(version: 1, .driver(Self.ann, name: "Ann")), shared)
-        _ = room.step(.lead(ScrollUpdate(offset: 10, viewport: 10, content: 100), from: Self.ann, sender: "ann"), shared)
-        #expect(Self.names(room.step(.stateWanted(now: 1_000), shared)) == ["state", "publishLed"], "ordered again at once")
+        _ = RoomMachineTests.lead(10, from: Self.ann, &room)
+        #expect(Self.names(room.step(.stateWanted(now: 1_000), shared)) == ["publishLed"], "ordered again at once")
         let within = room.step(.stateWanted(now: 1_000 + interval / 4), shared)
         #expect(Self.names(within) == ["passOn(keep)", "schedule"])
         guard case .scheduleOrderAgain(let after)? = within.last else { return }
         #expect(after == interval - interval / 4, "at the interval's end")
         #expect(Self.names(room.step(.stateWanted(now: 1_000 + interval / 2), shared)) == ["passOn(keep)"], "one ordering waits already")
         let seq = room.core.lastSeq
-        #expect(Self.names(room.step(.orderAgain(now: 1_000 + interval), shared)) == ["state", "publishLed"])
-        #expect(room.core.lastSeq == seq + 1 && !room.orderAgainScheduled)
+        let again = room.step(.orderAgain(now: 1_000 + interval), shared)
+        #expect(Self.names(again) == ["publishLed"])
+        #expect(RoomMachineTests.led(again).first.map { $0.seq > seq } == true && !room.orderAgainScheduled)
         #expect(Self.names(room.step(.stateWanted(now: 1_000 + interval + 1), shared)) == ["passOn(keep)", "schedule"], "a new interval began")
     }
 }

@@ -57,7 +57,7 @@ struct RecordingBudgetTests {
         let (presenters, refused) = try Self.flood(server, loop, from: "192.0.2.1", prefix: "junk")
         _ = presenters
         let messages = try #require(refused, "a later room from the same address is refused its recording")
-        #expect(messages.contains { $0.contains("too_large") && $0.contains("limits.recordingsBytesPerAddress") }, "\(messages)")
+        #expect(messages.contains { $0.contains("too_large") && $0.contains("(16 KiB, limits.recordingsBytesPerAddress)") }, "the limit in a unit that shows it: \(messages)")
         #expect((Self.recordingBytes(server, loop) ?? .infinity) <= Double(16 << 10), "one address holds at most its share")
         // Another address (an IPv6 client: its /64) still has its own.
         let other = try InProcessClient(server, loop: loop, path: "/rooms/talk?role=presenter&key=k&record=1", from: "2001:db8:1:2::5")
@@ -74,11 +74,17 @@ struct RecordingBudgetTests {
         let (server, loop) = try Self.server(perAddress: 16 << 10, total: 40 << 10)
         defer { server.shutdown() }
         var all = [InProcessClient]()
-        for host in 1...3 { all += try Self.flood(server, loop, from: "192.0.2.\(host)", prefix: "junk\(host)-").presenters }
+        // Each address floods until it is refused: its share, or (the third) the rest of the whole
+        // budget, down to less than one more recording's header.
+        for host in 1...3 {
+            let flood = try Self.flood(server, loop, from: "192.0.2.\(host)", prefix: "junk\(host)-", rooms: 64)
+            #expect(flood.refused != nil, "address \(host) is refused in the end")
+            all += flood.presenters
+        }
         let full = try #require(Self.recordingBytes(server, loop))
         #expect(full > Double(36 << 10), "the budget is nearly full: \(full)")
-        // While they present, a newcomer is told (its room name is longer than theirs: not even its header fits).
-        let told = try InProcessClient(server, loop: loop, path: "/rooms/a-longer-room-name-for-the-header?role=presenter&key=k&record=1",
+        // While they present, a newcomer is told (its room name is the longest allowed, 64 bytes: not even its header fits).
+        let told = try InProcessClient(server, loop: loop, path: "/rooms/a-room-name-of-64-characters-whose-header-is-longer-than-any-012?role=presenter&key=k&record=1",
                                        from: "203.0.113.5")
         #expect(told.wait { $0.contains(#""type":"welcome""#) })
         #expect(try Self.welcome(told)["recording"]?.string == "refused", "\(told.messages)")

@@ -22,11 +22,11 @@ struct CodeHighlighterTests {
     static func tokens(_ info: String, _ lines: [String]) -> [String] {
         guard var highlighter = CodeHighlighter(info: info) else { return ["unknown"] }
         return lines.flatMap { line in
-            let characters = Array(line)
+            let characters = Array(line.unicodeScalars)
             let spans = highlighter.spans(of: line)
             #expect(spans.map(\.range.lowerBound) == [0] + spans.dropLast().map(\.range.upperBound), "spans cover \(line) in order")
             #expect(spans.last?.range.upperBound ?? 0 == characters.count)
-            return spans.filter { $0.kind != .plain }.map { "\($0.kind.rawValue):\(String(characters[$0.range]))" }
+            return spans.filter { $0.kind != .plain }.map { "\($0.kind.rawValue):\(String(String.UnicodeScalarView(characters[$0.range])))" }
         }
     }
 

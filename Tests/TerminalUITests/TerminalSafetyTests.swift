@@ -1,4 +1,5 @@
 import ScrollModel
+import TestSupport
 import Testing
 import TextSafety
 @testable import TerminalUI
@@ -8,13 +9,8 @@ import TextSafety
 /// only escape sequences on screen.
 @Suite("Terminal safety")
 struct TerminalSafetyTests {
-    /// Hostile sequences from the issue: clipboard write (OSC 52), clear screen, a hidden
-    /// hyperlink (OSC 8), leaving the alternate screen, a cursor report request (answered
-    /// into the follower's stdin), a C1 CSI, a bidi override and DEL.
-    static let attacks = [
-        "\u{1B}]52;c;cm0gLXJmIH4=\u{07}", "\u{1B}[2J", "\u{1B}]8;;https://evil.example\u{07}click\u{1B}]8;;\u{07}",
-        "\u{1B}[?1049l", "\u{1B}[6n", "\u{9B}31m", "\u{202E}txt.exe", "x\u{7F}y", "\u{1B}P+q\u{1B}\\", "a\r\nb\u{0}c",
-    ]
+    /// Hostile sequences from the issue (shared with the server's terminal readers' tests).
+    static let attacks = HostileText.attacks
 
     /// Every byte of the screen outside the renderer's own `ESC [ digits ; m|H` sequences.
     static func strayControls(_ lines: [String]) -> [Unicode.Scalar] {

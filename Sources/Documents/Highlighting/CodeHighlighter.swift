@@ -33,7 +33,7 @@ public struct CodeHighlighter: Sendable {
         }
     }
 
-    /// A run of one kind: its characters in the line.
+    /// A run of one kind: its Unicode scalars in the line (offsets into `line.unicodeScalars`).
     public struct Span: Sendable, Equatable {
         public var kind: Kind
         public var range: Range<Int>
@@ -52,28 +52,26 @@ public struct CodeHighlighter: Sendable {
 
     /// The next line's spans, in order, covering the line; adjacent spans differ in kind.
     public mutating func spans(of line: String) -> [Span] {
-        scanner.spans(Array(line))
+        scanner.spans(Array(line.unicodeScalars))
     }
 
     /// `code` with each token between its style's markers (`InlineMarkup`), lines kept: what
     /// a code block's text holds. Every marker closes on its line.
     public mutating func marked(_ code: String) -> String {
-        var out = ""
-        out.reserveCapacity(code.utf8.count + code.utf8.count / 4)
+        var out = String.UnicodeScalarView()
         for (number, line) in code.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             if number > 0 { out.append("\n") }
-            let characters = Array(line)
-            for span in scanner.spans(characters) {
-                let text = characters[span.range]
+            let scalars = Array(line.unicodeScalars)
+            for span in scanner.spans(scalars) {
                 guard let style = span.kind.style else {
-                    out.append(contentsOf: text)
+                    out.append(contentsOf: scalars[span.range])
                     continue
                 }
-                out.append(style.on)
-                out.append(contentsOf: text)
-                out.append(style.off)
+                out.append(Unicode.Scalar(style.rawValue)!)
+                out.append(contentsOf: scalars[span.range])
+                out.append(Unicode.Scalar(style.rawValue + 1)!)
             }
         }
-        return out
+        return String(out)
     }
 }

@@ -2,8 +2,8 @@
 extension CodeLanguage {
     static let tables: [String: CodeLanguage] = {
         var all = [CodeLanguage]()
-        let cComments = (open: Array("/*"), close: Array("*/"))
-        let slashes = [Array("//")]
+        let cComments = (open: Array("/*".unicodeScalars), close: Array("*/".unicodeScalars))
+        let slashes = [Array("//".unicodeScalars)]
 
         var swift = CodeLanguage(name: "swift")
         swift.keywords = words("""
@@ -161,7 +161,7 @@ extension CodeLanguage {
             """)
         sql.capitalisedTypes = false
         sql.caseInsensitive = true
-        sql.lineComments = [Array("--")]
+        sql.lineComments = [Array("--".unicodeScalars)]
         sql.blockComment = cComments
         sql.quotes = [Quote("'", escapes: false), Quote("\"", escapes: false)]
         all.append(sql)

@@ -3,16 +3,16 @@
 struct CodeLanguage: Sendable {
     /// A string's delimiters.
     struct Quote: Sendable {
-        var open: [Character]
-        var close: [Character]
+        var open: [Unicode.Scalar]
+        var close: [Unicode.Scalar]
         /// A backslash escapes the next character (not in raw strings: Go's `` ` ``, shell's `'`).
         var escapes = true
         /// The string may go on past the end of its line; its state carries to the next.
         var multiline = false
 
         init(_ open: String, _ close: String? = nil, escapes: Bool = true, multiline: Bool = false) {
-            self.open = Array(open)
-            self.close = Array(close ?? open)
+            self.open = Array(open.unicodeScalars)
+            self.close = Array((close ?? open).unicodeScalars)
             self.escapes = escapes
             self.multiline = multiline
         }
@@ -31,10 +31,10 @@ struct CodeLanguage: Sendable {
     var capitalisedTypes = true
     /// Keywords and types match in any case (SQL).
     var caseInsensitive = false
-    var lineComments: [[Character]] = []
+    var lineComments: [[Unicode.Scalar]] = []
     /// A line comment starts only at the start of a word (shell and YAML: `$#`, `a#b` are not).
     var commentsAfterSpace = false
-    var blockComment: (open: [Character], close: [Character])?
+    var blockComment: (open: [Unicode.Scalar], close: [Unicode.Scalar])?
     /// Block comments nest (Swift, Rust, Kotlin).
     var commentsNest = false
     /// Longest first: `"""` is tried before `"`.
@@ -45,7 +45,7 @@ struct CodeLanguage: Sendable {
     var characterLiterals = false
     var keys = Keys.none
     /// Characters a word may hold besides letters, digits and `_` (`$` in JavaScript).
-    var wordCharacters: Set<Character> = []
+    var wordCharacters: Set<Unicode.Scalar> = []
     /// `#include` at a line's start is a keyword (C's preprocessor).
     var directives = false
     /// `@MainActor`, `@Override`, `@decorator`: a keyword.

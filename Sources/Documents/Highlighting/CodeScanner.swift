@@ -15,7 +15,7 @@ struct CodeScanner: Sendable {
     init(_ language: CodeLanguage) { self.language = language }
 
     /// The spans of the next line, covering it; adjacent spans differ in kind.
-    mutating func spans(_ line: [Character]) -> [CodeHighlighter.Span] {
+    mutating func spans(_ line: [Unicode.Scalar]) -> [CodeHighlighter.Span] {
         var out = Spans()
         if language.isDiff {
             out.add(Self.diffKind(line), 0, line.count)
@@ -39,7 +39,7 @@ struct CodeScanner: Sendable {
     }
 
     /// One token at `i`; where it ends.
-    private mutating func token(_ line: [Character], at i: Int, _ out: inout Spans) -> Int {
+    private mutating func token(_ line: [Unicode.Scalar], at i: Int, _ out: inout Spans) -> Int {
         let c = line[i]
         let afterSpace = i == 0 || line[i - 1] == " "
         if language.lineComments.contains(where: { Self.has($0, in: line, at: i) }), !language.commentsAfterSpace || afterSpace {
@@ -50,7 +50,7 @@ struct CodeScanner: Sendable {
             out.add(.comment, i, i + block.open.count)
             return comment(line, from: i + block.open.count, depth: 1, &out)
         }
-        if !language.quotesAfterSpace || afterSpace || "[{(,:=".contains(line[i - 1]),
+        if !language.quotesAfterSpace || afterSpace || "[{(,:=".unicodeScalars.contains(line[i - 1]),
            let quote = language.quotes.firstIndex(where: { Self.has($0.open, in: line, at: i) }) {
             out.add(.string, i, i + language.quotes[quote].open.count)
             let end = string(line, from: i + language.quotes[quote].open.count, quote: quote, &out)
@@ -64,7 +64,7 @@ struct CodeScanner: Sendable {
             return end
         }
         let previousIsWord = i > 0 && isWordCharacter(line[i - 1])
-        if c.isASCII, c.isNumber, !previousIsWord {
+        if c.isDigit, !previousIsWord {
             let end = Self.numberEnd(line, at: i)
             out.add(.number, i, end)
             return end
@@ -72,7 +72,7 @@ struct CodeScanner: Sendable {
         if !previousIsWord, c.isLetter || c == "_" || language.wordCharacters.contains(c) && c != "-" && c != "." {
             var end = i + 1
             while end < line.count, isWordCharacter(line[end]) { end += 1 }
-            out.add(kind(of: String(line[i..<end])), i, end)
+            out.add(kind(of: line[i..<end]), i, end)
             return end
         }
         if (language.attributes && c == "@") || (language.directives && c == "#" && line[..<i].allSatisfy { $0 == " " }),
@@ -90,21 +90,25 @@ struct CodeScanner: Sendable {
         return i + 1
     }
 
-    private func isWordCharacter(_ c: Character) -> Bool {
+    private func isWordCharacter(_ c: Unicode.Scalar) -> Bool {
         c.isLetter || c.isNumber || c == "_" || language.wordCharacters.contains(c)
     }
 
-    private func kind(of word: String) -> CodeHighlighter.Kind {
-        let key = language.caseInsensitive ? word.lowercased() : word
-        if language.keywords.contains(key) { return .keyword }
-        if language.types.contains(key) { return .type }
-        if language.capitalisedTypes, word.first?.isUppercase == true, word.contains(where: \.isLowercase) { return .type }
+    private func kind(of word: ArraySlice<Unicode.Scalar>) -> CodeHighlighter.Kind {
+        // Longer than any keyword or type: no string to make (and a short one is stored inline).
+        if word.count <= 24 {
+            let text = String(String.UnicodeScalarView(word))
+            let key = language.caseInsensitive ? text.lowercased() : text
+            if language.keywords.contains(key) { return .keyword }
+            if language.types.contains(key) { return .type }
+        }
+        if language.capitalisedTypes, word.first?.properties.isUppercase == true, word.contains(where: \.properties.isLowercase) { return .type }
         return .plain
     }
 
     /// A block comment from `from` (its opening already read) to its close, or to the
     /// line's end with the state left open.
-    private mutating func comment(_ line: [Character], from: Int, depth: Int, _ out: inout Spans) -> Int {
+    private mutating func comment(_ line: [Unicode.Scalar], from: Int, depth: Int, _ out: inout Spans) -> Int {
         guard let block = language.blockComment else { return from }
         var depth = depth
         var i = from
@@ -131,7 +135,7 @@ struct CodeScanner: Sendable {
 
     /// A string from `from` (its opening already read) to its close; one that may span lines
     /// and is not closed leaves the state open, another ends at the line's end.
-    private mutating func string(_ line: [Character], from: Int, quote index: Int, _ out: inout Spans) -> Int {
+    private mutating func string(_ line: [Unicode.Scalar], from: Int, quote index: Int, _ out: inout Spans) -> Int {
         let quote = language.quotes[index]
         var i = from
         while i < line.count {
@@ -151,7 +155,7 @@ struct CodeScanner: Sendable {
         return line.count
     }
 
-    static func has(_ needle: [Character], in line: [Character], at i: Int) -> Bool {
+    static func has(_ needle: [Unicode.Scalar], in line: [Unicode.Scalar], at i: Int) -> Bool {
         guard i + needle.count <= line.count else { return false }
         for (offset, c) in needle.enumerated() where line[i + offset] != c { return false }
         return true
@@ -159,16 +163,16 @@ struct CodeScanner: Sendable {
 
     /// `1`, `0x1F`, `1_000`, `3.14`, `1e-9`, `10u8`: digits, letters and `_`, a `.` before a
     /// digit (so `0..<10` is two numbers), a sign after an exponent's `e`.
-    static func numberEnd(_ line: [Character], at start: Int) -> Int {
+    static func numberEnd(_ line: [Unicode.Scalar], at start: Int) -> Int {
         let hex = start + 1 < line.count && line[start] == "0" && (line[start + 1] == "x" || line[start + 1] == "X")
         var i = start + 1
         while i < line.count {
             let c = line[i]
-            if c.isASCII && (c.isLetter || c.isNumber) || c == "_" {
+            if c.isASCII && (c.isLetter || c.isDigit) || c == "_" {
                 i += 1
-            } else if c == ".", i + 1 < line.count, line[i + 1].isASCII, line[i + 1].isNumber, line[i - 1] != "." {
+            } else if c == ".", i + 1 < line.count, line[i + 1].isDigit, line[i - 1] != "." {
                 i += 1
-            } else if c == "-" || c == "+", !hex, line[i - 1] == "e" || line[i - 1] == "E", i + 1 < line.count, line[i + 1].isNumber {
+            } else if c == "-" || c == "+", !hex, line[i - 1] == "e" || line[i - 1] == "E", i + 1 < line.count, line[i + 1].isDigit {
                 i += 1
             } else {
                 break
@@ -178,7 +182,7 @@ struct CodeScanner: Sendable {
     }
 
     /// `'x'`, `'\n'`, `'\u{1F600}'`: the end of a character literal at `start`, if one is there.
-    static func characterLiteralEnd(_ line: [Character], at start: Int) -> Int? {
+    static func characterLiteralEnd(_ line: [Unicode.Scalar], at start: Int) -> Int? {
         guard start + 2 < line.count else { return nil }
         if line[start + 1] != "\\" { return line[start + 2] == "'" ? start + 3 : nil }
         var i = start + 3  // after the escaped character (`'\''`)
@@ -190,11 +194,11 @@ struct CodeScanner: Sendable {
     }
 
     /// `$NAME`, `${…}`, `$1`, `$@`, `$?`: a shell variable's end, if one starts at `start`.
-    static func variableEnd(_ line: [Character], at start: Int) -> Int? {
+    static func variableEnd(_ line: [Unicode.Scalar], at start: Int) -> Int? {
         guard start + 1 < line.count else { return nil }
         let next = line[start + 1]
         if next == "{" { return line[(start + 2)...].firstIndex(of: "}").map { $0 + 1 } }
-        if "@?#$!*-0123456789".contains(next) { return start + 2 }
+        if "@?#$!*-0123456789".unicodeScalars.contains(next) { return start + 2 }
         guard next.isLetter || next == "_" else { return nil }
         var i = start + 2
         while i < line.count, line[i].isLetter || line[i].isNumber || line[i] == "_" { i += 1 }
@@ -202,10 +206,10 @@ struct CodeScanner: Sendable {
     }
 
     /// A YAML key starting a line (after its indentation and any `- `), up to its `: `.
-    static func yamlKey(_ line: [Character]) -> Range<Int>? {
+    static func yamlKey(_ line: [Unicode.Scalar]) -> Range<Int>? {
         var start = 0
         while start < line.count, line[start] == " " || (line[start] == "-" && start + 1 < line.count && line[start + 1] == " ") { start += 1 }
-        guard start < line.count, !"#\"'{[&*!|>%@`-".contains(line[start]) else { return nil }
+        guard start < line.count, !"#\"'{[&*!|>%@`-".unicodeScalars.contains(line[start]) else { return nil }
         var i = start
         while i < line.count, line[i] != ":" {
             if line[i] == "#" { return nil }
@@ -215,10 +219,10 @@ struct CodeScanner: Sendable {
         return start..<i
     }
 
-    static func diffKind(_ line: [Character]) -> CodeHighlighter.Kind {
-        if has(Array("+++"), in: line, at: 0) || has(Array("---"), in: line, at: 0) || has(Array("diff "), in: line, at: 0)
-            || has(Array("index "), in: line, at: 0) { return .keyword }
-        if has(Array("@@"), in: line, at: 0) { return .type }
+    static func diffKind(_ line: [Unicode.Scalar]) -> CodeHighlighter.Kind {
+        let text = String(String.UnicodeScalarView(line.prefix(6)))
+        if ["+++", "---", "diff ", "index "].contains(where: text.hasPrefix) { return .keyword }
+        if text.hasPrefix("@@") { return .type }
         switch line.first {
         case "+": return .inserted
         case "-": return .deleted
@@ -239,4 +243,17 @@ struct CodeScanner: Sendable {
             }
         }
     }
+}
+
+fileprivate extension Unicode.Scalar {
+    /// Letters of any script (ASCII first, without a table lookup).
+    var isLetter: Bool {
+        isASCII ? ("a"..."z").contains(self) || ("A"..."Z").contains(self) : properties.isAlphabetic
+    }
+
+    /// Digits of any script.
+    var isNumber: Bool { isASCII ? isDigit : properties.numericType != nil }
+
+    /// `0` to `9`.
+    var isDigit: Bool { ("0"..."9").contains(self) }
 }

@@ -31,9 +31,11 @@ enum ViewerAssets {
         """
     }
 
-    /// The page for `room` (a valid room name; escaped all the same).
-    static func page(room: String) -> String {
+    /// The page for `room` (a valid room name; escaped all the same), with the command that
+    /// follows it from a terminal (`terminal`, escaped) in its status bar.
+    static func page(room: String, terminal: String? = nil) -> String {
         let name = DocumentHTML.escape(room)
+        let hint = terminal.map { "\n<details id=\"ui_terminal\"><summary>Follow from a terminal</summary><code>\(DocumentHTML.escape($0))</code></details>" } ?? ""
         return head(title: room, script: true) + """
         <body data-room="\(name)">
         <header id="ui_titlebar">
@@ -50,7 +52,7 @@ enum ViewerAssets {
         <button id="ui_follow" type="button" hidden>Follow again (f)</button>
         <button id="ui_presentopen" type="button">Present</button>
         <form id="ui_present" hidden><label>Your name <input id="ui_name" autocomplete="nickname" maxlength="64"></label> <label>Presenter key <input id="ui_key" type="password" autocomplete="off" required></label> <label>Follow key (makes it private) <input id="ui_newfollowkey" type="password" autocomplete="off"></label> <button type="submit">Present</button></form>
-        <form id="ui_private" hidden><span id="ui_privatewhy"></span> <label>Follow key <input id="ui_followkey" type="password" autocomplete="off" required></label> <button type="submit">Follow</button></form>
+        <form id="ui_private" hidden><span id="ui_privatewhy"></span> <label>Follow key <input id="ui_followkey" type="password" autocomplete="off" required></label> <button type="submit">Follow</button></form>\(hint)
         </footer>
         </body>
         </html>

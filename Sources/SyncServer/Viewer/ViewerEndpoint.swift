@@ -1,4 +1,4 @@
-import Access
+package import Access
 import HTTP1
 import Documents
 import ScrollModel
@@ -15,13 +15,17 @@ struct ViewerEndpoint: HTTPEndpoint {
     let hub: LocalRoomHub
     /// The room endpoint, whose rules for tokens the document follows.
     let rooms: RoomEndpoint
+    /// Names the terminal one-liner on a room's page.
+    var tty: TTYEndpoint?
     var path: String { "/viewer.js" }
 
     func matches(_ request: HTTPRequest, path: Substring) -> Bool { route(request, path: path) != nil }
 
     func respond(to request: HTTPRequest, from address: String) -> HTTPResponse {
         switch route(request, path: request.path) {
-        case .page(let room): return Self.answer(ViewerAssets.page(room: room), type: "text/html; charset=utf-8")
+        case .page(let room):
+            let terminal = tty?.oneLiner(room: room, host: request.value(.host))
+            return Self.answer(ViewerAssets.page(room: room, terminal: terminal), type: "text/html; charset=utf-8")
         case .badName(let name):
             // A browser gets a page that says why, not a WebSocket refusal it cannot show.
             return Self.answer(ViewerAssets.problem(title: "No such room name",

@@ -1,0 +1,237 @@
+import Logging
+import RedisClient
+import ScrollModel
+@testable import SyncServer
+import Transport
+
+/// A deterministic simulation of one room served by several nodes (docs/cluster.md §8): each
+/// node is a real `Server` (hub, `RoomMachine`s, `RedisRoomEngine`) on one embedded loop whose
+/// clock is virtual, sharing the room through `SimRedis`; members are real WebSocket clients.
+/// A seeded schedule of joins, scrolls, takes, releases, documents, leaves and faults (lost
+/// Redis connections, paused and crashed nodes, Redis restarted empty) runs against it; every
+/// member's messages are checked as they come (I1, I3, I5), the hash on every write (I4), and
+/// after quiescence every member and a late joiner on every node (I2, I6).
+final class ClusterSimulation {
+    struct Options {
+        var nodes = 3
+        var steps = 80
+        var faults = true
+    }
+
+    /// What a run found: the broken invariants (empty: none) and the schedule's last steps.
+    struct Outcome {
+        var seed: UInt64
+        var broken: [String]
+        var trace: [String]
+        var description: String {
+            "seed \(seed): " + (broken.isEmpty ? "no invariant broken" : broken.joined(separator: "\n  "))
+                + "\n  trace (last \(trace.count) steps):\n    " + trace.joined(separator: "\n    ")
+        }
+    }
+
+    let seed: UInt64
+    let options: Options
+    let loop: EventLoop
+    let redis: SimRedis
+    private var random: SimRandom
+    /// Each node's server (nil: crashed); `pausedUntil` its members' and links' freeze.
+    private(set) var servers: [Server?] = []
+    private var pausedUntil: [UInt64] = []
+    private(set) var members: [SimMember] = []
+    private var checker = SimChecker()
+    private var trace: [String] = []
+    private var joins = 0
+    private var offset = 0
+    static let room = "sim"
+
+    init(seed: UInt64, options: Options = Options()) throws {
+        self.seed = seed
+        self.options = options
+        loop = try EventLoop.embedded()
+        redis = SimRedis(loop: loop, seed: seed)
+        random = SimRandom(seed: seed)
+        for _ in 0..<options.nodes { try addNode() }
+        advance(50_000_000)
+    }
+
+    private func addNode() throws {
+        var configuration = ServerConfiguration()
+        configuration.dataDirectory = nil
+        configuration.redisURL = "redis://simulated.invalid:6379"
+        let index = servers.count
+        let server = try Server(configuration: configuration, logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() },
+                                embedded: loop, redisLinks: redis.links(node: index))
+        servers.append(server)
+        pausedUntil.append(0)
+    }
+
+    deinit {
+        for server in servers { server?.shutdown() }
+    }
+
+    // MARK: Running
+
+    /// Runs the schedule, then quiescence and the checks after it.
+    func run() -> Outcome {
+        for _ in 0..<options.steps {
+            step()
+            advance(random.next(in: 0...30_000_000))
+        }
+        quiesce()
+        return outcome
+    }
+
+    var outcome: Outcome {
+        var broken = checker.broken
+        broken += redis.hashSeqDecreases.prefix(5).map { "I4: \($0)" }
+        return Outcome(seed: seed, broken: broken, trace: Array(trace.suffix(40)))
+    }
+
+    /// Moves virtual time, every timer at its own time, and takes what members were sent.
+    func advance(_ nanoseconds: UInt64) {
+        loop.advance(to: loop.now + nanoseconds)
+        let before = checker.broken.count
+        for member in members { member.take(&checker) }
+        if checker.broken.count > before, let first = checker.broken.dropFirst(before).first { note("broken: \(first)") }
+    }
+
+    private func note(_ text: String) {
+        trace.append("\(loop.now / 1_000_000) ms: \(text)")
+    }
+
+    /// Nodes a member may act on: up, not paused.
+    private var activeNodes: [Int] { servers.indices.filter { servers[$0] != nil && pausedUntil[$0] <= loop.now } }
+
+    /// Whether a node reaches Redis (a presenter there takes control through it, not alone).
+    private func shares(_ node: Int) -> Bool { servers[node]?.engine?.isAvailable == true }
+
+    private func pick<T>(_ items: [T]) -> T? { items.isEmpty ? nil : items[random.below(items.count)] }
+
+    private var actingMembers: [SimMember] {
+        members.filter { $0.alive && $0.welcomed && pausedUntil[$0.node] <= loop.now && servers[$0.node] != nil }
+    }
+
+    private func step() {
+        let roll = random.below(100)
+        let presenters = actingMembers.filter { $0.role == .presenter }
+        switch roll {
+        case 0..<14:
+            guard let node = pick(activeNodes.filter(shares)) else { return }
+            join(random.chance(0.5) ? .presenter : .follower, on: node)
+        case 14..<52:
+            guard let member = pick(presenters) else { return }
+            scroll(member)
+        case 52..<62:
+            guard let member = pick(presenters.filter { shares($0.node) }) else { return }
+            send(#"{"type":"control","action":"take"}"#, from: member, "take")
+            if random.chance(0.5) { scroll(member) }  // a scroll right after the take
+        case 62..<65:
+            guard let member = pick(presenters.filter { $0.driver == $0.id && shares($0.node) }) else { return }
+            send(#"{"type":"control","action":"release"}"#, from: member, "release")
+        case 65..<69:
+            guard let member = pick(presenters) else { return }
+            let text = "doc \(random.below(1000))"
+            send(#"{"type":"document","name":"d","format":"text","text":"\#(text)"}"#, from: member, "document '\(text)'")
+        case 69..<74:
+            guard let member = pick(actingMembers) else { return }
+            note("\(member.name) leaves")
+            member.alive = false
+            member.client.connection.hangUp()
+        case 74..<78 where options.faults:
+            fault()
+        default:
+            let pause = random.next(in: 0...400_000_000)
+            note("time passes (\(pause / 1_000_000) ms)")
+            advance(pause)
+        }
+    }
+
+    func join(_ role: Role, on node: Int) {
+        guard let server = servers[node] else { return }
+        joins += 1
+        let name = (role == .presenter ? "P" : "F") + "\(joins)@\(node)"
+        let path = "/rooms/\(Self.room)" + (role == .presenter ? "?role=presenter&name=\(name)" : "")
+        guard let client = try? InProcessClient(server, loop: loop, path: path, from: "10.0.\(node).\(joins % 250 + 1)") else {
+            return checker.broke("I0", "\(name) could not connect")
+        }
+        note("\(name) joins")
+        members.append(SimMember(client: client, node: node, role: role, name: name))
+    }
+
+    func scroll(_ member: SimMember) {
+        offset += 1 + random.below(40)
+        send(#"{"type":"scroll","offset":\#(offset),"viewport":10,"content":100000}"#, from: member, "scroll \(offset)")
+    }
+
+    func send(_ json: String, from member: SimMember, _ what: String) {
+        note("\(member.name) \(what)")
+        member.client.send(json)
+    }
+
+    // MARK: Faults
+
+    private func fault() {
+        guard let node = pick(servers.indices.filter { servers[$0] != nil }) else { return }
+        switch random.below(4) {
+        case 0:
+            note("node \(node) loses its Redis connections")
+            for link in redis.links where link.node == node && link.isReady { link.drop("killed") }
+        case 1:
+            let pause = random.next(in: 500_000_000...7_000_000_000)
+            note("node \(node) pauses for \(pause / 1_000_000) ms")
+            pausedUntil[node] = loop.now + pause
+            for link in redis.links where link.node == node { link.frozenUntil = loop.now + pause }
+        case 2:
+            crash(node)
+        default:
+            note("redis restarts empty")
+            redis.restartEmpty()
+        }
+    }
+
+    /// `node` dies (its members' connections and its links to Redis with it); a new node starts.
+    func crash(_ node: Int) {
+        note("node \(node) crashes; a new node \(servers.count) starts")
+        for link in redis.links where link.node == node { link.stop() }
+        for member in members where member.node == node && member.alive {
+            member.alive = false
+            member.client.connection.hangUp()
+        }
+        servers[node]?.shutdown()
+        servers[node] = nil
+        try? addNode()
+    }
+
+    // MARK: Quiescence
+
+    /// No input and no fault for long enough that a lease left by a crashed driver expires and
+    /// is inherited (10 s): then every member holds the same state, driver and document (I2),
+    /// and a follower who joins on any node gets exactly that in its welcome (I6).
+    func quiesce() {
+        note("quiescence")
+        advance(10_000_000_000)
+        let holders = members.filter { $0.alive && $0.welcomed }
+        for node in servers.indices where servers[node] != nil { join(.follower, on: node) }
+        let late = Array(members.suffix(servers.compactMap { $0 }.count))
+        advance(1_000_000_000)
+        for member in late where !member.welcomed { checker.broke("I6", "\(member.name) got no welcome within 1 s") }
+        let all = holders + late.filter(\.welcomed)
+        guard let reference = all.first else { return }
+        for member in all.dropFirst() {
+            let invariant = late.contains { $0 === member } ? "I6" : "I2"
+            if member.state != reference.state {
+                checker.broke(invariant, "\(member.name) holds \(describe(member.state)), \(reference.name) \(describe(reference.state))")
+            }
+            if member.driver != reference.driver {
+                checker.broke(invariant, "\(member.name)'s driver is \(member.driver ?? "none"), \(reference.name)'s \(reference.driver ?? "none")")
+            }
+            if member.document != reference.document {
+                checker.broke(invariant, "\(member.name)'s document is \(member.document ?? "none"), \(reference.name)'s \(reference.document ?? "none")")
+            }
+        }
+    }
+
+    private func describe(_ state: ScrollState?) -> String {
+        state.map { "seq \($0.seq) offset \(Int($0.offset)) by …\($0.by.suffix(4))" } ?? "no state"
+    }
+}

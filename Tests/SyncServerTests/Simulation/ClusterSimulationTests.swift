@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+
+/// The cluster simulation's seeds (docs/cluster.md §8): a sweep of short schedules in
+/// `swift test`, a longer campaign with `Scripts/simulate`. A seed that broke an invariant is
+/// kept in `seeds.txt`: `fixed` ones run every time, `open` ones (still failing) are skipped by
+/// the sweep and listed there.
+@Suite("Cluster simulation")
+struct ClusterSimulationTests {
+    /// `SCROLLSYNC_SIM_FIRST`, `_SEEDS`, `_STEPS`, `_FAULTS` (0 or 1), `_REPORT`, `_ALL` (1: the open
+    /// seeds too) (Scripts/simulate).
+    static func setting(_ name: String, _ fallback: Int) -> Int {
+        ProcessInfo.processInfo.environment["SCROLLSYNC_SIM_" + name].flatMap(Int.init) ?? fallback
+    }
+
+    /// `seeds.txt`: seed and status per line.
+    static let kept: [(seed: UInt64, fixed: Bool)] = {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("seeds.txt").path
+        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            let words = line.split(separator: " ")
+            guard words.count >= 2, let seed = UInt64(words[0]) else { return nil }
+            return (seed, words[1] == "fixed")
+        }
+    }()
+
+    static var options: ClusterSimulation.Options {
+        var options = ClusterSimulation.Options()
+        options.steps = setting("STEPS", options.steps)
+        options.faults = setting("FAULTS", 1) != 0
+        return options
+    }
+
+    /// Runs `seeds`, recording each failure (at most `REPORT` of them).
+    static func run(_ seeds: some Sequence<UInt64>) throws {
+        var failed = 0
+        for seed in seeds {
+            let outcome = try ClusterSimulation(seed: seed, options: options).run()
+            guard !outcome.broken.isEmpty else { continue }
+            failed += 1
+            Issue.record("\(outcome.description)")
+            if failed >= setting("REPORT", 3) { return }
+        }
+    }
+
+    @Test func seededSchedulesKeepTheInvariants() throws {
+        let first = UInt64(Self.setting("FIRST", 1))
+        let open = Self.setting("ALL", 0) != 0 ? [] : Set(Self.kept.filter { !$0.fixed }.map(\.seed))
+        try Self.run((first..<(first + UInt64(Self.setting("SEEDS", 100)))).filter { !open.contains($0) })
+    }
+
+    /// Divergence 6: the driver's node dies with only followers elsewhere. Its lease lapses;
+    /// every node then agrees nobody drives (`lapse`), and a follower who joins on a new node
+    /// is told the same, with the room's newest state.
+    @Test func afterTheDriversNodeDiesEveryNodeAgreesNobodyDrives() throws {
+        var options = ClusterSimulation.Options()
+        options.nodes = 2
+        let simulation = try ClusterSimulation(seed: 6, options: options)
+        simulation.join(.presenter, on: 0)
+        simulation.join(.follower, on: 1)
+        simulation.advance(100_000_000)
+        simulation.scroll(simulation.members[0])
+        simulation.advance(100_000_000)
+        #expect(simulation.members[1].state != nil && simulation.members[1].driver == simulation.members[0].id)
+        simulation.crash(0)
+        simulation.quiesce()
+        #expect(simulation.members[1].driver == nil, "the survivor's follower is told nobody drives")
+        let outcome = simulation.outcome
+        #expect(outcome.broken.isEmpty, "\(outcome.description)")
+    }
+
+    @Test func seedsThatBrokeAnInvariantOnceKeepThem() throws {
+        try Self.run(Self.kept.filter(\.fixed).map(\.seed))
+    }
+}

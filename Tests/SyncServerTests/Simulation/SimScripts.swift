@@ -1,0 +1,140 @@
+@testable import Cluster
+import RedisClient
+import RoomKit
+
+/// The engine's Lua scripts (`Cluster.Scripts`) as the simulated Redis runs them: each one's
+/// semantics in Swift, recognised by its text (a script the simulation does not know is an
+/// error reply, so a new script fails the simulation until it is written here too). Without
+/// `redis.secret`: the signing keys are empty and nothing is signed.
+enum SimScripts {
+    static func run(script: String, keys: [String], arguments: [[UInt8]], in redis: SimRedis) -> RedisReply {
+        let argv = arguments.map { String(decoding: $0, as: UTF8.self) }
+        func all(_ name: KeyPath<Scripts.Set, String>) -> Bool { script == Scripts.Set.plain[keyPath: name] || script == Scripts.Set.sharded[keyPath: name] }
+        if all(\.snapshot) { return snapshot(keys, redis) }
+        if all(\.scroll) { return scroll(keys, argv, arguments, redis) }
+        if all(\.control) { return control(keys, argv, arguments, redis) }
+        if all(\.setAndPublish) {
+            redis.hset(keys[0], argv[0], arguments[1])
+            let ver = redis.hincrby(keys[0], "ver", 1)
+            redis.pexpire(keys[0], Int(argv[4]) ?? 0)
+            redis.publish(argv[3], Array("\(ver) ".utf8) + arguments[2])
+            return .integer(ver)
+        }
+        if all(\.reconcile) { return reconcile(keys, argv, arguments, redis) }
+        if script == Scripts.writeBack {
+            guard let seq = Int(argv[0]), seq > (redis.hgetText(keys[0], "seq").flatMap(Int.init) ?? -1) else { return .integer(0) }
+            redis.hset(keys[0], "seq", arguments[0])
+            redis.hset(keys[0], "suf", arguments[1])
+            return .integer(1)
+        }
+        if script == Scripts.lease {
+            return .array([.string(redis.get(keys[1]) ?? []), .string(redis.hget(keys[0], "ver") ?? Array("0".utf8)),
+                           .string(redis.hget(keys[0], "dname") ?? [])])
+        }
+        if script == Scripts.take {
+            let n = (redis.get(keys[0]).flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0) + 1
+            redis.strings[keys[0]] = Array(String(n).utf8)
+            if n == 1 { redis.pexpire(keys[0], Int(argv[1]) ?? 0) }
+            if n > Int(argv[0]) ?? 0 {
+                redis.strings[keys[0]] = Array(String(n - 1).utf8)
+                return .integer(0)
+            }
+            return .integer(1)
+        }
+        if script == Scripts.giveBack {
+            if let n = redis.get(keys[0]).flatMap({ Int(String(decoding: $0, as: UTF8.self)) }), n > 0 { redis.strings[keys[0]] = Array(String(n - 1).utf8) }
+            return .integer(1)
+        }
+        if script.hasPrefix("redis.call('HSETNX', KEYS[1], 'key', ARGV[1])") {
+            if redis.hget(keys[0], "key") == nil { redis.hset(keys[0], "key", arguments[0]) }
+            return redis.hget(keys[0], "key").map(RedisReply.string) ?? .null
+        }
+        return .error("ERR a script the simulated Redis does not know: \(script.prefix(60))")
+    }
+
+    static func snapshot(_ keys: [String], _ redis: SimRedis) -> RedisReply {
+        .array([redis.hgetall(keys[0]), .string(redis.get(keys[1]) ?? []), redis.hgetall(keys[2])])
+    }
+
+    /// KEYS hash, lease; ARGV session, suffix, channel, signing key.
+    static func scroll(_ keys: [String], _ argv: [String], _ arguments: [[UInt8]], _ redis: SimRedis) -> RedisReply {
+        guard let holder = redis.get(keys[1]), holder == arguments[0] else { return .error("NOTDRIVER") }
+        let seq = redis.hincrby(keys[0], "seq", 1)
+        let ver = redis.hincrby(keys[0], "ver", 1)
+        redis.hset(keys[0], "suf", arguments[1])
+        redis.publish(argv[2], Array("\(ver) ".utf8) + statePrefix + Array(String(seq).utf8) + arguments[1])
+        return .integer(seq)
+    }
+
+    /// KEYS hash, lease; ARGV mode, session, name, stale, lease ms, idle ms, channel, driver message, signing key.
+    static func control(_ keys: [String], _ argv: [String], _ arguments: [[UInt8]], _ redis: SimRedis) -> RedisReply {
+        let holder = redis.get(keys[1]).map { String(decoding: $0, as: UTF8.self) }
+        let (mode, session) = (argv[0], argv[1])
+        switch mode {
+        case "claim": if holder != nil { return .integer(0) }
+        case "inherit", "lapse": if holder != nil || redis.hgetText(keys[0], "driver") != argv[3] { return .integer(0) }
+        case "release": if holder != session { return .integer(0) }
+        default: break
+        }
+        if mode == "release" || mode == "lapse" {
+            redis.del(keys[1])
+            redis.hset(keys[0], "driver", "")
+            redis.hset(keys[0], "dname", "")
+        } else {
+            redis.setPX(keys[1], arguments[1], Int(argv[4]) ?? 0)
+            redis.hset(keys[0], "driver", session)
+            redis.hset(keys[0], "dname", arguments[2])
+        }
+        let ver = redis.hincrby(keys[0], "ver", 1)
+        redis.pexpire(keys[0], Int(argv[5]) ?? 0)
+        redis.publish(argv[6], Array("\(ver) ".utf8) + arguments[7])
+        return .integer(1)
+    }
+
+    /// KEYS hash, lease, nodes; ARGV (1-based as in the Lua) 1 local driver, 2 its name, 3 local
+    /// seq, 4 local suffix, 5 channel, 6 lease ms, 7 idle ms, 8 driver message, 9 document
+    /// message, 10 key digest, 11 follow key record, 12–16 signing (empty here).
+    static func reconcile(_ keys: [String], _ argv: [String], _ arguments: [[UInt8]], _ redis: SimRedis) -> RedisReply {
+        func arg(_ n: Int) -> [UInt8] { arguments[n - 1] }
+        func text(_ n: Int) -> String { argv[n - 1] }
+        let hash = keys[0]
+        let cur = redis.hgetText(hash, "seq").flatMap(Int.init) ?? 0
+        let holder = redis.get(keys[1]).map { String(decoding: $0, as: UTF8.self) }
+        let localSeq = Int(text(3)) ?? 0
+        let mine = text(1) != "" && (holder == nil || holder == text(1))
+        if mine {
+            redis.setPX(keys[1], arg(1), Int(text(6)) ?? 0)
+            redis.hset(hash, "driver", arg(1))
+            redis.hset(hash, "dname", arg(2))
+            if holder != text(1) {
+                let ver = redis.hincrby(hash, "ver", 1)
+                redis.publish(text(5), Array("\(ver) ".utf8) + arg(8))
+            }
+            if !arg(9).isEmpty, redis.hget(hash, "doc") != arg(9) {
+                redis.hset(hash, "doc", arg(9))
+                let ver = redis.hincrby(hash, "ver", 1)
+                redis.publish(text(5), Array("\(ver) ".utf8) + arg(9))
+            }
+        } else if !arg(9).isEmpty, redis.hget(hash, "doc") == nil {
+            redis.hset(hash, "doc", arg(9))
+        }
+        if !arg(10).isEmpty, redis.hget(hash, "key") == nil { redis.hset(hash, "key", arg(10)) }
+        if !arg(11).isEmpty, redis.hget(hash, "fkey") == nil { redis.hset(hash, "fkey", arg(11)) }
+        var suffix: [UInt8]?
+        if mine && !arg(4).isEmpty {
+            suffix = arg(4)
+        } else if localSeq > cur && !arg(4).isEmpty {
+            redis.hset(hash, "seq", text(3))
+            redis.hset(hash, "suf", arg(4))
+        }
+        if let suffix {
+            let seq = max(cur, localSeq) + 1
+            redis.hset(hash, "seq", String(seq))
+            redis.hset(hash, "suf", suffix)
+            let ver = redis.hincrby(hash, "ver", 1)
+            redis.publish(text(5), Array("\(ver) ".utf8) + statePrefix + Array(String(seq).utf8) + suffix)
+        }
+        redis.pexpire(hash, Int(text(7)) ?? 0)
+        return snapshot(keys, redis)
+    }
+}
