@@ -21,13 +21,9 @@ extension LocalRoomHub {
     }
 
     /// The room's machine takes what the engine holds (`event`: `.snapshot` or `.merged`); the
-    /// hub settles the creator's count and takes the other nodes' member counts.
+    /// hub takes the other nodes' member counts.
     private func adopt(_ snapshot: RoomSnapshot, as event: Room.Machine.Event, in guarded: inout Room.Guarded, _ steps: inout Steps) {
         let loop = steps.loop
-        if let creator = guarded.creator, snapshot.state != nil || snapshot.driver != nil || snapshot.keyDigest != nil {
-            guarded.creator = nil  // presented on another node: claimed
-            creationLimits.settled(address: creator)
-        }
         step(event, in: &guarded, &steps)
         let now = loop.now
         let remote = snapshot.nodes.mapValues { (presence: $0, at: now) }
