@@ -124,6 +124,16 @@ package final class KeyHasher: Sendable {
             if let existing, ConstantTime.equal(record.utf8, existing.utf8) { remember(existing, quickDigest(key, existing)) }
             loop.execute { done(record) }
         }
+        return enqueue(job, from: address)
+    }
+
+    /// Runs other slow work of a client's (e.g. laying out a recording's page) on the hasher's
+    /// thread, in the same fair turns and bounds as the hashes; false when too many jobs wait.
+    package func perform(from address: String, _ work: @escaping @Sendable () -> Void) -> Bool {
+        enqueue(Job(work: work), from: address)
+    }
+
+    private func enqueue(_ job: Job, from address: String) -> Bool {
         let queued = queues.withLock { queues -> Bool in
             guard queues.count < capacity, queues.byAddress[address, default: []].count < perAddress else { return false }
             if queues.byAddress[address]?.isEmpty ?? true { queues.turns.append(address) }

@@ -1,3 +1,4 @@
+package import Access
 import HTTP1
 import ScrollModel
 import Transport
@@ -38,12 +39,22 @@ struct RecordingEndpoint: HTTPEndpoint {
         hub.recording(ofRoom: name, key: query["key"], followKey: query["followKey"], admin: admin, address: address, on: loop) { access in
             switch access {
             case .recording(let bytes) where request.value(.accept)?.contains("text/html") == true:
-                do {
-                    let recording = try Recording.read(bytes, limits: hub.options.messageLimits)
-                    answer(ViewerEndpoint.answer(PlayerPage.html(recording, selfContained: false), type: "text/html; charset=utf-8"))
-                } catch {
-                    answer(.error(500, "the room's recording cannot be read: \(error)"))
+                // Reading a recording and laying out its documents takes as long as the
+                // recording is large: done off the loops, in the slow work's fair turns.
+                let limits = hub.options.messageLimits
+                let reply = Unchecked(answer)
+                let queued = hub.keys.hasher.perform(from: address) {
+                    let response: HTTPResponse
+                    do {
+                        let recording = try Recording.read(bytes, limits: limits)
+                        response = ViewerEndpoint.answer(PlayerPage.html(recording, selfContained: false), type: "text/html; charset=utf-8")
+                    } catch {
+                        response = .error(500, "the room's recording cannot be read: \(error)")
+                    }
+                    let page = Unchecked(response)
+                    loop.execute { reply.value(page.value) }
                 }
+                if !queued { answer(.error(503, "server busy; try again in a moment", headers: [("Retry-After", "1")])) }
             case .recording(let bytes):
                 answer(HTTPResponse(status: 200, headers: [
                     ("Content-Type", "application/x-ndjson; charset=utf-8"),
