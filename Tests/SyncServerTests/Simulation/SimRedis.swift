@@ -2,6 +2,7 @@
 import RedisClient
 import RoomKit
 import TestSupport
+import Foundation
 import Transport
 
 /// Redis as the cluster simulation needs it, on the simulation's embedded loop and clock: the
@@ -42,6 +43,22 @@ final class SimRedis {
     /// A delivery's time on one link: after the last one (in order), never before `frozen`.
     func deliveryTime(after last: UInt64, frozenUntil: UInt64) -> UInt64 {
         max(last, loop.now + random.next(in: delay), frozenUntil)
+    }
+
+    /// `SCROLLSYNC_SIM_LOG=1`: every command, reply and channel message, with its time (a
+    /// failing seed's whole story, beyond its trace).
+    static let logs = ProcessInfo.processInfo.environment["SCROLLSYNC_SIM_LOG"] == "1"
+
+    func log(_ text: @autoclosure () -> String) {
+        if Self.logs { print("\(loop.now / 1_000_000) ms: \(text())") }
+    }
+
+    /// A command as the log shows it: a script by its first line, arguments cut short.
+    static func describe(_ arguments: [[UInt8]]) -> String {
+        arguments.map { bytes in
+            let text = String(decoding: bytes.prefix(60), as: UTF8.self)
+            return text.split(separator: "\n").first.map(String.init) ?? text
+        }.joined(separator: " ")
     }
 
     // MARK: Faults
