@@ -117,6 +117,8 @@ enum SimScripts {
             }
         } else if !arg(9).isEmpty, redis.hget(hash, "doc") == nil {
             redis.hset(hash, "doc", arg(9))
+            let ver = redis.hincrby(hash, "ver", 1)
+            redis.publish(text(5), Array("\(ver) ".utf8) + arg(9))
         }
         if !arg(10).isEmpty, redis.hget(hash, "key") == nil { redis.hset(hash, "key", arg(10)) }
         if !arg(11).isEmpty, redis.hget(hash, "fkey") == nil { redis.hset(hash, "fkey", arg(11)) }
