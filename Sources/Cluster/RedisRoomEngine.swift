@@ -220,7 +220,8 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
                 + [suffix, Array(k.channel.utf8), scriptKey(statePrefix + suffix, channel: k.channel)]
             commands.send(arguments) { answer in
                 switch answer {
-                case .error(let message) where message.hasPrefix("NOTDRIVER"):
+                // redis-server 7 says `ERR NOTDRIVER` (a script's error without a code gets ERR).
+                case .error(let message) where message.hasPrefix("NOTDRIVER") || message.hasPrefix("ERR NOTDRIVER"):
                     done(.refused(ProtocolError(.notDriver, "another presenter took control; this scroll was dropped")))
                 case .error: done(.unavailable)
                 default: done(.done)
