@@ -23,6 +23,8 @@ final class SimRedis {
     var links: [SimLink] = []
     /// Delivery delay of each message, either way (nanoseconds).
     var delay: ClosedRange<UInt64> = 20_000...400_000
+    /// Every message published, in order, when not nil (`SimScriptsDifferentialTests`).
+    var published: [[UInt8]]?
     /// I4: a room hash's `seq` went back while the hash existed.
     var hashSeqDecreases: [String] = []
 
@@ -145,6 +147,7 @@ final class SimRedis {
     /// Sends `message` to the channel's subscribers, each on its own link, in publish order.
     @discardableResult
     func publish(_ channel: String, _ message: [UInt8]) -> Int {
+        published?.append(message)
         let receivers = subscribers[channel] ?? []
         for link in receivers { link.push(channel: channel, message) }
         return receivers.count
@@ -159,8 +162,12 @@ final class SimRedis {
         case "PUBLISH", "SPUBLISH":
             return .integer(publish(text[1], arguments[2]))
         case "HSET":
-            for index in stride(from: 2, to: arguments.count - 1, by: 2) { hset(text[1], text[index], arguments[index + 1]) }
-            return .integer(1)
+            var added = 0  // as Redis counts: fields that were not there
+            for index in stride(from: 2, to: arguments.count - 1, by: 2) {
+                if hget(text[1], text[index]) == nil { added += 1 }
+                hset(text[1], text[index], arguments[index + 1])
+            }
+            return .integer(added)
         case "HDEL":
             expire(text[1])
             hashes[text[1]]?.removeAll { $0.field == text[2] }
