@@ -43,30 +43,26 @@ struct SimScriptsDifferentialTests {
             }
         }
 
-        func send(_ arguments: [[UInt8]]) -> RedisReply {
-            let answer = Mutex<RedisReply?>(nil)
+        /// Starts `body` on the loop and waits (at most 10 s) for what it hands back.
+        func onLoop<T: Sendable>(_ body: @escaping @Sendable (@escaping @Sendable (T) -> Void) -> Void) -> T? {
+            let answer = Mutex<T?>(nil)
             let done = DispatchSemaphore(value: 0)
-            group.loops[0].execute { [self] in
-                commands.send(arguments) { reply in
-                    answer.withLock { $0 = reply }
+            group.loops[0].execute {
+                body { value in
+                    answer.withLock { $0 = value }
                     done.signal()
                 }
             }
             _ = done.wait(timeout: .now() + 10)
-            return answer.withLock { $0 } ?? .error("no reply within 10 s")
+            return answer.withLock { $0 }
+        }
+
+        func send(_ arguments: [[UInt8]]) -> RedisReply {
+            onLoop { [self] reply in commands.send(arguments, reply: reply) } ?? .error("no reply within 10 s")
         }
 
         func subscribe(_ channel: String) -> Bool {
-            let confirmed = Mutex(false)
-            let done = DispatchSemaphore(value: 0)
-            group.loops[0].execute { [self] in
-                subscriber.subscribe(channel) { ok in
-                    confirmed.withLock { $0 = ok }
-                    done.signal()
-                }
-            }
-            _ = done.wait(timeout: .now() + 10)
-            return confirmed.withLock { $0 }
+            onLoop { [self] confirmed in subscriber.subscribe(channel, confirmed: confirmed) } ?? false
         }
 
         func stop() {
