@@ -54,8 +54,8 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     package var refusalLoggedAt: UInt64?
     package var refusalsUnlogged = 0
     /// How this engine publishes, and its scripts (with `SPUBLISH` when sharded).
-    private let publishCommand: String
-    private let scripts: Scripts.Set
+    let publishCommand: String
+    let scripts: Scripts.Set
 
     public var isAvailable: Bool { available.load(ordering: .acquiring) }
     /// Why Redis is unavailable, if it is (loop thread).
@@ -179,7 +179,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
 
     /// Subscribes to `room`'s channel; `then` hears whether it is (a room's changes are heard
     /// from before its snapshot is read, so none falls between).
-    private func subscribe(_ room: String, then: @escaping (Bool) -> Void) {
+    func subscribe(_ room: String, then: @escaping (Bool) -> Void) {
         guard isAvailable else { return then(false) }
         subscriber.subscribe(keys(room).channel, confirmed: then)
     }
@@ -220,7 +220,8 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
                 + [suffix, Array(k.channel.utf8), scriptKey(statePrefix + suffix, channel: k.channel)]
             commands.send(arguments) { answer in
                 switch answer {
-                case .error(let message) where message.hasPrefix("NOTDRIVER"):
+                // redis-server 7 says `ERR NOTDRIVER` (a script's error without a code gets ERR).
+                case .error(let message) where message.hasPrefix("NOTDRIVER") || message.hasPrefix("ERR NOTDRIVER"):
                     done(.refused(ProtocolError(.notDriver, "another presenter took control; this scroll was dropped")))
                 case .error: done(.unavailable)
                 default: done(.done)
@@ -354,119 +355,9 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         }
     }
 
-    public func take(count: String, room: String, limit: Int, windowMilliseconds: Int, reply: @escaping @Sendable (Bool?) -> Void) {
-        loop.execute { [self] in
-            guard isAvailable else { return reply(nil) }
-            commands.send(["EVAL", Scripts.take, "1", keys(room).hash + ":count:" + count, String(limit), String(windowMilliseconds)]) { answer in
-                switch answer {
-                case .integer(let taken): reply(taken == 1)
-                default: reply(nil)
-                }
-            }
-        }
-    }
-
-    public func giveBack(count: String, room: String) {
-        loop.execute { [self] in
-            commands.send(["EVAL", Scripts.giveBack, "1", keys(room).hash + ":count:" + count])
-        }
-    }
-
-    public func presence(room: String, counts: Presence) {
-        loop.execute { [self] in
-            let k = keys(room)
-            let text = "\(counts.presenters) \(counts.followers) \(counts.detached)"
-            // Plain commands, pipelined (a heartbeat per room every 5 s: no script). Expiring a
-            // room's hash that is gone does nothing.
-            if counts == Presence() {
-                commands.send(["HDEL", k.nodes, node])
-            } else {
-                commands.send(["HSET", k.nodes, node, text + " " + String(wallMilliseconds())])
-                commands.send(["PEXPIRE", k.nodes, String(roomIdleMilliseconds)])
-            }
-            commands.send(["PEXPIRE", k.hash, String(roomIdleMilliseconds)])
-            commands.send([Array(publishCommand.utf8), Array(k.channel.utf8), signed(Array(("P " + node + " " + text).utf8), channel: k.channel)])
-        }
-    }
-
-    public func reconcile(room: String, local: RoomSnapshot, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
-        loop.execute { [self] in
-            subscribe(room) { [self] subscribed in
-                guard subscribed else { return reply(nil) }
-                merge(room, local: local, reply: reply)
-            }
-        }
-    }
-
-    /// With `redis.secret`, the hash's state is read first: the script may publish it again,
-    /// signed with a key only this node can make.
-    private func merge(_ room: String, local: RoomSnapshot, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
-        attaching[room, default: SnapshotWait()].asked()
-        guard signer != nil else { return merge(room, local: local, hashSuffix: [], reply: reply) }
-        commands.send(["HGET", keys(room).hash, "suf"]) { [self] answer in
-            let suffix: [UInt8]
-            if case .string(let bytes) = answer { suffix = bytes } else { suffix = [] }
-            merge(room, local: local, hashSuffix: suffix, reply: reply)
-        }
-    }
-
-    private func merge(_ room: String, local: RoomSnapshot, hashSuffix: [UInt8], reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
-        let k = keys(room)
-        let suffix = local.state.map(stateSuffix) ?? []
-        let driverMessage = local.driver.map { ServerMessage.driver($0, name: local.driverName) } ?? []
-        let document = local.document.map { ServerMessage.document($0) } ?? []
-        let signing = signer == nil ? [[UInt8]](repeating: [], count: 5)
-            : [scriptKey(driverMessage, channel: k.channel), scriptKey(document, channel: k.channel),
-               scriptKey(statePrefix + suffix, channel: k.channel), hashSuffix, scriptKey(statePrefix + hashSuffix, channel: k.channel)]
-        commands.send(["EVAL", scripts.reconcile, "3", k.hash, k.lease, k.nodes, local.driver ?? "", local.driverName ?? "",
-                       String(local.state?.seq ?? 0)].map { Array($0.utf8) }
-                      + [suffix, Array(k.channel.utf8), Array(String(leaseMilliseconds).utf8), Array(String(roomIdleMilliseconds).utf8),
-                         driverMessage, document, Array((local.keyDigest ?? "").utf8), Array((local.followKey ?? "").utf8)] + signing) { [self] answer in
-            settle(room)  // a fetch of the same room waiting for the newest state answers first (it ran first)
-            let snapshot = answer.isError ? nil : snapshotFrom(answer, room: room)
-            answered(room, snapshot, reply)
-            // As after a fetch: a room's newest state may not be in its hash yet (written back
-            // every 250 ms, and a merge publishes only its driver's); the nodes that hold the
-            // room publish theirs (the lease holder's ordered again), driven or not.
-            if snapshot != nil {
-                commands.send([Array(publishCommand.utf8), Array(k.channel.utf8), signed(Array(("Q " + node).utf8), channel: k.channel)])
-            }
-        }
-    }
-
     /// Driven rooms being fetched, waiting for their newest state (see `attach`).
     package var newestWanted: [String: (snapshot: RoomSnapshot, reply: @Sendable (RoomSnapshot?) -> Void)] = [:]
 
     /// How long a fetch waits for a node's answer with the newest state.
     package static let newestWaitNanoseconds: UInt64 = 50_000_000
-
-    /// The wait for the newest state is over (an answer came, or the time is up).
-    package func settle(_ room: String) {
-        guard let (snapshot, reply) = newestWanted.removeValue(forKey: room) else { return }
-        answered(room, snapshot, reply)
-    }
-
-    private func snapshotFrom(_ answer: RedisReply, room: String) -> RoomSnapshot? {
-        let parts = answer.elements
-        guard parts.count == 3 else { return nil }
-        var fields = [String: [UInt8]]()
-        let flat = parts[0].elements
-        for index in stride(from: 0, to: flat.count - 1, by: 2) {
-            if let name = flat[index].text, case .string(let value) = flat[index + 1] { fields[name] = value }
-        }
-        var nodes = [(String, String)]()
-        let table = parts[2].elements
-        for index in stride(from: 0, to: table.count - 1, by: 2) {
-            if let name = table[index].text, let value = table[index + 1].text { nodes.append((name, value)) }
-        }
-        let (snapshot, refusedFields) = SharedInput.snapshot(hash: fields, leaseHolder: parts[1].text, nodes: nodes, node: node,
-                                                             now: wallMilliseconds(), limits: limits)
-        if !refusedFields.isEmpty {
-            refused(SharedInput.Refusal(reason: .snapshot, detail: "fields \(refusedFields.joined(separator: ", ")) fail validation"), room: room)
-        }
-        return snapshot
-    }
-
-    /// A node's counts older than this are taken as those of a node that died.
-    package static let presenceLifetimeMilliseconds = SharedTiming.presenceLifetimeMilliseconds
 }

@@ -125,7 +125,9 @@ package enum Scripts {
     /// only one that ordered states alone meanwhile. Another node's newer state goes into the
     /// hash as a base only (no publish: published above the hash's `seq`, it could take a
     /// number the driver's node gave another state alone, docs/cluster.md divergence 9); the
-    /// node asks the others for their newest (`Q`) after the merge.
+    /// node asks the others for their newest (`Q`) after the merge. A document goes out from
+    /// any node when the room has none (or from the driver's node when it differs): nodes that
+    /// merged before it would not hear of it otherwise.
     package static let reconcile = """
         \(sign)
         local cur = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
@@ -146,6 +148,8 @@ package enum Scripts {
           end
         elseif ARGV[9] ~= '' and redis.call('HEXISTS', KEYS[1], 'doc') == 0 then
           redis.call('HSET', KEYS[1], 'doc', ARGV[9])
+          local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+          redis.call('PUBLISH', ARGV[5], signed(ARGV[13], ver, '') .. ver .. ' ' .. ARGV[9])
         end
         if ARGV[10] ~= '' then redis.call('HSETNX', KEYS[1], 'key', ARGV[10]) end
         if ARGV[11] ~= '' then redis.call('HSETNX', KEYS[1], 'fkey', ARGV[11]) end

@@ -53,7 +53,7 @@ public final class RedisConnection: RedisLink {
     private var resolved: SocketAddress?
     private var tlsContext: TLSContext?
     /// The current connection's channel handler (nil between connections).
-    private var link: Link?
+    private(set) var link: Link?
     private var decoder = RESPDecoder()
     /// Reply handlers in the order their commands were written.
     private var waiting: [Reply] = []
@@ -257,7 +257,7 @@ public final class RedisConnection: RedisLink {
     }
 
     /// Bytes from the server: every complete reply goes to its handler, in order.
-    fileprivate func received(_ bytes: UnsafeRawBufferPointer) {
+    func received(_ bytes: UnsafeRawBufferPointer) {
         decoder.append(bytes)
         do {
             while let item = try decoder.next() {
@@ -286,7 +286,7 @@ public final class RedisConnection: RedisLink {
         }
     }
 
-    fileprivate func closed(_ reason: String) {
+    func closed(_ reason: String) {
         link = nil
         lost(reason)
     }
@@ -373,42 +373,5 @@ public final class RedisConnection: RedisLink {
         _ = bytes.withUnsafeBytes { EVP_Digest($0.baseAddress, $0.count, &digest, &length, EVP_sha1(), nil) }
         let hex = Array("0123456789abcdef".utf8)
         return String(decoding: digest.prefix(Int(length)).flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 15)]] }, as: UTF8.self)
-    }
-
-    /// The transport's handler for one connection; a link its owner let go of is inert.
-    private final class Link: ChannelHandler {
-        weak var owner: RedisConnection?
-        var channel: Channel?
-        private(set) var isOpen = true
-        private var tlsFailure: TLSFailure?
-
-        init(owner: RedisConnection) { self.owner = owner }
-
-        func channelActive(_ channel: Channel) { self.channel = channel }
-
-        func channelRead(_ channel: Channel, _ bytes: UnsafeMutableRawBufferPointer) {
-            self.channel = channel
-            owner?.received(UnsafeRawBufferPointer(bytes))
-        }
-
-        func channelFailed(_ channel: Channel, _ failure: TLSFailure) { tlsFailure = failure }
-
-        func channelClosed(_ channel: Channel) {
-            isOpen = false
-            self.channel = nil
-            guard let owner, owner.link === self else { return }
-            let endpoint = owner.endpoint
-            let reason = if let tlsFailure {
-                "\(endpoint.host):\(endpoint.port): \(tlsFailure)"
-            } else if let errno = channel.connectError {
-                "\(endpoint.host):\(endpoint.port): \(String(cString: strerror(errno)))"
-            } else {
-                "connection closed"
-            }
-            owner.closed(reason)
-        }
-
-        /// The server is shutting down: its Redis connections simply close.
-        func channelShutdownRequested(_ channel: Channel) { channel.close() }
     }
 }

@@ -21,30 +21,22 @@ struct HashOrderTests {
 
     @Test func aLateWriteBackBelowTheHashsSeqIsNotWritten() throws {
         let redis = try RedisServer()
-        let group = try EventLoopGroup(count: 1)
-        // Made before its loop runs (what a loop owns is set up there or before it starts).
-        let engine = RedisRoomEngine(endpoint: try RedisEndpoint(url: redis.url), loop: group.loops[0], roomIdleSeconds: 60,
-                                     logger: Logger(label: "test"))
-        group.start()
-        defer { group.shutdown() }
-        engine.start()
-        defer { engine.stop() }
-        #expect(eventually(timeout: 15) { engine.isAvailable }, "the engine reached Redis")
+        try withEngine(on: redis) { engine in
+            // The new holder's state (a hand-over leaps 1,024) is in the hash.
+            engine.publish(led: state(2069), seq: 2069, room: "order", keep: true)
+            #expect(eventually(timeout: 15) { (try? hashSeq(redis, "order")) == "2069" })
 
-        // The new holder's state (a hand-over leaps 1,024) is in the hash.
-        engine.publish(led: state(2069), seq: 2069, room: "order", keep: true)
-        #expect(eventually(timeout: 15) { (try? hashSeq(redis, "order")) == "2069" })
+            // The old holder's last state, written back after it: a release writes back at once,
+            // before its control script, so once the release is answered the write has run.
+            engine.publish(led: state(1037), seq: 1037, room: "order", keep: true)
+            let answered = DispatchSemaphore(value: 0)
+            engine.control(room: "order", .release(session: "nobody")) { _ in answered.signal() }
+            #expect(answered.wait(timeout: .now() + 15) == .success)
+            #expect((try? hashSeq(redis, "order")) == "2069", "the hash kept the newer state")
 
-        // The old holder's last state, written back after it: a release writes back at once,
-        // before its control script, so once the release is answered the write has run.
-        engine.publish(led: state(1037), seq: 1037, room: "order", keep: true)
-        let answered = DispatchSemaphore(value: 0)
-        engine.control(room: "order", .release(session: "nobody")) { _ in answered.signal() }
-        #expect(answered.wait(timeout: .now() + 15) == .success)
-        #expect(try hashSeq(redis, "order") == "2069", "the hash kept the newer state")
-
-        // A newer state still moves it on.
-        engine.publish(led: state(2070), seq: 2070, room: "order", keep: true)
-        #expect(eventually(timeout: 15) { (try? hashSeq(redis, "order")) == "2070" })
+            // A newer state still moves it on.
+            engine.publish(led: state(2070), seq: 2070, room: "order", keep: true)
+            #expect(eventually(timeout: 15) { (try? hashSeq(redis, "order")) == "2070" })
+        }
     }
 }

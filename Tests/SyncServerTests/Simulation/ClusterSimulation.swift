@@ -97,6 +97,7 @@ final class ClusterSimulation {
 
     private func note(_ text: String) {
         trace.append("\(loop.now / 1_000_000) ms: \(text)")
+        redis.log("— \(text)")
     }
 
     /// Nodes a member may act on: up, not paused.

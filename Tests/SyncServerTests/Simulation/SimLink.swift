@@ -89,6 +89,7 @@ final class SimLink: RedisLink {
         waiting[number] = reply
         toRedis { [self] in
             let answer = redis.execute(arguments)
+            redis.log("node \(node) ran \(SimRedis.describe(arguments)) -> \(answer)")
             fromRedis { [self] in waiting.removeValue(forKey: number)?(answer) }
         }
     }
@@ -113,6 +114,7 @@ final class SimLink: RedisLink {
 
     /// A message Redis published on a channel this link subscribed to.
     func push(channel: String, _ message: [UInt8]) {
+        redis.log("node \(node) hears \(String(decoding: message.prefix(120), as: UTF8.self))")
         fromRedis { [self] in onMessage?(Array(channel.utf8), message) }
     }
 

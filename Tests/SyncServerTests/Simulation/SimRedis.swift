@@ -2,6 +2,7 @@
 import RedisClient
 import RoomKit
 import TestSupport
+import Foundation
 import Transport
 
 /// Redis as the cluster simulation needs it, on the simulation's embedded loop and clock: the
@@ -22,6 +23,8 @@ final class SimRedis {
     var links: [SimLink] = []
     /// Delivery delay of each message, either way (nanoseconds).
     var delay: ClosedRange<UInt64> = 20_000...400_000
+    /// Every message published, in order, when not nil (`SimScriptsDifferentialTests`).
+    var published: [[UInt8]]?
     /// I4: a room hash's `seq` went back while the hash existed.
     var hashSeqDecreases: [String] = []
 
@@ -42,6 +45,22 @@ final class SimRedis {
     /// A delivery's time on one link: after the last one (in order), never before `frozen`.
     func deliveryTime(after last: UInt64, frozenUntil: UInt64) -> UInt64 {
         max(last, loop.now + random.next(in: delay), frozenUntil)
+    }
+
+    /// `SCROLLSYNC_SIM_LOG=1`: every command, reply and channel message, with its time (a
+    /// failing seed's whole story, beyond its trace).
+    static let logs = ProcessInfo.processInfo.environment["SCROLLSYNC_SIM_LOG"] == "1"
+
+    func log(_ text: @autoclosure () -> String) {
+        if Self.logs { print("\(loop.now / 1_000_000) ms: \(text())") }
+    }
+
+    /// A command as the log shows it: a script by its first line, arguments cut short.
+    static func describe(_ arguments: [[UInt8]]) -> String {
+        arguments.map { bytes in
+            let text = String(decoding: bytes.prefix(60), as: UTF8.self)
+            return text.split(separator: "\n").first.map(String.init) ?? text
+        }.joined(separator: " ")
     }
 
     // MARK: Faults
@@ -128,6 +147,7 @@ final class SimRedis {
     /// Sends `message` to the channel's subscribers, each on its own link, in publish order.
     @discardableResult
     func publish(_ channel: String, _ message: [UInt8]) -> Int {
+        published?.append(message)
         let receivers = subscribers[channel] ?? []
         for link in receivers { link.push(channel: channel, message) }
         return receivers.count
@@ -142,8 +162,12 @@ final class SimRedis {
         case "PUBLISH", "SPUBLISH":
             return .integer(publish(text[1], arguments[2]))
         case "HSET":
-            for index in stride(from: 2, to: arguments.count - 1, by: 2) { hset(text[1], text[index], arguments[index + 1]) }
-            return .integer(1)
+            var added = 0  // as Redis counts: fields that were not there
+            for index in stride(from: 2, to: arguments.count - 1, by: 2) {
+                if hget(text[1], text[index]) == nil { added += 1 }
+                hset(text[1], text[index], arguments[index + 1])
+            }
+            return .integer(added)
         case "HDEL":
             expire(text[1])
             hashes[text[1]]?.removeAll { $0.field == text[2] }

@@ -58,7 +58,7 @@ enum SimScripts {
 
     /// KEYS hash, lease; ARGV session, suffix, channel, signing key.
     static func scroll(_ keys: [String], _ argv: [String], _ arguments: [[UInt8]], _ redis: SimRedis) -> RedisReply {
-        guard let holder = redis.get(keys[1]), holder == arguments[0] else { return .error("NOTDRIVER") }
+        guard let holder = redis.get(keys[1]), holder == arguments[0] else { return .error("ERR NOTDRIVER") }  // as redis-server 7 says it
         let seq = redis.hincrby(keys[0], "seq", 1)
         let ver = redis.hincrby(keys[0], "ver", 1)
         redis.hset(keys[0], "suf", arguments[1])
@@ -117,6 +117,8 @@ enum SimScripts {
             }
         } else if !arg(9).isEmpty, redis.hget(hash, "doc") == nil {
             redis.hset(hash, "doc", arg(9))
+            let ver = redis.hincrby(hash, "ver", 1)
+            redis.publish(text(5), Array("\(ver) ".utf8) + arg(9))
         }
         if !arg(10).isEmpty, redis.hget(hash, "key") == nil { redis.hset(hash, "key", arg(10)) }
         if !arg(11).isEmpty, redis.hget(hash, "fkey") == nil { redis.hset(hash, "fkey", arg(11)) }

@@ -1,0 +1,81 @@
+import Access
+import RedisClient
+import RoomKit
+import ScrollModel
+
+/// After an outage: what a room did on this node alone is merged into the shared room (the
+/// `reconcile` script), and what Redis holds comes back as a snapshot; also how a fetch or a
+/// merge's reply is read and settled (docs/cluster.md §5).
+extension RedisRoomEngine {
+    public func reconcile(room: String, local: RoomSnapshot, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
+        loop.execute { [self] in
+            subscribe(room) { [self] subscribed in
+                guard subscribed else { return reply(nil) }
+                merge(room, local: local, reply: reply)
+            }
+        }
+    }
+
+    /// With `redis.secret`, the hash's state is read first: the script may publish it again,
+    /// signed with a key only this node can make.
+    private func merge(_ room: String, local: RoomSnapshot, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
+        attaching[room, default: SnapshotWait()].asked()
+        guard signer != nil else { return merge(room, local: local, hashSuffix: [], reply: reply) }
+        commands.send(["HGET", keys(room).hash, "suf"]) { [self] answer in
+            let suffix: [UInt8]
+            if case .string(let bytes) = answer { suffix = bytes } else { suffix = [] }
+            merge(room, local: local, hashSuffix: suffix, reply: reply)
+        }
+    }
+
+    private func merge(_ room: String, local: RoomSnapshot, hashSuffix: [UInt8], reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
+        let k = keys(room)
+        let suffix = local.state.map(stateSuffix) ?? []
+        let driverMessage = local.driver.map { ServerMessage.driver($0, name: local.driverName) } ?? []
+        let document = local.document.map { ServerMessage.document($0) } ?? []
+        let signing = signer == nil ? [[UInt8]](repeating: [], count: 5)
+            : [scriptKey(driverMessage, channel: k.channel), scriptKey(document, channel: k.channel),
+               scriptKey(statePrefix + suffix, channel: k.channel), hashSuffix, scriptKey(statePrefix + hashSuffix, channel: k.channel)]
+        commands.send(["EVAL", scripts.reconcile, "3", k.hash, k.lease, k.nodes, local.driver ?? "", local.driverName ?? "",
+                       String(local.state?.seq ?? 0)].map { Array($0.utf8) }
+                      + [suffix, Array(k.channel.utf8), Array(String(leaseMilliseconds).utf8), Array(String(roomIdleMilliseconds).utf8),
+                         driverMessage, document, Array((local.keyDigest ?? "").utf8), Array((local.followKey ?? "").utf8)] + signing) { [self] answer in
+            settle(room)  // a fetch of the same room waiting for the newest state answers first (it ran first)
+            let snapshot = answer.isError ? nil : snapshotFrom(answer, room: room)
+            answered(room, snapshot, reply)
+            // As after a fetch: a room's newest state may not be in its hash yet (written back
+            // every 250 ms, and a merge publishes only its driver's); the nodes that hold the
+            // room publish theirs (the lease holder's ordered again), driven or not.
+            if snapshot != nil {
+                commands.send([Array(publishCommand.utf8), Array(k.channel.utf8), signed(Array(("Q " + node).utf8), channel: k.channel)])
+            }
+        }
+    }
+
+    /// The wait for the newest state is over (an answer came, or the time is up).
+    package func settle(_ room: String) {
+        guard let (snapshot, reply) = newestWanted.removeValue(forKey: room) else { return }
+        answered(room, snapshot, reply)
+    }
+
+    func snapshotFrom(_ answer: RedisReply, room: String) -> RoomSnapshot? {
+        let parts = answer.elements
+        guard parts.count == 3 else { return nil }
+        var fields = [String: [UInt8]]()
+        let flat = parts[0].elements
+        for index in stride(from: 0, to: flat.count - 1, by: 2) {
+            if let name = flat[index].text, case .string(let value) = flat[index + 1] { fields[name] = value }
+        }
+        var nodes = [(String, String)]()
+        let table = parts[2].elements
+        for index in stride(from: 0, to: table.count - 1, by: 2) {
+            if let name = table[index].text, let value = table[index + 1].text { nodes.append((name, value)) }
+        }
+        let (snapshot, refusedFields) = SharedInput.snapshot(hash: fields, leaseHolder: parts[1].text, nodes: nodes, node: node,
+                                                             now: wallMilliseconds(), limits: limits)
+        if !refusedFields.isEmpty {
+            refused(SharedInput.Refusal(reason: .snapshot, detail: "fields \(refusedFields.joined(separator: ", ")) fail validation"), room: room)
+        }
+        return snapshot
+    }
+}
