@@ -100,6 +100,7 @@ let package = Package(
                 // The browser viewer's files, embedded in the binary (no files to install).
                 .embedInCode("Viewer/viewer.js"),
                 .embedInCode("Viewer/viewer-follow.js"),
+                .embedInCode("Viewer/viewer-player.js"),
                 .embedInCode("Viewer/viewer.css"),
             ]
         ),

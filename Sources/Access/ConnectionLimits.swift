@@ -14,9 +14,19 @@ package final class ConnectionLimits: Sendable {
     private let grouping: AddressGrouping
     /// Told of each refusal (the server counts them as `connections` refusals).
     private let refused: @Sendable () -> Void
-    private let byAddress = Mutex<[String: Int]>([:])
     /// What is counted, as refusals name it ("connections", "terminal readers").
     private let what: String
+    /// Open connections per address: bounded by the connections themselves, never given up.
+    private let byAddress = AddressTable(OpenConnections(), capacity: .max)
+
+    /// An address's open connections; it goes with its last.
+    private struct OpenConnections: AddressLimit {
+        func fresh(now: UInt64) -> Int { 0 }
+        func advance(_ entry: inout Int, to now: UInt64) {}
+        func isIdle(_ entry: Int, now: UInt64) -> Bool { entry <= 0 }
+        func isEmpty(_ entry: Int) -> Bool { entry <= 0 }
+        func age(_ entry: Int) -> UInt64? { nil }
+    }
 
     package init(total: Int, perAddress: Int, grouping: AddressGrouping = AddressGrouping(), what: String = "connections",
                  refused: @escaping @Sendable () -> Void = {}) {
@@ -34,7 +44,10 @@ package final class ConnectionLimits: Sendable {
         // counts the connections already open too.
         let perAddress = self.perAddress
         let address = grouping.group(address)
-        let count = byAddress.withLock { counts in Self.increment(&counts[address, default: 0]) }
+        let count = byAddress.update(address, now: 0) { count in
+            count += 1
+            return count
+        }
         if perAddress > 0 {
             if count > perAddress {
                 refused()
@@ -49,12 +62,6 @@ package final class ConnectionLimits: Sendable {
         return nil
     }
 
-    /// Adds one in place and returns the sum (one hash lookup for the dictionary's entry).
-    private static func increment(_ count: inout Int) -> Int {
-        count += 1
-        return count
-    }
-
     /// New limits for the connections that come next.
     package func set(total: Int, perAddress: Int) {
         totalLimit.store(total, ordering: .relaxed)
@@ -63,11 +70,9 @@ package final class ConnectionLimits: Sendable {
 
     package func release(address: String) {
         let address = grouping.group(address)
-        byAddress.withLock { counts in
-            if let count = counts[address], count > 1 { counts[address] = count - 1 } else { counts[address] = nil }
-        }
+        byAddress.ifPresent(address) { $0 -= 1 }
     }
 
     /// Addresses with open connections (for tests and metrics).
-    package var addressesTracked: Int { byAddress.withLock { $0.count } }
+    package var addressesTracked: Int { byAddress.count }
 }

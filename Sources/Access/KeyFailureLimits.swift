@@ -7,42 +7,57 @@ import Transport
 /// minute instead of thousands a second, also when the guesses are sent at once. Safe from
 /// any thread.
 package final class KeyFailureLimits: Sendable {
-    private struct Window {
-        var started: UInt64
-        var failures: Int
-        /// Checks begun and not yet settled.
-        var running = 0
+    /// A minute of failures for one address and room.
+    package struct Window: AddressLimit {
+        package struct Entry: Sendable {
+            var started: UInt64
+            var failures = 0
+            /// Checks begun and not yet settled.
+            var running = 0
+        }
+
+        package func fresh(now: UInt64) -> Entry { Entry(started: now) }
+
+        /// A new window when the last is over (checks running carry over).
+        package func advance(_ entry: inout Entry, to now: UInt64) {
+            guard elapsedNanoseconds(from: entry.started, to: now) >= KeyFailureLimits.minute else { return }
+            entry = Entry(started: now, running: entry.running)
+        }
+
+        package func isIdle(_ entry: Entry, now: UInt64) -> Bool {
+            entry.running == 0 && elapsedNanoseconds(from: entry.started, to: now) >= KeyFailureLimits.minute
+        }
+
+        package func age(_ entry: Entry) -> UInt64? { entry.running == 0 ? entry.started : nil }
     }
 
     /// 0: no limit.
     package let perMinute: Int
-    private let windows = Mutex<[String: Window]>([:])
-    /// Windows held, so that the common case (nobody failed lately) costs one atomic load.
-    private let windowCount = Atomic<Int>(0)
+    private let windows: AddressTable<Window>
     package static let minute: UInt64 = 60_000_000_000
-    /// Windows held at most: 65,536 (a few MiB) covers every address that may be guessing in a
-    /// minute on a busy server. Past it, windows that are over go first, then the older half of
-    /// those with no check running: an attacker who floods the table from many addresses to
-    /// forget its own window pays some 32,000 requests for each new handful of guesses.
-    package let capacity: Int
 
+    /// `capacity`: windows held at most. 65,536 (a few MiB) covers every address that may be
+    /// guessing in a minute on a busy server; an attacker who floods the table from many
+    /// addresses to forget its own window pays some 32,000 requests for each new handful of
+    /// guesses (`AddressTable`).
     package init(perMinute: Int, capacity: Int = 65_536) {
         self.perMinute = perMinute
-        self.capacity = max(2, capacity)
+        windows = AddressTable(Window(), capacity: capacity)
     }
+
+    /// Windows held at most.
+    package var capacity: Int { windows.capacity }
 
     /// A check of a key from `address` for `room` begins: the ticket that settles it, or the
     /// seconds to wait when the failures and the checks running already reach the limit.
     package func begin(address: String, room: String, now: UInt64) -> Result<KeyCheckTicket, RetryAfter> {
         guard perMinute > 0 else { return .success(KeyCheckTicket(limits: nil, key: "", now: now)) }
         let key = address + " " + room
-        return windows.withLock { windows in
-            var window = current(windows[key], now: now)
+        return windows.update(key, now: now) { window in
             guard window.failures + window.running < perMinute else {
-                return .failure(RetryAfter(seconds: window.failures >= perMinute ? secondsLeft(window, now: now) : 1))
+                return .failure(RetryAfter(seconds: window.failures >= perMinute ? Self.secondsLeft(window, now: now) : 1))
             }
             window.running += 1
-            store(window, at: key, in: &windows, now: now)
             return .success(KeyCheckTicket(limits: self, key: key, now: now))
         }
     }
@@ -54,68 +69,35 @@ package final class KeyFailureLimits: Sendable {
 
     /// A ticket's check ended: a wrong key counts.
     fileprivate func settle(key: String, failed: Bool, now: UInt64) {
-        windows.withLock { windows in
-            var window = current(windows[key], now: now)
+        windows.update(key, now: now) { window in
             window.running = max(0, window.running - 1)
             if failed { window.failures += 1 }
-            store(window, at: key, in: &windows, now: now)
         }
     }
 
     /// Counts a wrong key from `address` for `room` that needed no check (none was given).
     package func failed(address: String, room: String, now: UInt64) {
         guard perMinute > 0 else { return }
-        windows.withLock { windows in
-            let key = address + " " + room
-            var window = current(windows[key], now: now)
-            window.failures += 1
-            store(window, at: key, in: &windows, now: now)
-        }
+        windows.update(address + " " + room, now: now) { $0.failures += 1 }
     }
 
     /// Seconds until `address` may try a key for `room` again, or nil when it may now.
     package func retryAfter(address: String, room: String, now: UInt64) -> Int? {
-        guard perMinute > 0, windowCount.load(ordering: .relaxed) > 0 else { return nil }
-        return windows.withLock { windows in
-            guard let window = windows[address + " " + room], window.failures >= perMinute,
-                  elapsedNanoseconds(from: window.started, to: now) < Self.minute else { return nil }
-            return secondsLeft(window, now: now)
-        }
+        guard perMinute > 0, windows.count > 0 else { return nil }
+        return windows.ifPresent(address + " " + room) { window -> Int? in
+            guard window.failures >= perMinute, elapsedNanoseconds(from: window.started, to: now) < Self.minute else { return nil }
+            return Self.secondsLeft(window, now: now)
+        } ?? nil
     }
 
     /// Windows held now (tests).
-    package var windowsHeld: Int { windowCount.load(ordering: .relaxed) }
+    package var windowsHeld: Int { windows.count }
 
     /// Forgets windows that are over and have no check running.
-    package func sweep(now: UInt64) {
-        windows.withLock { windows in
-            windows = windows.filter { $0.value.running > 0 || elapsedNanoseconds(from: $0.value.started, to: now) < Self.minute }
-            windowCount.store(windows.count, ordering: .relaxed)
-        }
-    }
+    package func sweep(now: UInt64) { windows.sweep(now: now) }
 
-    /// Keeps `window`, making room first when a new key would pass `capacity`.
-    private func store(_ window: Window, at key: String, in windows: inout [String: Window], now: UInt64) {
-        if windows[key] == nil, windows.count >= capacity {
-            windows = windows.filter { $0.value.running > 0 || elapsedNanoseconds(from: $0.value.started, to: now) < Self.minute }
-            if windows.count >= capacity {
-                let idle = windows.filter { $0.value.running == 0 }.sorted { $0.value.started < $1.value.started }
-                for (old, _) in idle.prefix(max(1, windows.count / 2)) { windows[old] = nil }
-            }
-        }
-        windows[key] = window
-        windowCount.store(windows.count, ordering: .relaxed)
-    }
-
-    /// The window as of `now`: a new one when the last is over (checks running carry over).
-    private func current(_ window: Window?, now: UInt64) -> Window {
-        guard let window else { return Window(started: now, failures: 0) }
-        guard elapsedNanoseconds(from: window.started, to: now) >= Self.minute else { return window }
-        return Window(started: now, failures: 0, running: window.running)
-    }
-
-    private func secondsLeft(_ window: Window, now: UInt64) -> Int {
-        Int((Self.minute - min(Self.minute, elapsedNanoseconds(from: window.started, to: now))) / 1_000_000_000) + 1
+    private static func secondsLeft(_ window: Window.Entry, now: UInt64) -> Int {
+        Int((minute - min(minute, elapsedNanoseconds(from: window.started, to: now))) / 1_000_000_000) + 1
     }
 }
 

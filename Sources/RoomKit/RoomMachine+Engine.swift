@@ -111,6 +111,10 @@ extension RoomMachine {
         snapshotVersion = snapshot.version
         takenDigest = nil
         var effects = [Effect]()
+        if let creator, snapshot.state != nil || snapshot.driver != nil || snapshot.keyDigest != nil {
+            self.creator = nil  // presented on another node: claimed
+            effects.append(.settleCreation(creator))
+        }
         // The keys first (a room made private elsewhere evicts its followers before they hear
         // more), then driver, document and state: a member hears who drives before that
         // driver's state (docs/cluster.md I5).

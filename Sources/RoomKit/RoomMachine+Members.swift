@@ -3,11 +3,19 @@ import ScrollModel
 /// A member's joins and messages: the room's rules (`RoomCore`), a scroll held for the store.
 extension RoomMachine {
     mutating func join(_ request: JoinRequest, _ context: Context) -> [Effect] {
+        let current = core.presenterKeyText
         let hadKey = core.hasPresenterKey
         let locked = core.isLocked
+        // A presenter's key counts as the record it makes against the room's current record
+        // (not asked of a presenter a signed token admitted; a locked room refuses presenters).
+        var record: String?
+        if request.role == .presenter, !request.authorized, !locked, request.key != .absent {
+            guard case .hashed(let made, let against) = request.key, against == current else { return [.hashKey(against: current)] }
+            record = made
+        }
         var effects: [Effect] = []
         effects.reserveCapacity(6)  // one array for every join: the room's broadcasts go in as it makes them
-        let joined = core.join(request.id, role: request.role, name: request.name, key: request.key, keyRequired: request.keyRequired,
+        let joined = core.join(request.id, role: request.role, name: request.name, key: record, keyRequired: request.keyRequired,
                                claimsControl: !context.shared, followKey: request.followKey, authorized: request.authorized,
                                setsFollowKey: request.newFollowKey != nil) {
             effects.append(.broadcast($0))
@@ -26,6 +34,13 @@ extension RoomMachine {
                 front += 1
             }
             put(.welcome(welcome))
+            if request.role == .presenter, let creator {
+                self.creator = nil  // claimed: no longer held against the follower's address
+                put(.settleCreation(creator))
+            }
+            // A proven key replaces an older server's record of it.
+            if record != nil, let current, KeyRecord.isLegacyPresenterKey(current) { put(.upgradeKey(from: current)) }
+            if request.recordsEveryRoom || (request.role == .presenter && request.asksToRecord) { put(.record(paidBy: request.address)) }
             if !hadKey, core.hasPresenterKey {
                 put(.save)
                 if context.shared, let digest = core.presenterKeyText { put(.bindKey(digest)) }
@@ -41,6 +56,19 @@ extension RoomMachine {
             }
             return effects
         }
+    }
+
+    /// A member left: its control goes (through the engine, when shared), and a room nobody
+    /// claimed goes with its last member.
+    mutating func leave(_ id: SessionID, _ context: Context) -> [Effect] {
+        let drove = core.driver == id
+        var effects = core.leave(id).map(Effect.broadcast)
+        // Members here hear at once that nobody drives (the room here no longer has a
+        // driver: the release, when it comes back, changes nothing here and would not be
+        // heard); the engine's release tells every other node.
+        if drove, context.shared { effects.append(.releaseControl(id)) }
+        if creator != nil, core.isEmpty { effects.append(.forgetUnclaimed) }
+        return effects
     }
 
     /// A member's message: applied now, or (a scroll the store has no ceiling for yet) held.

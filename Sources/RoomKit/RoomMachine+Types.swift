@@ -1,13 +1,13 @@
 import ScrollModel
 
 extension RoomMachine {
-    /// A session asking to join, its keys already checked where that is slow (a presenter
-    /// key arrives as the record it makes, hashed against the room's).
+    /// A session asking to join. Its keys come checked where that is slow: a presenter key
+    /// as the record it makes (`GivenKey`), so the raw key never leaves the hub.
     package struct JoinRequest: Sendable {
         package var id: SessionID
         package var role: Role
         package var name: String?
-        package var key: String?
+        package var key: GivenKey
         /// Whether a follow key was given, and a check of it against the room's record.
         package var followKey: (@Sendable (String) -> Bool)?
         /// An application's signed token admitted the session in its role: no key is asked.
@@ -16,11 +16,19 @@ extension RoomMachine {
         package var keyRequired = false
         /// A presenter gave a follow key (to make the room private): it must prove itself.
         package var newFollowKey: NewFollowKey?
+        /// The client's address: a recording it starts is counted against it.
+        package var address = ""
+        /// A presenter asked for the room to be recorded (`record=1`).
+        package var asksToRecord = false
+        /// Every room is recorded from its first member (`rooms.record`).
+        package var recordsEveryRoom = false
 
-        package init(id: SessionID, role: Role, name: String? = nil, key: String? = nil, followKey: (@Sendable (String) -> Bool)? = nil,
-                     authorized: Bool = false, keyRequired: Bool = false, newFollowKey: NewFollowKey? = nil) {
+        package init(id: SessionID, role: Role, name: String? = nil, key: GivenKey = nil, followKey: (@Sendable (String) -> Bool)? = nil,
+                     authorized: Bool = false, keyRequired: Bool = false, newFollowKey: NewFollowKey? = nil,
+                     address: String = "", asksToRecord: Bool = false, recordsEveryRoom: Bool = false) {
             (self.id, self.role, self.name, self.key) = (id, role, name, key)
             (self.followKey, self.authorized, self.keyRequired, self.newFollowKey) = (followKey, authorized, keyRequired, newFollowKey)
+            (self.address, self.asksToRecord, self.recordsEveryRoom) = (address, asksToRecord, recordsEveryRoom)
         }
     }
 
@@ -100,6 +108,8 @@ extension RoomMachine {
         case stateWanted(now: UInt64)
         /// The interval after a question ended (`scheduleOrderAgain`): ordered again now.
         case orderAgain(now: UInt64)
+        /// The hub forgets the room (idle, or unclaimed and empty).
+        case forgotten
     }
 
     /// What an event takes from outside the room: values read before the step (the machine
@@ -125,6 +135,20 @@ extension RoomMachine {
         case welcome(RoomCore.Welcome)
         /// The session may not join; `keyFailed`: it gave a wrong key (counted against its address).
         case joinRefused(ProtocolError, keyFailed: Bool)
+        /// The join's presenter key must first be hashed against this record (nil: with a fresh
+        /// salt, to bind it), off the loop; the join comes again with the record it made.
+        case hashKey(against: String?)
+        /// The room's record is an older server's (`KeyRecord.isLegacyPresenterKey`) and the
+        /// join proved its key: hash that key the current way and step `.keyUpgraded`.
+        case upgradeKey(from: String)
+        /// Start recording the room (if it is not yet), its bytes counted against this address.
+        case record(paidBy: String)
+        /// The room a follower created was claimed (a presenter joined, here or on another
+        /// node) or forgotten: its creator's address no longer holds it unclaimed.
+        case settleCreation(String)
+        /// The last member left a room nobody claimed: forget it now (it holds a slot of the
+        /// room limit and nothing worth keeping).
+        case forgetUnclaimed
         /// The room's presenter key record was set by this join: the engine keeps the first.
         case bindKey(String)
         /// A presenter joined a shared room nobody drives: ask the engine for control.

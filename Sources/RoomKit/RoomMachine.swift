@@ -51,6 +51,9 @@ package struct RoomMachine<Sender> {
     package internal(set) var orderAgainScheduled = false
     /// When this node, not leading the room, last passed its state on to a node that asked.
     package internal(set) var passedOnAt: UInt64?
+    /// The address that created the room while no presenter has claimed it (a follower asked
+    /// for a name nobody presents in): its address holds it unclaimed (`RoomCreation`).
+    package internal(set) var creator: String?
 
     /// Whether `id`'s scrolls are ordered on this node (`lead`).
     package func leads(_ id: SessionID) -> Bool { core.driver == id && leaseHolder == id }
@@ -65,9 +68,10 @@ package struct RoomMachine<Sender> {
     /// Whether `id`'s scrolls go to `lead`: it leads here, or waits for a merge.
     package func takesLead(_ id: SessionID) -> Bool { leads(id) || waitsForMerge(id) }
 
-    package init(core: RoomCore, seq: SeqReservation = .unbounded) {
+    package init(core: RoomCore, seq: SeqReservation = .unbounded, unclaimedBy creator: String? = nil) {
         self.core = core
         self.seq = seq
+        self.creator = creator
     }
 
     /// How far a new driver's first state leaps over the room's `seq`, so that states the
@@ -83,12 +87,7 @@ package struct RoomMachine<Sender> {
         case .join(let request):
             return join(request, context)
         case .leave(let id):
-            let drove = core.driver == id
-            let broadcasts = core.leave(id).map(Effect.broadcast)
-            // Members here hear at once that nobody drives (the room here no longer has a
-            // driver: the release, when it comes back, changes nothing here and would not be
-            // heard); the engine's release tells every other node.
-            return drove && context.shared ? broadcasts + [.releaseControl(id)] : broadcasts
+            return leave(id, context)
         case .message(let message, let id, let sender):
             return context.shared ? share(message, from: id, sender: sender, context) : receive(message, from: id, sender: sender, context)
         case .unshared(let message, let id, let sender):
@@ -142,6 +141,9 @@ package struct RoomMachine<Sender> {
             orderAgainScheduled = false
             orderedAgainAt = now
             return leadAgain()
+        case .forgotten:
+            defer { creator = nil }
+            return creator.map { [.settleCreation($0)] } ?? []
         }
     }
 }

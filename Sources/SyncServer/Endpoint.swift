@@ -1,4 +1,4 @@
-import Access
+package import Access
 import HTTP1
 import Bytes
 import Transport

@@ -1,8 +1,8 @@
-import Access
+package import Access
 import CLinux
 import COpenSSL
 import Logging
-import RoomKit
+package import RoomKit
 import ScrollModel
 import Synchronization
 import Transport

@@ -1,6 +1,6 @@
-import Access
+package import Access
 import Bytes
-import RoomKit
+package import RoomKit
 import Synchronization
 import Transport
 

@@ -1,6 +1,6 @@
-import Access
+package import Access
 import Logging
-import RoomKit
+package import RoomKit
 import ScrollModel
 import Synchronization
 import Transport
@@ -27,21 +27,19 @@ extension LocalRoomHub {
             let shared = engine?.isAvailable == true
             let found = rooms.withLock { rooms -> Result<(Room, Bool), ProtocolError> in
                 if let room = rooms[name] { return .success((room, false)) }
-                guard rooms.count < options.maxRooms else {
-                    refusals.count(.roomLimit)
-                    return .failure(ProtocolError(.rateLimited, "server at its room limit (\(options.maxRooms)); try again later"))
+                let now = member.peer.channel.loop.now
+                let creation = RoomCreation.decide(role: role, address: member.address, roomsHeld: rooms.count, maxRooms: options.maxRooms) {
+                    claimed in creationLimits.create(address: member.address, claimed: claimed, now: now)
                 }
-                if let (reason, retryAfter) = creationLimits.create(address: member.address, claimed: role == .presenter, now: member.peer.channel.loop.now) {
-                    refusals.count(.roomCreations)
-                    return .failure(ProtocolError(.rateLimited, "\(reason); try again in \(retryAfter) s"))
+                guard case .create(let unclaimedBy) = creation else {
+                    guard case .refused(let error, let limit) = creation else { return .failure(ProtocolError(.rateLimited, "not created")) }
+                    refusals.count(limit == .rooms ? .roomLimit : .roomCreations)
+                    return .failure(error)
                 }
                 // With a store, its first seq waits for a written ceiling.
-                let room = Room(core: RoomCore(name: name), seq: store != nil ? SeqReservation(written: 0) : .unbounded, loops: loops.count, presenceIntervalMilliseconds: options.presenceIntervalMilliseconds,
-                                attached: !shared)
-                room.guarded.withLock { guarded in
-                    if role == .follower { guarded.creator = member.address }
-                    guarded.emptySince = member.peer.channel.loop.now  // until a join succeeds
-                }
+                let room = Room(core: RoomCore(name: name), seq: store != nil ? SeqReservation(written: 0) : .unbounded, unclaimedBy: unclaimedBy,
+                                loops: loops.count, presenceIntervalMilliseconds: options.presenceIntervalMilliseconds, attached: !shared)
+                room.guarded.withLock { $0.emptySince = now }  // until a join succeeds
                 rooms[name] = room
                 return .success((room, true))
             }
@@ -109,23 +107,16 @@ extension LocalRoomHub {
         }.value
     }
 
-    /// The join under the room's lock: the room's machine decides, the member is added to its
-    /// loop's share of the room, then the room's effects are carried out (its broadcasts reach
-    /// the member too).
+    /// The join under the room's lock: the room's machine decides (the key's proof, who claims
+    /// the room, whether it is recorded), the member is added to its loop's share of the room,
+    /// then the room's effects are carried out (its broadcasts reach the member too).
     private func join(_ joining: Unchecked<RoomMember>, in guarded: inout Room.Guarded, _ steps: inout Steps, name: String, role: Role,
                       key: String?, proof: KeyProof?) -> JoinOutcome {
         let member = joining.value
         let room = steps.room
         let loop = member.peer.channel.loop
-        let current = guarded.core.presenterKeyText
-        // A presenter's key becomes its record, hashed against the room's current record
-        // (not asked of a presenter a signed token admitted).
-        let authorized = member.authorized
-        var given = key
-        if role == .presenter, !authorized, let key, !key.isEmpty, !guarded.core.isLocked {
-            guard let proof, proof.against == current else { return .hash(against: current) }
-            given = proof.record
-        }
+        // The key goes to the machine as the record it made, never itself.
+        let given: GivenKey = proof.map { .hashed(record: $0.record, against: $0.against) } ?? (key?.isEmpty == false ? .unhashed : .absent)
         // A follower's follow key, checked against the room's record (cheap: no PBKDF2).
         var followCheck: (@Sendable (String) -> Bool)?
         if role == .follower, let followKey = member.followKey {
@@ -136,8 +127,10 @@ extension LocalRoomHub {
             Room.Machine.NewFollowKey(record: FollowKey.record(key, matching: nil)) { FollowKey.matches(key, record: $0) }
         } : nil
         let request = Room.Machine.JoinRequest(id: member.id, role: role, name: member.name, key: given, followKey: followCheck,
-                                               authorized: authorized, keyRequired: options.requirePresenterKey, newFollowKey: newFollowKey)
+                                               authorized: member.authorized, keyRequired: options.requirePresenterKey, newFollowKey: newFollowKey,
+                                               address: member.address, asksToRecord: member.asksToRecord, recordsEveryRoom: options.recordRooms)
         let effects = guarded.machine.step(.join(request), machineContext)  // carried out once the member is in (below)
+        if case .hashKey(let against)? = effects.first { return .hash(against: against) }
         // The key check is settled: a failure just counted (`keyFailed`) stays one.
         defer { proof?.ticket.settle(failed: false, now: loop.now) }
         guard case .welcome(let welcome)? = effects.first else {
@@ -149,13 +142,7 @@ extension LocalRoomHub {
             if error.code == .unauthorized, role == .follower { refusals.count(.followKey) }
             return .done(.failure(error))
         }
-        if role == .presenter, let creator = guarded.creator {
-            guarded.creator = nil  // claimed: no longer counted against the follower's address
-            creationLimits.settled(address: creator)
-        }
-        if let current, PresenterKey.isLegacy(current), let key, role == .presenter {
-            upgradeLegacyKey(key, from: current, room: room, loop: loop)
-        }
+        for case .upgradeKey(let legacy) in effects { if let key { upgradeLegacyKey(key, from: legacy, room: room, loop: loop) } }
         if let wanted = member.peer.screenSize {
             addScreenReader(member, wanted: wanted, in: &guarded, room: room, loop: loop)
         } else {
@@ -169,14 +156,12 @@ extension LocalRoomHub {
         if member.windowBits != nil { guarded.compressingMembers += 1 }
         guarded.emptySince = nil
         var welcomed = welcome.counting(guarded.presence)  // the counts of every node's members
-        let asked = options.recordRooms || (role == .presenter && member.asksToRecord)
-        let problem = asked ? startRecording(in: &guarded, room: room, now: loop.now, address: member.address) : nil
+        // The room's own effects (its recording, its broadcasts, the record to keep) once the member is in.
+        carryOut(effects, in: &guarded, &steps)
         notePresenters(&guarded)
-        if role == .presenter, let note = recordingNote(guarded, asked: asked, problem: problem) {
+        if role == .presenter, let note = recordingNote(guarded, asked: steps.recordingAsked, problem: steps.recordingProblem) {
             welcomed = welcomed.noting(recording: note.state, problem: note.problem)
         }
-        // The room's own effects (its broadcasts, the record to keep) once the member is in.
-        carryOut(effects, in: &guarded, &steps)
         return .done(.success(welcomed))
     }
 }

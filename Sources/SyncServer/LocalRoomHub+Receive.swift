@@ -1,6 +1,6 @@
-import Access
+package import Access
 import Logging
-import RoomKit
+package import RoomKit
 import ScrollModel
 import Synchronization
 import Transport

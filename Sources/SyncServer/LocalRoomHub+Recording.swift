@@ -1,4 +1,4 @@
-import Access
+package import Access
 import Logging
 import ScrollModel
 import Transport

@@ -1,6 +1,6 @@
-import Access
+package import Access
 import Deflate
-import RoomKit
+package import RoomKit
 import ScrollModel
 import Synchronization
 
@@ -24,8 +24,6 @@ extension LocalRoomHub {
             var documentVersion: UInt32 = 0
             /// Forgotten by the idle sweep; a join that finds it so starts over.
             var removed = false
-            /// The address that created it, while no presenter has joined it (unclaimed).
-            var creator: String?
             /// When presence goes out.
             var presenceThrottle: PresenceThrottle
             /// Shared rooms: fetched from the engine (joins wait until then), other nodes'
@@ -55,9 +53,10 @@ extension LocalRoomHub {
         /// Compressor for shared frames; used only with the room locked.
         let deflater = Deflater(windowBits: 15, noContextTakeover: true)
 
-        init(core: RoomCore, seq: SeqReservation, loops: Int, presenceIntervalMilliseconds: Int, attached: Bool = true) {
+        init(core: RoomCore, seq: SeqReservation, unclaimedBy creator: String? = nil, loops: Int, presenceIntervalMilliseconds: Int,
+             attached: Bool = true) {
             name = core.name
-            guarded = Mutex(Guarded(machine: Machine(core: core, seq: seq), locals: Array(repeating: nil, count: loops),
+            guarded = Mutex(Guarded(machine: Machine(core: core, seq: seq, unclaimedBy: creator), locals: Array(repeating: nil, count: loops),
                                     presenceThrottle: PresenceThrottle(intervalMilliseconds: presenceIntervalMilliseconds), attached: attached))
         }
     }

@@ -1,4 +1,4 @@
-import RoomKit
+package import RoomKit
 import ScrollModel
 import TerminalFrames
 import Transport

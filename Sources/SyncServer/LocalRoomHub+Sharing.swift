@@ -1,5 +1,5 @@
 import Logging
-import RoomKit
+package import RoomKit
 import ScrollModel
 import Synchronization
 import Transport
@@ -7,7 +7,7 @@ import Transport
 /// Sharing rooms between nodes: what the engine (Redis) brings back, adopted by the same rules
 /// as a client's changes, and what this node keeps up (leases, counts, reconciling after an
 /// outage).
-extension LocalRoomHub: SharedRoomsDelegate {
+extension LocalRoomHub {
     /// A room fetched from the engine (or nil: serve it here alone); waiting joins go on.
     func attached(_ room: Room, snapshot: RoomSnapshot?) {
         guard let loop = homeLoop else { return }
@@ -21,13 +21,9 @@ extension LocalRoomHub: SharedRoomsDelegate {
     }
 
     /// The room's machine takes what the engine holds (`event`: `.snapshot` or `.merged`); the
-    /// hub settles the creator's count and takes the other nodes' member counts.
+    /// hub takes the other nodes' member counts.
     private func adopt(_ snapshot: RoomSnapshot, as event: Room.Machine.Event, in guarded: inout Room.Guarded, _ steps: inout Steps) {
         let loop = steps.loop
-        if let creator = guarded.creator, snapshot.state != nil || snapshot.driver != nil || snapshot.keyDigest != nil {
-            guarded.creator = nil  // presented on another node: claimed
-            creationLimits.settled(address: creator)
-        }
         step(event, in: &guarded, &steps)
         let now = loop.now
         let remote = snapshot.nodes.mapValues { (presence: $0, at: now) }
@@ -37,7 +33,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
         }
     }
 
-    public func shared(room name: String, version: Int, change: SharedChange) {
+    package func shared(room name: String, version: Int, change: SharedChange) {
         guard let room = rooms.withLock({ $0[name] }), let loop = homeLoop else { return }
         // Members hear the change as any other: encoded once here, by `publish`.
         withRoom(room, on: loop) { guarded, steps in
@@ -45,7 +41,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
         }
     }
 
-    public func shared(room name: String, led state: ScrollState) {
+    package func shared(room name: String, led state: ScrollState) {
         guard let room = rooms.withLock({ $0[name] }), let loop = homeLoop else { return }
         withRoom(room, on: loop) { guarded, steps in
             if guarded.attached { step(.led(state), in: &guarded, &steps) }
@@ -56,7 +52,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
     /// died with the newest state not yet in the hash): receivers take a state once, from the
     /// room's driver, above their `seq`. When and what each node answers is the room's rule
     /// (`RoomMachine.Event.stateWanted`). Called on the engine's loop, the first.
-    public func sharedStateWanted(room name: String) {
+    package func sharedStateWanted(room name: String) {
         guard engine != nil, let room = rooms.withLock({ $0[name] }), let loop = homeLoop else { return }
         withRoom(room, on: loop) { guarded, steps in
             if guarded.attached { step(.stateWanted(now: loop.now), in: &guarded, &steps) }
@@ -99,7 +95,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
         }
     }
 
-    public func shared(room name: String, node: String, presence: Presence) {
+    package func shared(room name: String, node: String, presence: Presence) {
         guard let room = rooms.withLock({ $0[name] }), let loop = loops.first else { return }
         room.guarded.withLock { guarded in
             guard guarded.attached else { return }
@@ -116,7 +112,7 @@ extension LocalRoomHub: SharedRoomsDelegate {
         }
     }
 
-    public func sharedAvailability(_ available: Bool) {
+    package func sharedAvailability(_ available: Bool) {
         guard available else { return }
         // Back after an outage (or first connected): merge what each room did here alone.
         let all = rooms.withLock { Array($0) }
@@ -184,3 +180,17 @@ extension LocalRoomHub: SharedRoomsDelegate {
     }
 }
 
+
+/// The hub as its engine hears it (`SharedRoomsDelegate`), so that RoomKit's protocol stays
+/// out of SyncServer's public API (`LocalRoomHub` is public, the engine is the package's own).
+/// The engine holds it weakly, as it held the hub; it holds the hub weakly too.
+final class SharedRoomsBridge: SharedRoomsDelegate, @unchecked Sendable {
+    /// Set once, before the engine is told of the bridge (a weak reference loads atomically).
+    weak var hub: LocalRoomHub?
+
+    func shared(room: String, version: Int, change: SharedChange) { hub?.shared(room: room, version: version, change: change) }
+    func shared(room: String, led state: ScrollState) { hub?.shared(room: room, led: state) }
+    func sharedStateWanted(room: String) { hub?.sharedStateWanted(room: room) }
+    func shared(room: String, node: String, presence: Presence) { hub?.shared(room: room, node: node, presence: presence) }
+    func sharedAvailability(_ available: Bool) { hub?.sharedAvailability(available) }
+}

@@ -1,5 +1,5 @@
-import Access
-import RoomKit
+package import Access
+package import RoomKit
 import ScrollModel
 import Transport
 
@@ -20,6 +20,10 @@ extension LocalRoomHub {
         let member: ObjectIdentifier?
         fileprivate(set) var answer: ProtocolError?
         fileprivate var resync = false
+        fileprivate var forgetUnclaimed = false
+        /// A join asked for the room's recording (`.record`), and why it could not start.
+        fileprivate(set) var recordingAsked = false
+        fileprivate(set) var recordingProblem: String?
         fileprivate var refusals: [SharedInput.Refusal] = []
 
         init(room: Room, loop: EventLoop, member: RoomMember?) {
@@ -51,6 +55,7 @@ extension LocalRoomHub {
         let value = room.guarded.withLock { guarded in body(&guarded, &steps) }
         for refusal in steps.refusals { engine?.refused(refusal, room: room.name) }
         if steps.resync { resyncRoom(room, now: loop.now) }
+        if steps.forgetUnclaimed { removeIfEmptyAndUnclaimed(room, on: loop) }
         return (value, steps.answer)
     }
 
@@ -135,8 +140,15 @@ extension LocalRoomHub {
                 steps.refusals.append(refusal)
             case .resync:
                 steps.resync = true
-            case .welcome, .joinRefused:
-                break  // read by the join that asked
+            case .record(let address):
+                steps.recordingAsked = true
+                steps.recordingProblem = startRecording(in: &guarded, room: room, now: steps.loop.now, address: address)
+            case .settleCreation(let address):
+                creationLimits.settled(address: address)
+            case .forgetUnclaimed:
+                steps.forgetUnclaimed = true
+            case .welcome, .joinRefused, .hashKey, .upgradeKey:
+                break  // read by the join that asked (the raw key is its own)
             }
         }
     }

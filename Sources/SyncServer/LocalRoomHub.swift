@@ -1,8 +1,8 @@
-import Access
+package import Access
 import HTTP1
 import Deflate
 import Logging
-import RoomKit
+package import RoomKit
 import ScrollModel
 import Synchronization
 import Transport
@@ -72,8 +72,10 @@ public final class LocalRoomHub: RoomHub {
     let store: (any RoomStore)?
     let logger: Logger
     /// Shares rooms with other nodes (Redis), or nil for a single process.
-    public let engine: (any RoomEngine)?
+    package let engine: (any RoomEngine)?
     let ticks = Atomic<Int>(0)
+    /// What the engine tells the hub goes through it (`SharedRoomsBridge`).
+    let sharedRooms = SharedRoomsBridge()
     let creationLimits: RoomCreationLimits
     /// Presenter keys' way in: limits per address and room, then the slow hash.
     let keys: KeyAdmission
@@ -96,7 +98,7 @@ public final class LocalRoomHub: RoomHub {
     /// - Parameter engine: shares the rooms with other nodes; it runs on `loops[0]`.
 
     /// - Parameter recordingsDirectory: where rooms' recordings are kept across restarts (nil: in memory).
-    public init(loops: [EventLoop], options: Options, store: (any RoomStore)? = nil, engine: (any RoomEngine)? = nil,
+    package init(loops: [EventLoop], options: Options, store: (any RoomStore)? = nil, engine: (any RoomEngine)? = nil,
                 recordingsDirectory: String? = nil,
                 refusals: RefusalCounters = RefusalCounters(), logger: Logger = Logger(label: "scrollsync")) throws(StoreError) {
         self.loops = loops
@@ -149,7 +151,8 @@ public final class LocalRoomHub: RoomHub {
             self?.keepShared()
             self?.forgetDroppedRecordings()
         }
-        engine?.delegate = self
+        sharedRooms.hub = self
+        engine?.delegate = sharedRooms
     }
 
     /// Names of the rooms held now.
@@ -225,38 +228,35 @@ public final class LocalRoomHub: RoomHub {
         guard let room = member.roomHandle as? Room else { return }
         member.roomHandle = nil
         let loop = member.peer.channel.loop
-        let (unclaimedAndEmpty, _) = withRoom(room, on: loop) { guarded, steps in
+        withRoom(room, on: loop) { guarded, steps in
             if member.peer.screenSize == nil {
                 guarded.locals[loop.index]?.remove(member)
             } else if let readers = guarded.screens, removeScreenReader(member, from: readers, loop: loop) {
                 guarded.screens = nil
             }
             if member.windowBits != nil { guarded.compressingMembers -= 1 }
-            step(.leave(member.id), in: &guarded, &steps)
+            step(.leave(member.id), in: &guarded, &steps)  // an unclaimed room goes with its last member (`.forgetUnclaimed`)
             notePresenters(&guarded)
             if guarded.core.isEmpty { guarded.emptySince = loop.now }
-            return guarded.creator != nil && guarded.core.isEmpty
         }
-        if unclaimedAndEmpty { removeIfEmptyAndUnclaimed(room) }
     }
 
     /// An unclaimed room (only followers ever joined it) holds nothing worth keeping: it goes
     /// as soon as its last member leaves, so that it holds no slot of the room limit.
-    func removeIfEmptyAndUnclaimed(_ room: Room) {
+    func removeIfEmptyAndUnclaimed(_ room: Room, on loop: EventLoop) {
         // The room table's lock before the room's, as everywhere.
-        let creator = rooms.withLock { rooms -> String? in
-            room.guarded.withLock { guarded -> String? in
-                guard let creator = guarded.creator, guarded.core.isEmpty, !guarded.removed, guarded.waiting.isEmpty else { return nil }
+        rooms.withLock { rooms in
+            room.guarded.withLock { guarded in
+                guard guarded.machine.creator != nil, guarded.core.isEmpty, !guarded.removed, guarded.waiting.isEmpty else { return }
                 guarded.removed = true
                 dropRecording(in: &guarded, room: room.name)
-                guarded.creator = nil
+                var steps = Steps(room: room, loop: loop, member: nil)
+                step(.forgotten, in: &guarded, &steps)  // its creator's address holds it no more
                 if rooms[room.name] === room { rooms[room.name] = nil }
                 // Under the room table's lock: a room of the same name made after this attaches after it.
                 engine?.detach(room: room.name)
-                return creator
             }
         }
-        if let creator { creationLimits.settled(address: creator) }
     }
 
     /// Encodes a broadcast once and posts it to every loop with members.
@@ -345,7 +345,7 @@ public final class LocalRoomHub: RoomHub {
 
     func forgetIdleRooms() {
         guard let now = loops.first?.now else { return }
-        var forgotten = [(name: String, idleSeconds: Int, creator: String?)]()
+        var forgotten = [(name: String, idleSeconds: Int)]()
         rooms.withLock { rooms in
             rooms = rooms.filter { name, room in
                 room.guarded.withLock { guarded in
@@ -357,15 +357,15 @@ public final class LocalRoomHub: RoomHub {
                     guarded.removed = true
                     documents.release(guarded.core.document?.text.utf8.count ?? 0)
                     dropRecording(in: &guarded, room: name)
-                    forgotten.append((name, idleSeconds, guarded.creator))
-                    guarded.creator = nil
+                    forgotten.append((name, idleSeconds))
+                    var steps = Steps(room: room, loop: loops[0], member: nil)
+                    step(.forgotten, in: &guarded, &steps)  // its creator's address holds it no more
                     engine?.detach(room: name)
                     return false
                 }
             }
         }
-        for (name, idleSeconds, creator) in forgotten {
-            if let creator { creationLimits.settled(address: creator) }
+        for (name, idleSeconds) in forgotten {
             store?.remove(name)
             logger.info("room expired", metadata: ["room": "\(name)", "idleSeconds": "\(idleSeconds)"])
         }

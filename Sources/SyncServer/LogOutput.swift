@@ -1,4 +1,4 @@
-import Access
+package import Access
 import DequeModule
 import Logging
 import ScrollModel

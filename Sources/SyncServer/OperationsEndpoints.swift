@@ -1,4 +1,4 @@
-import Cluster
+package import Cluster
 import HTTP1
 import ScrollModel
 import Transport

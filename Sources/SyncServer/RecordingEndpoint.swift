@@ -8,6 +8,8 @@ import WebSocketCore
 /// presenter key (`key=…`, checked by a slow hash off the loop and limited per address as a
 /// presenter's join is) or, in a private room, its follow key (`followKey=…`). 401 without any,
 /// 403 for a wrong one, 404 for a room that is not recorded, 429 after too many wrong keys.
+/// A browser (`Accept: text/html`) gets, by the same rules, the viewer's page that plays it
+/// (`PlayerPage`).
 struct RecordingEndpoint: HTTPEndpoint {
     let hub: LocalRoomHub
     let adminToken: Reloadable<String?>
@@ -35,6 +37,13 @@ struct RecordingEndpoint: HTTPEndpoint {
         let admin = token != nil && request.value(.authorization) != nil && AdminToken.refusal(request, token: token) == nil
         hub.recording(ofRoom: name, key: query["key"], followKey: query["followKey"], admin: admin, address: address, on: loop) { access in
             switch access {
+            case .recording(let bytes) where request.value(.accept)?.contains("text/html") == true:
+                do {
+                    let recording = try Recording.read(bytes, limits: hub.options.messageLimits)
+                    answer(ViewerEndpoint.answer(PlayerPage.html(recording, selfContained: false), type: "text/html; charset=utf-8"))
+                } catch {
+                    answer(.error(500, "the room's recording cannot be read: \(error)"))
+                }
             case .recording(let bytes):
                 answer(HTTPResponse(status: 200, headers: [
                     ("Content-Type", "application/x-ndjson; charset=utf-8"),

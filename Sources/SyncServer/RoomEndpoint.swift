@@ -1,6 +1,6 @@
-import Access
+package import Access
 import HTTP1
-import RoomKit
+package import RoomKit
 import ScrollModel
 import Synchronization
 import Transport

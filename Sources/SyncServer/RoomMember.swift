@@ -1,4 +1,4 @@
-import RoomKit
+package import RoomKit
 import ScrollModel
 import Transport
 import WebSocketCore
@@ -167,7 +167,7 @@ public final class RoomMember: WebSocketSession {
 
     /// The hub's answer to its join (`RoomHub.join`): at once, or later on its loop. Only
     /// the first answer to a joining member counts.
-    public func joined(_ result: Result<RoomCore.Welcome, ProtocolError>) {
+    package func joined(_ result: Result<RoomCore.Welcome, ProtocolError>) {
         guard stage == .joining, let extras else { return }
         let room = extras.room
         let early = extras.waiting

@@ -1,4 +1,4 @@
-import Access
+package import Access
 import Bytes
 import ScrollModel
 import Synchronization

@@ -1,10 +1,10 @@
-import Access
+package import Access
 import CLinux
-import Cluster
+package import Cluster
 import CoreMetrics
 import Logging
-import RedisClient
-import RoomKit
+package import RedisClient
+package import RoomKit
 import ScrollModel
 import Transport
 import WebSocketCore
@@ -28,10 +28,10 @@ public final class Server: Sendable {
     /// Where rooms are kept across restarts (nil: in memory only).
     let store: (any RoomStore)?
     /// Shares rooms with other nodes, when Redis is configured.
-    public let engine: (any RoomEngine)?
+    package let engine: (any RoomEngine)?
     /// The Redis servers rooms are shared through now (`redis.url`, then `redis.shards`, or a
     /// cluster's masters); empty for a single process.
-    public var redisShards: [RedisRoomEngine] { RedisShardList(engine: engine).current }
+    package var redisShards: [RedisRoomEngine] { RedisShardList(engine: engine).current }
     /// Makes the handler of each new connection.
     private let makePeer: @Sendable (Channel) -> any ChannelHandler
     /// What a reload may change (`reload`): the certificate, the admin token, the origins and

@@ -1,5 +1,5 @@
-import Cluster
-import RoomKit
+package import Cluster
+package import RoomKit
 import ScrollModel
 import Synchronization
 import Transport

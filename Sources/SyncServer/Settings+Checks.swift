@@ -1,4 +1,4 @@
-import RedisClient
+package import RedisClient
 import ScrollModel
 import Transport
 #if canImport(Glibc)

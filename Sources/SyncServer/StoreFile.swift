@@ -1,4 +1,4 @@
-import Access
+package import Access
 
 /// How the embedded store writes one file: a header line that carries a SHA-256 of the
 /// payload, then the payload (a wire message, or a key digest):

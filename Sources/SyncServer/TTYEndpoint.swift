@@ -1,4 +1,4 @@
-import Access
+package import Access
 import Bytes
 import HTTP1
 import ScrollModel

@@ -253,6 +253,9 @@ struct Play: ParsableCommand {
     @Flag(help: "Print each state as a JSON line at its time instead of showing the document.")
     var json = false
 
+    @Option(help: ArgumentHelp("Write one self-contained HTML page that plays the recording in any browser (no server, no network), then exit.", valueName: "page.html"))
+    var html: String?
+
     @Flag(help: "Stay on the last frame at the end (until q) instead of exiting.")
     var hold = false
 
@@ -263,6 +266,7 @@ struct Play: ParsableCommand {
     var size = "80x24"
 
     func validate() throws {
+        if [json, html != nil, cast != nil].filter({ $0 }).count > 1 { throw ValidationError("--json, --html and --cast are different outputs: give one") }
         guard cast != nil else { return }
         let parts = size.split(separator: "x", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 2, case .success = ScreenSize.parse(columns: parts[0], rows: parts[1]) else {
@@ -296,6 +300,7 @@ struct Play: ParsableCommand {
 
     func run() throws {
         let recording = readRecording(file)
+        if let html { return try writePlayerPage(recording, times: playTimes(recording, speed: 1, idleLimit: playback.idleLimit), to: html) }
         if let cast { return try writeCast(recording, to: cast) }
         guard json else { return try playInTerminal(recording) }
         let times = playback.times(recording)

@@ -402,9 +402,9 @@ extension RoomMachineTests {
 
     @Test func joinsBindTheFirstKeyAndCountWrongOnes() {
         var room = Machine(core: RoomCore(name: "r"))
-        let first = room.step(.join(.init(id: Self.ann, role: .presenter, name: "Ann", key: "record-1")), context)
+        let first = room.step(.join(.init(id: Self.ann, role: .presenter, name: "Ann", key: .hashed(record: "record-1", against: nil))), context)
         #expect(Self.effectNames(first) == ["welcome", "save", "driver", "presence"], "the key is kept; Ann drives")
-        let wrong = room.step(.join(.init(id: Self.bob, role: .presenter, name: "Bob", key: "record-2")), context)
+        let wrong = room.step(.join(.init(id: Self.bob, role: .presenter, name: "Bob", key: .hashed(record: "record-2", against: "record-1"))), context)
         #expect(Self.effectNames(wrong) == ["refused(key)"], "a wrong key where there is one counts")
         let missing = room.step(.join(.init(id: Self.bob, role: .presenter, name: "Bob", key: nil)), context)
         #expect(Self.effectNames(missing) == ["refused(key)"])
@@ -413,7 +413,7 @@ extension RoomMachineTests {
 
         var shared = Machine(core: RoomCore(name: "s"))
         let context = Machine.Context(documents: .init(limit: 0), shared: true)
-        let claimed = shared.step(.join(.init(id: Self.ann, role: .presenter, name: "Ann", key: "record")), context)
+        let claimed = shared.step(.join(.init(id: Self.ann, role: .presenter, name: "Ann", key: .hashed(record: "record", against: nil))), context)
         #expect(Self.effectNames(claimed) == ["welcome", "save", "bindKey", "claimControl", "presence"],
                 "a shared room's key and control go through the engine")
     }

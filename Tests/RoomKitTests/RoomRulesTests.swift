@@ -115,16 +115,16 @@ struct RoomRulesTests {
     /// same key again changes nothing; a shared room tells every node.
     @Test func aPresentersFollowKeyMakesTheRoomPrivate() {
         var room = Machine(core: RoomCore(name: "r", state: nil, document: nil, presenterKey: Array("k".utf8)))
-        let join = room.step(.join(.init(id: Self.ann, role: .presenter, key: "k", newFollowKey: Self.followKey("f"))), alone)
+        let join = room.step(.join(.init(id: Self.ann, role: .presenter, key: .hashed(record: "k", against: "k"), newFollowKey: Self.followKey("f"))), alone)
         #expect(Self.names(join).prefix(3) == ["other", "save", "evict"], "welcome, then the key's record kept, then followers go: \(Self.names(join))")
         #expect(room.core.followKey == "record-of-f")
-        let again = room.step(.join(.init(id: Self.bob, role: .presenter, key: "k", newFollowKey: Self.followKey("f"))), alone)
+        let again = room.step(.join(.init(id: Self.bob, role: .presenter, key: .hashed(record: "k", against: "k"), newFollowKey: Self.followKey("f"))), alone)
         #expect(!Self.names(again).contains("evict"), "the same key again")
-        let other = room.step(.join(.init(id: Self.carol, role: .presenter, key: "k", newFollowKey: Self.followKey("g"))), shared)
+        let other = room.step(.join(.init(id: Self.carol, role: .presenter, key: .hashed(record: "k", against: "k"), newFollowKey: Self.followKey("g"))), shared)
         #expect(Self.names(other).contains("publishFollowKey") && room.core.followKey == "record-of-g")
         let noProof = Machine(core: RoomCore(name: "s", state: nil, document: nil, presenterKey: Array("k".utf8)))
         var refused = noProof
-        #expect(Self.names(refused.step(.join(.init(id: Self.ann, role: .presenter, key: "wrong", newFollowKey: Self.followKey("f"))), alone)) == ["other"])
+        #expect(Self.names(refused.step(.join(.init(id: Self.ann, role: .presenter, key: .hashed(record: "wrong", against: "k"), newFollowKey: Self.followKey("f"))), alone)) == ["other"])
         #expect(!refused.core.isPrivate)
     }
 
@@ -132,14 +132,14 @@ struct RoomRulesTests {
     /// with it waits for the engine's word, and is set only if this node's key won.
     @Test func aFollowKeyWaitsForTheEnginesKeyBinding() {
         var won = Machine(core: RoomCore(name: "r"))
-        let join = won.step(.join(.init(id: Self.ann, role: .presenter, key: "digest", newFollowKey: Self.followKey("f"))), shared)
+        let join = won.step(.join(.init(id: Self.ann, role: .presenter, key: .hashed(record: "digest", against: nil), newFollowKey: Self.followKey("f"))), shared)
         #expect(Self.names(join).contains("bindKey") && !Self.names(join).contains("evict") && !won.core.isPrivate)
         #expect(won.followKeyAfterBinding != nil)
         #expect(Self.names(won.step(.keyBound(kept: "digest", digest: "digest"), shared)) == ["save", "publishFollowKey", "evict"])
         #expect(won.core.followKey == "record-of-f" && won.followKeyAfterBinding == nil)
 
         var lost = Machine(core: RoomCore(name: "r"))
-        _ = lost.step(.join(.init(id: Self.ann, role: .presenter, key: "digest", newFollowKey: Self.followKey("f"))), shared)
+        _ = lost.step(.join(.init(id: Self.ann, role: .presenter, key: .hashed(record: "digest", against: nil), newFollowKey: Self.followKey("f"))), shared)
         #expect(Self.names(lost.step(.keyBound(kept: "other", digest: "digest"), shared)) == ["followKeyNotSet"])
         #expect(!lost.core.isPrivate && lost.core.presenterKeyText == "other", "every node takes the key the engine kept")
         #expect(lost.step(.keyBound(kept: "other", digest: "digest"), shared).isEmpty, "nothing waits any more")

@@ -31,6 +31,20 @@ struct BoundedTablesTests {
         #expect(limits.addressesTracked == 0)
     }
 
+    /// However many addresses create rooms within a minute, the buckets stay within their
+    /// capacity; an address holding an unclaimed room is never the one forgotten.
+    @Test func roomCreationBucketsStayWithinTheirCapacity() {
+        let limits = RoomCreationLimits(perMinute: 6, unclaimedPerAddress: 1, capacity: 100)
+        #expect(limits.create(address: "10.9.9.9", claimed: false, now: 0) == nil)
+        for index in 0..<10_000 {
+            #expect(limits.create(address: "10.0.\(index / 256).\(index % 256)", claimed: true, now: UInt64(index)) == nil)
+            #expect(limits.addressesTracked <= 100)
+        }
+        #expect(limits.create(address: "10.9.9.9", claimed: false, now: 10_001) != nil, "its unclaimed room is still counted")
+        limits.settled(address: "10.9.9.9")
+        #expect(limits.create(address: "10.9.9.9", claimed: false, now: 10_002) == nil)
+    }
+
     /// A window per address and room with failures, kept a minute (or while a check runs).
     @Test func keyFailuresAreForgottenOnceTheirMinuteIsOver() throws {
         let limits = KeyFailureLimits(perMinute: 5)

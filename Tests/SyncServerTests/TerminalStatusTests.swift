@@ -57,7 +57,8 @@ struct TerminalStatusTests {
     /// Issue 47.7 and 47.12: `present --help` names `f` and the help key.
     @Test func presentHelpNamesEveryKey() {
         for command in [Present.self, Follow.self] as [any ParsableCommand.Type] {
-            let help = command.helpMessage(columns: 200)
+            // Words as the reader reads them, wherever the help wraps its lines.
+            let help = command.helpMessage(columns: 200).split(whereSeparator: \.isWhitespace).joined(separator: " ")
             #expect(help.contains("f (follow") || help.contains("f follows"), "\(help)")
             #expect(help.contains("h or F1"), "\(help)")
         }

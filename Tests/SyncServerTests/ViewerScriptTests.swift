@@ -13,10 +13,17 @@ struct ViewerScriptTests {
     static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Protocol/vectors")
 
-    @Test(arguments: ["viewer.js", "viewer-follow.js"])
+    @Test(arguments: ["viewer.js", "viewer-follow.js", "viewer-player.js"])
     func isValidJavaScript(_ file: String) throws {
         let result = try run("node", ["--check", Self.viewerDirectory.appendingPathComponent(file).path])
         #expect(result.status == 0, "\(file): \(result.output)")
+    }
+
+    /// The player's pure parts (issue 48.2): its clock and what a room showed at a time.
+    @Test func thePlayersPureParts() throws {
+        let result = try run("node", [peersDirectory.appendingPathComponent("viewer_player_checks.mjs").path,
+                                      Self.viewerDirectory.appendingPathComponent("viewer-player.js").path])
+        #expect(result.status == 0 && result.output.contains("checks: ok"), "\(result.output)")
     }
 
     @Test func theServedMappingFollowsTheVectors() throws {

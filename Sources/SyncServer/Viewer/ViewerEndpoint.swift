@@ -1,4 +1,4 @@
-import Access
+package import Access
 import HTTP1
 import Documents
 import ScrollModel
@@ -9,7 +9,8 @@ import WebSocketCore
 /// document and follows its presenter over the room's WebSocket; `/rooms/NAME/document` is
 /// the document as HTML made from the normative block model (each block's element has the
 /// block's id), `/viewer.js` and `/viewer.css` the page's script and style, and
-/// `/viewer-follow.js` the script's PROTOCOL.md §3 mapping. No outside
+/// `/viewer-follow.js` the script's PROTOCOL.md §3 mapping, `/viewer-player.js` its player of
+/// recordings (a recording's page is `RecordingEndpoint`'s). No outside
 /// network: the page loads only these, under a Content-Security-Policy of `'self'`.
 struct ViewerEndpoint: HTTPEndpoint {
     let hub: LocalRoomHub
@@ -52,13 +53,14 @@ struct ViewerEndpoint: HTTPEndpoint {
             return response
         case .script: return Self.answer(ViewerAssets.script, type: "text/javascript; charset=utf-8")
         case .followScript: return Self.answer(ViewerAssets.followScript, type: "text/javascript; charset=utf-8")
+        case .playerScript: return Self.answer(ViewerAssets.playerScript, type: "text/javascript; charset=utf-8")
         case .style: return Self.answer(ViewerAssets.style, type: "text/css; charset=utf-8")
         case nil: return .error(404, "no viewer resource at \(request.path)")
         }
     }
 
     enum Resource: Equatable {
-        case page(String), document(String), script, followScript, style
+        case page(String), document(String), script, followScript, playerScript, style
         /// A browser asked for a room by a name no room can have (the name as decoded).
         case badName(String)
     }
@@ -69,6 +71,7 @@ struct ViewerEndpoint: HTTPEndpoint {
         guard bytes.starts(with: "/rooms/".utf8) else {
             if bytes.elementsEqual("/viewer.js".utf8) { return .script }
             if bytes.elementsEqual("/viewer-follow.js".utf8) { return .followScript }
+            if bytes.elementsEqual("/viewer-player.js".utf8) { return .playerScript }
             if bytes.elementsEqual("/viewer.css".utf8) { return .style }
             return nil
         }

@@ -4,6 +4,7 @@
 // terminal uses; nothing from the network is inserted as HTML except that (which the
 // server escapes).
 import { anchorAt, topFor } from './viewer-follow.js';
+import { startPlayer } from './viewer-player.js';
 
 const room = document.body.dataset.room;
 // The page's own elements have ids with "_", which no block id has (PROTOCOL.md §7).
@@ -36,8 +37,9 @@ const maxScroll = () => Math.max(0, document.documentElement.scrollHeight - wind
 /** A block's place in this view, below the sticky header: where `topFor` wants it. */
 const geometry = (el) => ({ id: el.id, top: topOf(el) - headerHeight(), height: heightOf(el) });
 
-/** The block at the top of this view (under the sticky header) and how far into it. */
-function anchorHere() { return anchorAt(window.scrollY, blocks().map(geometry)); }
+/** The block at the top of this view (under the sticky header) and how far into it, looking
+ *  `slack` pixels lower (a view placed by rounding may sit a fraction of a pixel above it). */
+function anchorHere(slack = 0) { return anchorAt(window.scrollY + slack, blocks().map(geometry)); }
 
 /** Where this view's top goes for a state (PROTOCOL.md §3). */
 function targetFor(s) {
@@ -107,21 +109,25 @@ function report() {
 
 // --- The document ------------------------------------------------------------------------
 async function loadDocument() {
+  if (state.player) return;  // a recording brings its documents (viewer-player.js)
   try {
     const answer = await fetch(`/rooms/${encodeURIComponent(room)}/document${followQuery('?')}`, { cache: 'no-store' });
     if (!answer.ok) return;
     const fingerprint = answer.headers.get('X-Document-Fingerprint');
     if (fingerprint && fingerprint === state.documentFingerprint) return;
-    const html = await answer.text();
-    const keep = state.role === 'presenter' || !state.following ? anchorHere() : null;
-    main.innerHTML = html;  // made by the server from the block model, every character escaped
-    state.documentFingerprint = fingerprint;
-    showTitle();
-    jump(state.role === 'follower' && state.following && state.last ? targetFor(state.last) : keep ? anchorTarget(keep) : null);
-    render();
+    showDocument(await answer.text(), fingerprint);
   } catch (error) {
     ui.link.textContent = `○ the document could not be loaded: ${error}`;
   }
+}
+/** Shows a document's HTML, made by the server from the block model (every character escaped). */
+function showDocument(html, fingerprint) {
+  const keep = state.role === 'presenter' || !state.following ? anchorHere() : null;
+  main.innerHTML = html;
+  state.documentFingerprint = fingerprint;
+  showTitle();
+  jump(state.role === 'follower' && state.following && state.last ? targetFor(state.last) : keep ? anchorTarget(keep) : null);
+  render();
 }
 
 /** The page's title is the document's (its first top-level heading), as text: never HTML. */
@@ -252,11 +258,11 @@ function render() {
   const s = state;
   // Until the room has answered there is nothing true to say of it: no role, place, driver
   // or count that would look real (only the link: connecting…, offline, refused).
-  const known = s.online;
+  const known = s.online || !!s.player;
   ui.role.textContent = !known ? '' : s.role === 'presenter' ? (s.driver && s.driver === s.you ? 'PRESENTING' : 'PRESENTER (t: take control)')
     : s.following ? 'FOLLOWING' : 'DETACHED';
   ui.follow.hidden = s.role !== 'follower' || s.following;
-  ui.link.textContent = s.stopped ? `✕ ${s.stopped}` : s.online ? '● live'
+  ui.link.textContent = s.player ? s.player.label() : s.stopped ? `✕ ${s.stopped}` : s.online ? '● live'
     : s.retryAt ? `○ offline, retrying in ${Math.max(0, (s.retryAt - performance.now()) / 1000).toFixed(1)} s` : 'connecting…';
   const max = maxScroll();
   const arrow = s.direction === 'up' ? '↑' : s.direction === 'down' ? '↓' : '·';
@@ -266,7 +272,7 @@ function render() {
   const followers = s.presence?.followers ?? 0;
   ui.followers.textContent = !known ? '' : `${followers} follower${followers === 1 ? '' : 's'}` + (s.presence?.detached ? ` (${s.presence.detached} detached)` : '');
   ui.titlebar.classList.toggle('collapsed', window.scrollY > 80);
-  const here = anchorHere();
+  const here = anchorHere(1);
   const block = here && blockElement(here.id);
   const heading = block && (block.dataset.section ? blockElement(block.dataset.section) : null);
   ui.section.textContent = heading ? heading.textContent : '';
@@ -348,5 +354,11 @@ if (query.has('key') || query.has('followKey') || query.has('token')) {
   const rest = query.toString();
   history.replaceState(null, '', location.pathname + (rest ? '?' + rest : '') + location.hash);
 }
-if (query.has('present') && givenKey) present(givenKey); else connect();
+const recording = document.getElementById('ui_recording');
+if (document.body.dataset.player !== undefined && recording) {
+  ui.present.hidden = ui.presentOpen.hidden = true;  // a recording is played, not presented
+  let data = {};
+  try { data = JSON.parse(recording.textContent); } catch { state.notice = 'the recording could not be read'; }
+  startPlayer(data, { state, handle, showDocument, jump, targetFor, render });
+} else if (query.has('present') && givenKey) present(givenKey); else connect();
 window.scrollsync = { state, anchorHere, targetFor, blocks };  // for tests and the curious
