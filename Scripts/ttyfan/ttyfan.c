@@ -4,7 +4,8 @@
 // k at the top of its view with state k, at --rate a second; a frame shows state k when its first
 // number after the cursor-home is k. Staleness of (state k, reader): from k's send to the reader's
 // first frame showing k or a later state (CLOCK_MONOTONIC). Server CPU from /proc/PID/stat over the
-// measured window. One JSON line on standard output.
+// measured window; frames the server rendered over it (/metrics) and per state sent (three sizes:
+// 3 when the renderer keeps up). One JSON line on standard output.
 //   ttyfan --port P -n 1000 --rate 60 --duration 8 --warmup 1 --server-pid PID
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -65,6 +66,19 @@ static double cpu_seconds(int pid) {
     char *p = strrchr(buf, ')'); unsigned long ut = 0, st = 0;
     sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st);
     return (double)(ut + st) / sysconf(_SC_CLK_TCK);
+}
+
+// The server's count of frames rendered (`scrollsync_tty_frames_rendered_total` in /metrics),
+// asked on a connection of its own; -1 when it cannot be read.
+static long frames_rendered(int port) {
+    int fd = connect_to(port);
+    const char *ask = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    write_all(fd, ask, strlen(ask));
+    static char text[1 << 20]; size_t n = 0; ssize_t m;
+    while (n < sizeof text - 1 && (m = read(fd, text + n, sizeof text - 1 - n)) > 0) n += (size_t)m;
+    close(fd); text[n] = 0;
+    const char *name = "\nscrollsync_tty_frames_rendered_total ", *at = strstr(text, name);
+    return at ? atol(at + strlen(name)) : -1;
 }
 
 static int cmp_u64(const void *a, const void *b) { uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b; return x < y ? -1 : x > y; }
@@ -129,12 +143,12 @@ int main(int argc, char **argv) {
     unsigned char buf[1 << 16];
     uint64_t start = now_ns(), period = (uint64_t)(1e9 / rate), next = start + (uint64_t)(warmup * 1e9);
     uint64_t end = next + (uint64_t)(duration * 1e9) + 1000000000ull;  // a second to drain
-    int k = 0; double cpu0 = 0; uint64_t bytes = 0;
+    int k = 0; double cpu0 = 0; uint64_t bytes = 0; long rendered0 = 0;
     struct epoll_event events[256];
     while (now_ns() < end) {
         uint64_t t = now_ns();
         if (k < states && t >= next) {
-            if (k == 0) cpu0 = cpu_seconds(pid);
+            if (k == 0) { rendered0 = frames_rendered(port); cpu0 = cpu_seconds(pid); }
             char msg[192]; int m = snprintf(msg, sizeof msg, "{\"type\":\"scroll\",\"offset\":%d,\"viewport\":24,\"content\":%d,\"anchor\":{\"id\":\"m%06d\",\"fraction\":0}}",
                                           4 * k + 2, 4 * HEADINGS, k);
             sent[k] = now_ns();
@@ -152,6 +166,7 @@ int main(int argc, char **argv) {
         }
     }
     double cpu = cpu_seconds(pid) - cpu0;
+    long rendered1 = frames_rendered(port), rendered = rendered0 >= 0 && rendered1 >= 0 ? rendered1 - rendered0 : -1;
     // Staleness of every (state, reader) pair; pairs never covered are lost.
     uint64_t *stale = malloc(sizeof(uint64_t) * (size_t)states * n); size_t pairs = 0, lost = 0; long frames = 0;
     for (int i = 0; i < n; i++) {
@@ -165,7 +180,8 @@ int main(int argc, char **argv) {
     qsort(stale, pairs, sizeof(uint64_t), cmp_u64);
     double p50 = pairs ? stale[pairs / 2] / 1e6 : 0, p99 = pairs ? stale[(size_t)(pairs * 0.99)] / 1e6 : 0;
     printf("{\"tool\":\"ttyfan\",\"readers\":%d,\"rate\":%.0f,\"states\":%d,\"frames\":%ld,\"bytes\":%lu,\"server_cpu_s\":%.3f,"
-           "\"cpu_per_frame_ns\":%.0f,\"staleness_p50_ms\":%.2f,\"staleness_p99_ms\":%.2f,\"pairs_lost\":%zu}\n",
-           n, rate, k, frames, bytes, cpu, frames ? cpu * 1e9 / frames : 0, p50, p99, lost);
+           "\"cpu_per_frame_ns\":%.0f,\"staleness_p50_ms\":%.2f,\"staleness_p99_ms\":%.2f,\"pairs_lost\":%zu,"
+           "\"frames_rendered\":%ld,\"rendered_per_state\":%.2f}\n",
+           n, rate, k, frames, bytes, cpu, frames ? cpu * 1e9 / frames : 0, p50, p99, lost, rendered, k && rendered >= 0 ? (double)rendered / k : 0);
     return 0;
 }

@@ -24,8 +24,22 @@ public enum DisplayWidth {
         return isWide(value) ? 2 : 1
     }
 
+    /// The same for a `String`, not through the generic path: called from another module, that
+    /// one asks the runtime for `StringProtocol`'s associated types on every call (callgrind:
+    /// most of a terminal frame's status line).
+    public static func of(_ text: String) -> Int {
+        var ascii = true
+        for byte in text.utf8 where !(0x20...0x7E ~= byte) {
+            ascii = false
+            break
+        }
+        return ascii ? text.utf8.count : text.reduce(0) { $0 + of($1) }
+    }
+
     public static func of(_ text: some StringProtocol) -> Int {
-        text.reduce(0) { $0 + of($1) }
+        // Printable ASCII: a column a byte, without asking Unicode's tables character by character.
+        if text.utf8.allSatisfy({ 0x20...0x7E ~= $0 }) { return text.utf8.count }
+        return text.reduce(0) { $0 + of($1) }
     }
 
     /// East Asian Wide and Fullwidth ranges (Unicode 15, UAX #11), compacted.

@@ -122,6 +122,15 @@ enum ScreenStream {
         return SharedBytes(Array(head.utf8) + chunkBytes("\u{1B}[H\u{1B}[2J"))
     }()
 
+    /// What a reader is sent after `keepAliveSeconds` without a frame (a quiet room), so that a
+    /// proxy between it and the server keeps the stream open: an SGR reset, which changes
+    /// nothing on the screen (every frame's status line ends in one, and the cursor stays where
+    /// it is); a chunk of no bytes cannot serve, as it ends the body. 25 s: under the idle
+    /// limits proxies ship with (nginx's `proxy_read_timeout` and AWS load balancers' idle
+    /// timeout are 60 s, HAProxy's examples use 30 s or more), with a tick (1 s) to spare.
+    static let keepAlive = SharedBytes(chunkBytes("\u{1B}[0m"))
+    static let keepAliveSeconds: UInt32 = 25
+
     /// `text` as one chunk (RFC 9112 §7.1): its length in hex, CRLF, the text, CRLF.
     static func chunk(_ text: String) -> SharedBytes { SharedBytes(chunkBytes(text)) }
 

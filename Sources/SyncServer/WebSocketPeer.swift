@@ -46,7 +46,8 @@ public final class WebSocketPeer: ChannelHandler {
     /// idle connection).
     @exclusivity(unchecked) private var pendingResponse: [UInt8]?
     /// When the peer was last heard, in milliseconds of the loop's clock (wrapping: only
-    /// differences under 49 days are read, and the idle limit is at most 2 days).
+    /// differences under 49 days are read, and the idle limit is at most 2 days). A terminal
+    /// reader says nothing: for it, when it was last sent a frame (`ScreenStream.keepAlive`).
     @exclusivity(unchecked) private var lastHeardMilliseconds: UInt32
     /// The close code this connection ended with (sent or received), or 0.
     private var closeCodeValue: UInt16 = 0
@@ -133,6 +134,7 @@ public final class WebSocketPeer: ChannelHandler {
     /// Returns true when it replaced an older one.
     func sendScreen(frame: SharedBytes) -> Bool {
         guard case .stream = phase, closingTicks == 0 else { return false }
+        lastHeardMilliseconds = Self.milliseconds(channel.loop.now)
         return channel.enqueueLatest(frame)
     }
 
@@ -231,7 +233,13 @@ public final class WebSocketPeer: ChannelHandler {
                 connection.sendPing()
                 flushOutbound(connection)
             }
-        case .stream, .done:
+        case .stream:
+            // A quiet room: a chunk that changes nothing on the screen, so that proxies keep the stream.
+            let quiet = Self.milliseconds(now) &- lastHeardMilliseconds
+            guard closingTicks == 0, quiet >= ScreenStream.keepAliveSeconds * 1_000, channel.queuedBytes == 0 else { return }
+            lastHeardMilliseconds = Self.milliseconds(now)
+            channel.enqueue(ScreenStream.keepAlive)
+        case .done:
             break
         }
     }

@@ -155,7 +155,7 @@ public final class RoomScreens: Sendable {
 
     /// A follower's model at `size` that has seen the room as it is now.
     private func firstModel(_ size: ScreenSize, _ views: Views) -> ViewerModel {
-        var model = ViewerModel.follower(room: room, localDocument: nil, width: size.columns, height: size.rows)
+        var model = ViewerModel.follower(room: room, localDocument: nil, width: size.columns, height: size.rows, readsKeys: false)
         _ = update(&model, .connection(.connected))
         for case let event? in [views.document, views.driver, views.presence, views.state] { _ = update(&model, .server(event)) }
         return model

@@ -145,12 +145,21 @@ func shortRefusal(_ reason: String) -> String {
 func fitFields(_ fields: [StatusField], width: Int) -> (line: String, details: [String]) {
     var kept = fields.map { (field: $0, form: 0) }
     func line() -> String { " " + kept.map { $0.field.forms[$0.form].text }.joined(separator: "  ") }
-    while DisplayWidth.of(SafeText.display(line())) > width {
+    // Each form's width, measured once (as the line shows it: control characters as pictures),
+    // not the whole line's again for each form given up: the status line is drawn every frame.
+    let widths = fields.map { $0.forms.map { DisplayWidth.of(SafeText.display($0.text)) } }
+    var used = 1 + kept.indices.reduce(0) { $0 + widths[$1][0] } + 2 * max(0, kept.count - 1)
+    var origin = Array(fields.indices)  // kept[i] is fields[origin[i]]
+    while used > width {
         let least = kept.indices.max { kept[$0].field.forms[kept[$0].form].importance < kept[$1].field.forms[kept[$1].form].importance }!
+        let formWidths = widths[origin[least]]
         if kept[least].form + 1 < kept[least].field.forms.count {
+            used += formWidths[kept[least].form + 1] - formWidths[kept[least].form]
             kept[least].form += 1
         } else if kept.count > 1 {
+            used -= formWidths[kept[least].form] + 2
             kept.remove(at: least)
+            origin.remove(at: least)
         } else {
             break
         }

@@ -55,12 +55,13 @@ public func view(_ model: ViewerModel) -> Screen {
         for (index, line) in helpBox(model).prefix(model.viewport).enumerated() { lines[1 + index] = ANSI.bold + fit(" " + line, model.width) + ANSI.reset }
     }
     // A problem's full reason the status line had no room for: on the rows above it.
-    let details = statusDetails(model).flatMap { Layout.wrap(SafeText.display($0), width: max(1, model.width - 1)) }.prefix(max(1, model.viewport / 2))
+    let statusLine = fitFields(statusFields(model), width: model.width)  // the fields once, for the line and its details
+    let details = statusLine.details.flatMap { Layout.wrap(SafeText.display($0), width: max(1, model.width - 1)) }.prefix(max(1, model.viewport / 2))
     for (index, detail) in details.enumerated() {
         lines[lines.count - details.count + index] = ANSI.inverse + fit(" " + detail, model.width) + ANSI.reset
     }
     // The prompt stands in for the status line while a pattern is typed (as in `less`).
-    lines.append(ANSI.inverse + fit(searchPrompt(model) ?? status(model), model.width) + ANSI.reset)
+    lines.append(ANSI.inverse + fit(searchPrompt(model) ?? statusLine.line, model.width) + ANSI.reset)
     return Screen(lines: lines)
 }
 
@@ -70,7 +71,7 @@ func waitingLines(_ model: ViewerModel) -> [String] {
     var paragraphs = ["waiting for the room's document…"]
     if model.connection == .connected, model.driver != nil || model.lastState != nil {
         paragraphs += ["", "The presenter has shared no document yet; one over the server's size limit is refused and never arrives.",
-                       "To follow with your own copy: scrollsync follow URL --doc FILE. q quits."]
+                       "To follow with your own copy: scrollsync follow URL --doc FILE. " + (model.readsKeys ? "q quits." : "Ctrl-C quits.")]
     }
     return paragraphs.flatMap { $0.isEmpty ? [""] : Layout.wrap($0, width: max(1, model.width - 2)).map { "  " + $0 } }
 }
@@ -116,6 +117,11 @@ func shortened(_ text: String, to width: Int) -> String {
 /// no control character from a document, a name or a reason reaches the terminal: each is
 /// shown as its picture (`SafeText`); the renderer alone writes escape sequences.
 func fit(_ text: String, _ width: Int) -> String {
+    // Printable ASCII (most rows of most documents): a column a byte, nothing to show as a picture.
+    if text.utf8.allSatisfy({ 0x20...0x7E ~= $0 }) {
+        let count = text.utf8.count
+        return count >= width ? String(decoding: text.utf8.prefix(width), as: UTF8.self) : text + spaces(width - count)
+    }
     var out = ""
     var used = 0
     for character in text {
@@ -132,7 +138,17 @@ func fit(_ text: String, _ width: Int) -> String {
             used += w
         }
     }
-    return out + String(repeating: " ", count: max(0, width - used))
+    return out + spaces(width - used)
+}
+
+/// `count` spaces (none for less than one), made in one step: `String(repeating: " ", count:)`
+/// appends them one at a time, which was the largest part of rendering a frame (perf, 2026-11-28).
+func spaces(_ count: Int) -> String {
+    guard count > 0 else { return "" }
+    return String(unsafeUninitializedCapacity: count) { buffer in
+        buffer.initialize(repeating: UInt8(ascii: " "))
+        return count
+    }
 }
 
 /// Writes only the lines that changed since the last frame.

@@ -74,6 +74,9 @@ public struct ViewerModel: Sendable {
     public internal(set) var roomDocument: String?
     /// The follower renders its own copy (`--doc`).
     public let hasLocalDocument: Bool
+    /// The terminal sends this view keys. False for a stream the server renders for `curl`
+    /// (`GET /rooms/NAME/tty`): there Ctrl-C, which ends `curl`, is the only key.
+    public let readsKeys: Bool
     public internal(set) var notice: String?
     /// Playing a recording: where it is (shown in place of the connection).
     public internal(set) var playback: String?
@@ -91,22 +94,25 @@ public struct ViewerModel: Sendable {
     /// A presenter showing and sharing `text`.
     public static func presenter(room: String, name: String, format: SharedDocument.Format, text: String, width: Int, height: Int) -> ViewerModel {
         ViewerModel(role: .presenter, room: room, document: Document(text: text, format: format, name: name), width: width, height: height,
-                     shared: (name, format, text), local: false)
+                     shared: (name, format, text), local: false, readsKeys: true)
     }
 
     /// A follower, with its own copy of the document or waiting for the room's.
-    public static func follower(room: String, localDocument: Document?, width: Int, height: Int) -> ViewerModel {
-        ViewerModel(role: .follower, room: room, document: localDocument, width: width, height: height, shared: nil, local: localDocument != nil)
+    /// `readsKeys`: false for a view streamed to a terminal that sends none (`curl`).
+    public static func follower(room: String, localDocument: Document?, width: Int, height: Int, readsKeys: Bool = true) -> ViewerModel {
+        ViewerModel(role: .follower, room: room, document: localDocument, width: width, height: height, shared: nil, local: localDocument != nil,
+                    readsKeys: readsKeys)
     }
 
     private init(role: Role, room: String, document: Document?, width: Int, height: Int,
-                 shared: (name: String, format: SharedDocument.Format, text: String)?, local: Bool) {
+                 shared: (name: String, format: SharedDocument.Format, text: String)?, local: Bool, readsKeys: Bool) {
         self.role = role
         self.room = room
         self.width = width
         self.height = height
         self.sharedText = shared
         self.hasLocalDocument = local
+        self.readsKeys = readsKeys
         if let document { layout = Layout(document: document, width: width) }
     }
 

@@ -33,16 +33,7 @@ struct BrowserViewerTests {
     static func shareGuide(_ presenter: RoomConnection) { share(FollowAcrossWidthsTests.document, name: "guide.md", from: presenter) }
 
     /// Shares Markdown `text` as `name` from `presenter`.
-    static func share(_ text: String, name: String, from presenter: RoomConnection) {
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.field("type", "document")
-        writer.field("name", name)
-        writer.field("format", "markdown")
-        writer.field("text", text)
-        writer.endObject()
-        presenter.send(String(decoding: writer.bytes, as: UTF8.self))
-    }
+    static func share(_ text: String, name: String, from presenter: RoomConnection) { presenter.send(documentMessage(text, name: name)) }
 
     func open(_ browser: Chromium, _ url: String, width: Int, height: Int) throws -> CDPPage {
         let page = try browser.page(width: width, height: height)
@@ -135,14 +126,7 @@ struct BrowserViewerTests {
         #expect(presenter.wait { $0.contains(#""type":"welcome""#) })
         let hostile = "# Title\n\n<script>alert(1)</script> <img src=x onerror=alert(2)> [link](javascript:alert(3)) <iframe src=//evil></iframe>\n\n"
             + (1...60).map { "Paragraph \($0) with some words to scroll past." }.joined(separator: "\n\n")
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.field("type", "document")
-        writer.field("name", "evil.md")
-        writer.field("format", "markdown")
-        writer.field("text", hostile)
-        writer.endObject()
-        presenter.send(String(decoding: writer.bytes, as: UTF8.self))
+        presenter.send(documentMessage(hostile, name: "evil.md"))
         presenter.send(#"{"type":"scroll","offset":50,"viewport":10,"content":200,"anchor":{"id":"title.30","fraction":0}}"#)
         let browser = try Chromium()
         let page = try open(browser, "http://127.0.0.1:\(server.port)/rooms/\(name)", width: 800, height: 600)

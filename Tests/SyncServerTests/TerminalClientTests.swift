@@ -69,14 +69,7 @@ struct TerminalClientTests {
         follower.wait { $0.statusLine.contains("FOLLOWING") && $0.statusLine.contains("● live") }
         let presenter = try RoomConnection(port: server.port, path: "/rooms/\(room)?role=presenter&key=k&name=Eve%1b%5d52%3bc%3baGk%3d%07")
         #expect(presenter.wait { $0.contains("\"type\":\"welcome\"") })
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.field("type", "document")
-        writer.field("name", "evil.md")
-        writer.field("format", "markdown")
-        writer.field("text", "# Title \(hostile)\n\nBody \(hostile)\n\n## Section \(hostile)\n\n- item \(hostile)\n\n```\ncode \(hostile)\n```\n")
-        writer.endObject()
-        presenter.send(String(decoding: writer.bytes, as: UTF8.self))
+        presenter.send(documentMessage("# Title \(hostile)\n\nBody \(hostile)\n\n## Section \(hostile)\n\n- item \(hostile)\n\n```\ncode \(hostile)\n```\n", name: "evil.md"))
         presenter.send(#"{"type":"scroll","offset":0,"viewport":10,"content":20}"#)
         let shown = follower.wait { $0.statusLine.contains("FOLLOWING") && $0.joined().contains("Body") && $0.statusLine.contains("driver Eve") }
         #expect(shown.joined().contains("\u{241B}]52;c;"), "the clipboard write is shown as text: \(shown.joined(separator: "\n"))")

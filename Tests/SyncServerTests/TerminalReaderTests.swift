@@ -71,16 +71,7 @@ struct TerminalReaderTests {
     static let document = "# Tour\n\n" + (1...40).map { "## Part \($0)\n\nText of part \($0), long enough that it wraps on a narrow terminal." }
         .joined(separator: "\n\n")
 
-    static func share(_ text: String, name: String = "tour.md") -> String {
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.field("type", "document")
-        writer.field("name", name)
-        writer.field("format", "markdown")
-        writer.field("text", text)
-        writer.endObject()
-        return String(decoding: writer.bytes, as: UTF8.self)
-    }
+    static func share(_ text: String, name: String = "tour.md") -> String { documentMessage(text, name: name) }
 
     /// A place inside the document (at offset 0 a presenter is at the top, and so is everyone).
     static func scroll(to id: String, offset: Int = 100) -> String {
@@ -134,6 +125,29 @@ struct TerminalReaderTests {
         presenter.send(Self.scroll(to: "part-33"))
         for reader in readers { #expect(reader.waitForFrame(showing: "Part 33")) }
         #expect(counters.framesRendered.load(ordering: .relaxed) - before == 3, "one frame per size, not per reader")
+    }
+
+    /// A quiet room: after `ScreenStream.keepAliveSeconds` without a frame a reader is sent a
+    /// chunk that changes nothing on its screen (an SGR reset), so that proxies keep the stream;
+    /// no frame is sent again, and no keep-alive comes before its time.
+    @Test func aQuietRoomKeepsTheStreamWithAChunkThatChangesNothing() throws {
+        let (server, loop, presenter) = try Self.room()
+        defer { server.shutdown() }
+        let reader = TerminalReader(server, loop: loop, path: "/rooms/talk/tty?cols=100&rows=8")
+        loop.advance(by: 1_000_000_000)  // presence goes at most every 250 ms
+        #expect(reader.waitForFrame(showing: "1 follower"), "\(reader.lastLines)")
+        let (frames, chunks) = (reader.frames.count, reader.chunks.count)
+        let period = UInt64(ScreenStream.keepAliveSeconds) * 1_000_000_000
+        loop.advance(to: loop.now + period - 2_000_000_000)
+        reader.pump()
+        #expect(reader.chunks.count == chunks, "too soon: \(reader.chunks.suffix(1))")
+        loop.advance(to: loop.now + 3_000_000_000)
+        #expect(reader.wait { reader.chunks.count == chunks + 1 }, "\(reader.chunks.count - chunks) chunks")
+        #expect(reader.chunks.last == "\u{1B}[0m" && reader.frames.count == frames)
+        loop.advance(to: loop.now + period)
+        #expect(reader.wait { reader.chunks.count == chunks + 2 }, "one a period: \(reader.chunks.count - chunks)")
+        presenter.send(Self.scroll(to: "part-31"))
+        #expect(reader.waitForFrame(showing: "Part 31"), "frames still come: \(reader.lastLines)")
     }
 
     /// A reader that stops reading holds at most one frame in the server (its slot), and gets

@@ -65,6 +65,18 @@ struct RoomScreensTests {
         }
         #expect(screens.render().isEmpty, "nothing changed: nothing rendered")
     }
+
+    /// A reader of a room that is live without a document is told how to leave as `curl`
+    /// leaves (Ctrl-C), not with a key its terminal never sends to the server (`q`).
+    @Test func aRoomWithoutADocumentSaysCtrlCQuits() {
+        let state = ScrollState(seq: 1, offset: 0, viewport: 24, content: 400, progress: 0, direction: .none,
+                                anchor: nil, atTop: true, atBottom: false, by: "p", t: nil, doc: nil)
+        let screens = RoomScreens(room: "r", sizeLimit: 8, events: [.state(state)]) { SharedBytesText.encode($0) }
+        _ = screens.addReader(ScreenSize(columns: 100, rows: 24))
+        let text = screens.render().map { String(decoding: $0.bytes.buffer, as: UTF8.self) }.joined()
+        #expect(text.contains("waiting for the room's document"), "\(text)")
+        #expect(text.contains("Ctrl-C quits.") && !text.contains("q quits"), "\(text)")
+    }
 }
 
 /// Frames as their text (the server encodes them as HTTP chunks).
