@@ -120,7 +120,7 @@ extension RoomMachine {
             // The driver is this node's member, so this node holds the lease: it orders the
             // state, its members hear it at once, and the engine publishes it as it is. (While
             // the room is merged after an outage, `lead` holds it until the merge says who leads.)
-            return lead(update, from: id, sender: sender)
+            return lead(update, from: id, sender: sender, context)
         case .scroll(let update):
             let previous = proposed.flatMap { SessionID($0.by) } == id ? proposed : core.state
             switch core.proposeScroll(update, from: id, after: .some(previous)) {

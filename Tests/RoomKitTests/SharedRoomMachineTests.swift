@@ -54,6 +54,29 @@ struct SharedRoomMachineTests {
         #expect(led.map(\.seq) == [snapshot.seq + Machine.handoverLeap])
     }
 
+    /// A new lease's first state numbers from the `seq` clock at least, and another node takes
+    /// it, however far above its own `seq` (seed 20003 with Redis stops: node 0's new driver
+    /// leapt 1,024 above a hash that lagged, onto the `seq` of states a crashed node's driver
+    /// had ordered and never written back; docs/cluster.md §7.12).
+    @Test func aNewLeasesFirstStateNumbersFromTheSeqClock() {
+        var clocked = context
+        clocked.seqNow = 40_000_000_000_000
+        var holder = RoomMachineTests.room()
+        var snapshot = RoomSnapshot()
+        snapshot.driver = Self.ann.description
+        snapshot.seq = 30_000_000_000_000
+        _ = holder.step(.snapshot(snapshot), clocked)
+        let led = RoomMachineTests.led(holder.step(.lead(ScrollUpdate(offset: 20, viewport: 10, content: 100), from: Self.ann, sender: "ann"), clocked))
+        #expect(led.map(\.seq) == [clocked.seqNow], "the clock, far above the room's seq and its leap")
+        #expect(RoomMachineTests.states(holder.step(.led(led[0]), clocked)).map(\.seq) == [clocked.seqNow], "heard back on the holder's node")
+        var other = RoomMachineTests.room()
+        _ = other.step(.shared(version: 1, .driver(Self.ann, name: "Ann")), clocked)
+        #expect(RoomMachineTests.states(other.step(.led(led[0]), clocked)).map(\.seq) == [clocked.seqNow], "another node takes it, no refetch")
+        var forged = led[0]
+        forged.seq = clocked.seqNow + SharedTiming.clockSkewMicroseconds + 1
+        #expect(other.step(.led(forged), clocked).contains { if case .resync = $0 { true } else { false } }, "beyond the clocks' skew: fetched again")
+    }
+
     /// I5: a snapshot's state by a driver before the snapshot's (the new one has not moved yet)
     /// is heard while members know no driver, or after they are told nobody drives (seed 11: a
     /// node paused through a whole driver's turn).
