@@ -107,7 +107,7 @@ let package = Package(
         .target(name: "Documents", dependencies: ["ScrollModel", "TextSafety"]),
         .target(name: "TerminalUI", dependencies: ["Documents", "ScrollModel", "CLinux", "TextSafety", "Transport"]),
         // The follower's view rendered on a server for terminals it streams to (`/rooms/NAME/tty`).
-        .target(name: "TerminalFrames", dependencies: ["Bytes", "ScrollModel", "TerminalUI"]),
+        .target(name: "TerminalFrames", dependencies: ["Bytes", "ScrollModel", "TerminalUI", "TextSafety"]),
         .target(
             name: "SyncClient",
             dependencies: [

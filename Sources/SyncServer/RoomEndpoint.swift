@@ -147,39 +147,6 @@ public struct RoomEndpoint: WebSocketEndpoint {
     static func isValidRoomName(_ name: String) -> Bool { RoomCore.isValidName(name) }
 }
 
-/// A token bucket of `burst` tokens, refilled at `rate` per second (both given by the
-/// owner, which shares them with other buckets).
-struct TokenBucket {
-    private var tokens: Double
-    private var updated: UInt64
-
-    init(burst: Double, now: UInt64) {
-        tokens = burst
-        updated = now
-    }
-
-    /// Takes a token if there is one.
-    mutating func take(now: UInt64, rate: Double, burst: Double) -> Bool {
-        tokens = min(burst, tokens + Double(elapsedNanoseconds(from: updated, to: now)) / 1e9 * rate)
-        updated = now
-        guard tokens >= 1 else { return false }
-        tokens -= 1
-        return true
-    }
-
-    /// Nanoseconds until a token will be there (as of the last `take`).
-    func wait(rate: Double) -> UInt64 {
-        tokens >= 1 ? 0 : UInt64(((1 - tokens) / rate * 1e9).rounded(.up))
-    }
-}
-
-extension WebSocketPeer {
-    @discardableResult
-    func send(text bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { send(text: $0) }
-    }
-}
-
 /// `application/x-www-form-urlencoded` query parameters (first value wins). A `%` not
 /// followed by two hex digits, or a value that does not decode to UTF-8, is refused rather
 /// than repaired: `a%zzb` must not match the key `ab`, nor `%ff` match `%80`.
