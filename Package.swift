@@ -87,11 +87,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "FuzzHarnesses", dependencies: ["Access", "Deflate", "Documents", "HTTP1", "RedisClient", "RoomKit", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "TextSafety", "WebSocketCore"]),
+        .target(
+            name: "Hub",
+            dependencies: [
+                "Access", "Bytes", "CLinux", "COpenSSL", "Deflate", "HTTP1", "RoomKit", "ScrollModel", "TerminalFrames", "Transport", "WebSocketCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        .target(name: "FuzzHarnesses", dependencies: ["Access", "Deflate", "Documents", "HTTP1", "Hub", "RedisClient", "RoomKit", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "TextSafety", "WebSocketCore"]),
         .target(
             name: "SyncServer",
             dependencies: [
-                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketCore", "Transport", "ScrollModel", "RoomKit", "Access", "Cluster", "COpenSSL", "CLinux", "RedisClient", "TextSafety", "TerminalFrames",
+                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketCore", "Transport", "ScrollModel", "RoomKit", "Access", "Cluster", "Hub", "COpenSSL", "CLinux", "RedisClient", "TextSafety", "TerminalFrames",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -148,7 +156,7 @@ let package = Package(
         .testTarget(
             name: "SyncServerTests",
             dependencies: [
-                "SyncServer", "RoomKit", "Access", "Cluster", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
+                "SyncServer", "Hub", "RoomKit", "Access", "Cluster", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
                 "scrollsync", "follow-example", "TestSupport", "TerminalFrames", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             exclude: ["Peers"]

@@ -1,4 +1,5 @@
 import HTTP1
+import Hub
 import WebSocketCore
 import Transport
 

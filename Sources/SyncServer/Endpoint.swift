@@ -1,6 +1,7 @@
 package import Access
 import HTTP1
 import Bytes
+import Hub
 import Transport
 import WebSocketCore
 

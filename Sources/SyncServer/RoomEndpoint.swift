@@ -1,5 +1,6 @@
 package import Access
 import HTTP1
+import Hub
 package import RoomKit
 import ScrollModel
 import Synchronization

@@ -1,4 +1,5 @@
 package import Cluster
+import Hub
 package import RoomKit
 import ScrollModel
 import Synchronization

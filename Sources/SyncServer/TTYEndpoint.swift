@@ -1,6 +1,7 @@
 package import Access
 import Bytes
 import HTTP1
+import Hub
 import ScrollModel
 import Synchronization
 import TerminalFrames

@@ -1,5 +1,6 @@
 import HTTP1
 import Bytes
+import Hub
 import TerminalFrames
 import Transport
 import WebSocketCore

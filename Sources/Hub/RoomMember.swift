@@ -8,17 +8,17 @@ import WebSocketCore
 /// are shared by all its members (`Shared`), so an idle member costs a few dozen bytes.
 public final class RoomMember: WebSocketSession {
     /// The endpoint's settings and services, held once for all its members.
-    final class Shared: Sendable {
-        let hub: any RoomHub
-        let limits: ClientMessage.Limits
+    package final class Shared: Sendable {
+        package let hub: any RoomHub
+        package let limits: ClientMessage.Limits
         /// Scrolls and documents per presenter (nil: no limit).
-        let scrollLimit: RateLimit?
-        let documentLimit: RateLimit?
+        package let scrollLimit: RateLimit?
+        package let documentLimit: RateLimit?
         /// Messages of any kind per connection (nil: no limit); past its burst: close 1008.
-        let messageLimit: RateLimit?
-        let counters: ServerCounters?
+        package let messageLimit: RateLimit?
+        package let counters: ServerCounters?
 
-        init(hub: any RoomHub, limits: ClientMessage.Limits, scrollLimit: RateLimit?, documentLimit: RateLimit?, messageLimit: RateLimit? = nil,
+        package init(hub: any RoomHub, limits: ClientMessage.Limits, scrollLimit: RateLimit?, documentLimit: RateLimit?, messageLimit: RateLimit? = nil,
              counters: ServerCounters?) {
             self.hub = hub
             self.limits = limits
@@ -118,7 +118,7 @@ public final class RoomMember: WebSocketSession {
     /// It left (disconnected), perhaps while its join waited.
     var left = false
 
-    init(shared: Shared, peer: WebSocketLink, room: String, role: Role, name: String?, key: String?, address: String,
+    package init(shared: Shared, peer: WebSocketLink, room: String, role: Role, name: String?, key: String?, address: String,
          followKey: String? = nil, authorized: Bool = false, record: Bool = false) {
         self.shared = shared
         self.peer = peer
@@ -296,11 +296,15 @@ public final class RoomMember: WebSocketSession {
 }
 
 /// A per-presenter rate: `rate` messages a second, `burst` at once.
-struct RateLimit: Sendable {
-    let rate: Double
-    let burst: Double
+package struct RateLimit: Sendable {
+    package let rate: Double
+    package let burst: Double
     /// What is limited, for `rate_limited`'s message ("1000 scrolls per second").
-    let description: String
+    package let description: String
+
+    package init(rate: Double, burst: Double, description: String) {
+        (self.rate, self.burst, self.description) = (rate, burst, description)
+    }
 }
 
 /// A rate limit that conflates: a token bucket, and the newest message over the rate.
