@@ -24,8 +24,11 @@ import PackageDescription
 ///   TerminalUI       – layout, Elm-style present/follow models, terminal renderer
 ///   TerminalFrames   – the follower's view rendered on a server, once per size, for terminal readers (/tty)
 ///   SyncClient       – WebSocket and room clients on the same transport
-///   SyncServer       – the hub (rooms, store, recordings) and the front (server, router, endpoints, WebSocket
-///                      peer, viewer) with configuration and operations; docs/architecture.md draws the picture
+///   Hub              – the rooms of a node: LocalRoomHub, members and the link they send through (WebSocketLink),
+///                      store, recordings, terminal readers, server counters; RoomKit, Access, TerminalFrames
+///                      (never Cluster or SyncServer: it hears its engine as RoomKit's RoomEngine)
+///   SyncServer       – the front (server, router, endpoints, WebSocket peer, viewer) with configuration and
+///                      operations; docs/architecture.md draws the picture
 ///   scrollsync       – the command line
 let package = Package(
     name: "ScrollSync",
