@@ -110,11 +110,7 @@ extension RoomMachine {
         version = snapshot.version
         snapshotVersion = snapshot.version
         takenDigest = nil
-        var effects = [Effect]()
-        if let creator, snapshot.state != nil || snapshot.driver != nil || snapshot.keyDigest != nil {
-            self.creator = nil  // presented on another node: claimed
-            effects.append(.settleCreation(creator))
-        }
+        var effects = [Effect]()  // (a room driven elsewhere is claimed after the step: `afterStep`)
         // The keys first (a room made private elsewhere evicts its followers before they hear
         // more), then driver, document and state: a member hears who drives before that
         // driver's state (docs/cluster.md I5).
