@@ -41,7 +41,8 @@ final class ClusterSimulation {
     private var checker = SimChecker()
     private var trace: [String] = []
     private var joins = 0
-    private var offset = 0
+    /// The offset of the last scroll sent.
+    private(set) var offset = 0
     static let room = "sim"
 
     init(seed: UInt64, options: Options = Options()) throws {
