@@ -9,10 +9,9 @@ import Testing
 @Suite("Room machine: control across nodes")
 struct RoomControlWaitTests {
     typealias Machine = RoomMachineTests.Machine
-    static let ann = RoomMachineTests.ann
-    static let bob = RoomMachineTests.bob
-    static let carol = SessionID(0xC)
     let shared = Machine.Context(documents: .init(limit: 100), shared: true)
+    /// Ann and Bob present, Carol follows.
+    static let (ann, bob, carol) = (RoomMachineTests.ann, RoomMachineTests.bob, SessionID(0xC))
 
     /// Ann drives (the engine said so at version 1); Bob presents and Carol follows, all here.
     func room() -> Machine {
