@@ -151,7 +151,7 @@ let package = Package(
                 "SyncServer", "RoomKit", "Access", "Cluster", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
                 "scrollsync", "follow-example", "TestSupport", "TerminalFrames", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
-            exclude: ["Peers"]
+            exclude: ["Peers", "Simulation/seeds.txt"]
         ),
     ]
 )

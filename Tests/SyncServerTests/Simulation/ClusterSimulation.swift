@@ -16,6 +16,9 @@ final class ClusterSimulation {
         var nodes = 3
         var steps = 80
         var faults = true
+        /// Redis itself stops for a while too (SIGSTOP; off by default so that the kept seeds'
+        /// schedules stay as they were).
+        var redisStops = false
     }
 
     /// What a run found: the broken invariants (empty: none) and the schedule's last steps.
@@ -174,7 +177,7 @@ final class ClusterSimulation {
 
     private func fault() {
         guard let node = pick(servers.indices.filter { servers[$0] != nil }) else { return }
-        switch random.below(4) {
+        switch random.below(options.redisStops ? 5 : 4) {
         case 0:
             note("node \(node) loses its Redis connections")
             for link in redis.links where link.node == node && link.isReady { link.drop("killed") }
@@ -185,6 +188,10 @@ final class ClusterSimulation {
             for link in redis.links where link.node == node { link.frozenUntil = loop.now + pause }
         case 2:
             crash(node)
+        case 4:
+            let stop = random.next(in: 1_000_000_000...9_000_000_000)
+            note("redis stops for \(stop / 1_000_000) ms")
+            redis.freeze(for: stop)
         default:
             note("redis restarts empty")
             redis.restartEmpty()

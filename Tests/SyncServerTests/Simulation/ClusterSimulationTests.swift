@@ -7,7 +7,7 @@ import Testing
 /// the sweep and listed there.
 @Suite("Cluster simulation")
 struct ClusterSimulationTests {
-    /// `SCROLLSYNC_SIM_FIRST`, `_SEEDS`, `_STEPS`, `_FAULTS` (0 or 1), `_REPORT`, `_ALL` (1: the open
+    /// `SCROLLSYNC_SIM_FIRST`, `_SEEDS`, `_STEPS`, `_FAULTS` (0 or 1), `_REDIS_STOPS` (0 or 1), `_REPORT`, `_ALL` (1: the open
     /// seeds too) (Scripts/simulate).
     static func setting(_ name: String, _ fallback: Int) -> Int {
         ProcessInfo.processInfo.environment["SCROLLSYNC_SIM_" + name].flatMap(Int.init) ?? fallback
@@ -28,6 +28,7 @@ struct ClusterSimulationTests {
         var options = ClusterSimulation.Options()
         options.steps = setting("STEPS", options.steps)
         options.faults = setting("FAULTS", 1) != 0
+        options.redisStops = setting("REDIS_STOPS", 0) != 0
         return options
     }
 
@@ -96,6 +97,41 @@ struct ClusterSimulationTests {
         #expect(ann.errors.isEmpty && bob.errors.isEmpty, "nothing refused: \(ann.errors) \(bob.errors)")
         simulation.quiesce()
         #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
+    }
+
+    /// Redis stops (SIGSTOP) for 3.2–9 s while a presenter drives on node 0: node 0 notices
+    /// (unless Redis answers again first), serves the room alone (the presenter moves), and
+    /// once Redis answers again every member on both nodes ends on the presenter's newest
+    /// place (ClusterTests' frozen Redis, with the timings each seed picks).
+    @Test(arguments: UInt64(1)...80)
+    func afterRedisStopsAndAnswersAgainEveryMemberEndsOnThePresentersNewestPlace(_ seed: UInt64) throws {
+        var options = ClusterSimulation.Options()
+        options.nodes = 2
+        let simulation = try ClusterSimulation(seed: seed, options: options)
+        simulation.join(.presenter, on: 0)
+        simulation.join(.follower, on: 0)
+        simulation.join(.follower, on: 1)
+        simulation.advance(300_000_000)
+        let presenter = simulation.members[0]
+        simulation.scroll(presenter)
+        var random = SimRandom(seed: seed)
+        simulation.advance(random.next(in: 20_000_000...400_000_000))
+        let freeze = random.next(in: 3_200_000_000...9_000_000_000)
+        simulation.redis.freeze(for: freeze)
+        var waited: UInt64 = 0
+        while simulation.servers[0]?.engine?.isAvailable == true && waited < freeze {
+            simulation.advance(50_000_000)
+            waited += 50_000_000
+        }
+        simulation.scroll(presenter)
+        simulation.advance(random.next(in: 0...200_000_000))
+        let place = Double(simulation.offset)
+        simulation.quiesce()
+        for member in simulation.members where member.alive {
+            #expect(member.state?.offset == place, "\(member.name) holds \(member.state.map { "\($0.seq) \($0.offset)" } ?? "nothing"), the presenter's place \(place) (freeze \(freeze / 1_000_000) ms, noticed after \(waited / 1_000_000) ms)")
+        }
+        let outcome = simulation.outcome
+        #expect(outcome.broken.isEmpty, "\(outcome.description)")
     }
 
     @Test func seedsThatBrokeAnInvariantOnceKeepThem() throws {
