@@ -70,7 +70,9 @@ extension RoomMachine {
         case .unavailable:
             // The engine went away with the take on its way: taken here, as while it is away.
             let wait = controlWaits.remove(at: index)
-            if let sender = wait.sender { effects = receive(.control(take: true), from: wait.id, sender: sender, context) }
+            if let sender = wait.sender, core.members[wait.id] != nil {
+                effects = receive(.control(take: true), from: wait.id, sender: sender, context)
+            }
             finish(wait, &effects)
         }
         return effects
