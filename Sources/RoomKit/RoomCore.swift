@@ -325,6 +325,10 @@ public struct RoomCore: Sendable {
     /// Makes the room private with this follow key record (or public again with nil).
     public mutating func adopt(followKey record: String?) { followKey = record }
 
+    /// The room's next state is numbered above `seq` (the shared room's, from its hash), even if
+    /// no state it holds is that new.
+    public mutating func continueAbove(_ seq: Int) { seqBase = max(seqBase, seq) }
+
     /// Takes the room's key digest as kept elsewhere.
     public mutating func adopt(presenterKey digest: String?) {
         presenterKey = digest.map { Array($0.utf8) }

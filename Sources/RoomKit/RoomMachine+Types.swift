@@ -181,6 +181,9 @@ extension RoomMachine {
         case evictFollowers
         /// A state this node ordered as the lease holder: to the engine, in order.
         indirect case publishLed(ScrollState)
+        /// This node's driver lost the lease: its led state not yet written back is dropped
+        /// (`RoomEngine.forgetLed`).
+        case leadEnded
         /// A scroll that waited for a merge: received again on its sender's loop, now that
         /// the room knows who leads.
         indirect case resend(ClientMessage, from: Sender)

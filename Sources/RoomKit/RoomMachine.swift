@@ -16,6 +16,9 @@ package struct RoomMachine<Sender> {
     package internal(set) var releasing = false
     /// The version of the last change taken from the engine.
     package var version = 0
+    /// A change could not follow the room's (a gap, a version held with other content): the
+    /// room is being fetched again, and until its snapshot no led state is taken.
+    package internal(set) var missedChanges = false
     /// The last snapshot's version (changes up to it are in it), and what the change at
     /// `version` said (`SharedChange.digest`; nil when a snapshot set it).
     var snapshotVersion = 0

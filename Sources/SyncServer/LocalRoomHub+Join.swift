@@ -174,7 +174,7 @@ extension LocalRoomHub {
             let local = guarded.locals[loop.index] ?? LocalRoom(loop: loop, conflation: options.conflation, counters: counters)
             guarded.locals[loop.index] = local
             local.add(member)
-            member.lastSeq = SeqMark(welcome.state?.seq ?? 0)
+            member.lastSeq = local.mark(welcome.state?.seq ?? 0)
         }
         member.roomHandle = room
         member.lastDocument = guarded.documentVersion  // the welcome carries the current document

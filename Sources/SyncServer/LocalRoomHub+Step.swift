@@ -86,7 +86,9 @@ extension LocalRoomHub {
             case .publishLed(let state):
                 // The bytes members got (the led state is the step's state broadcast): encoded once.
                 let text = stateText?.seq == state.seq ? stateText!.text : ServerMessage.state(state)
-                engine?.publish(led: text, seq: state.seq, room: room.name, keep: true)
+                engine?.publish(led: text, seq: state.seq, by: state.by, room: room.name, keep: true)
+            case .leadEnded:
+                engine?.forgetLed(room: room.name)
             case .save:
                 save(&guarded)
             case .countDocumentBytes(let bytes):
@@ -118,7 +120,7 @@ extension LocalRoomHub {
             case .share(let request, let message, _, let sender):
                 share(request, message: message, from: sender, room: room)
             case .passOn(let state, let keep):
-                engine?.publish(led: ServerMessage.state(state), seq: state.seq, room: room.name, keep: keep)
+                engine?.publish(led: ServerMessage.state(state), seq: state.seq, by: state.by, room: room.name, keep: keep)
             case .scheduleOrderAgain(let delay):
                 steps.loop.schedule(after: delay) { [weak self] in self?.orderAgain(room) }
             case .orderControl(let action, let ticket):

@@ -32,16 +32,35 @@ struct ClusterSimulationTests {
         return options
     }
 
-    /// Runs `seeds`, recording each failure (at most `REPORT` of them).
-    static func run(_ seeds: some Sequence<UInt64>) throws {
-        var failed = 0
+    /// What a run of seeds found: how many ran and had faults, the failing seeds and the
+    /// invariants each broke. `line` is what `Scripts/simulate` adds up.
+    struct Summary {
+        var seeds = 0, faulty = 0
+        var failing: [(seed: UInt64, invariants: [String])] = []
+        var line: String {
+            var counts: [String: Int] = [:]
+            for failure in failing { for invariant in failure.invariants { counts[invariant, default: 0] += 1 } }
+            return "SIMSUMMARY seeds=\(seeds) faulty=\(faulty) failed=\(failing.count) "
+                + counts.keys.sorted().map { "\($0)=\(counts[$0]!)" }.joined(separator: " ")
+                + " failing=" + failing.map { "\($0.seed):\($0.invariants.joined(separator: "+"))" }.joined(separator: ",")
+        }
+    }
+
+    /// Runs every seed of `seeds`; the first `REPORT` failures are recorded with their traces,
+    /// every one is counted, and the summary is printed.
+    @discardableResult
+    static func run(_ seeds: some Sequence<UInt64>) throws -> Summary {
+        var summary = Summary()
         for seed in seeds {
             let outcome = try ClusterSimulation(seed: seed, options: options).run()
+            summary.seeds += 1
+            if outcome.faults > 0 { summary.faulty += 1 }
             guard !outcome.broken.isEmpty else { continue }
-            failed += 1
-            Issue.record("\(outcome.description)")
-            if failed >= setting("REPORT", 3) { return }
+            summary.failing.append((seed, outcome.invariants))
+            if summary.failing.count <= setting("REPORT", 3) { Issue.record("\(outcome.description)") }
         }
+        print(summary.line)
+        return summary
     }
 
     @Test func seededSchedulesKeepTheInvariants() throws {

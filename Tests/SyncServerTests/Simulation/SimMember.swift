@@ -22,6 +22,8 @@ final class SimMember {
     private(set) var errors: [String] = []
     var alive = true
     private var read = 0
+    /// Hears each message as it is taken (`SCROLLSYNC_SIM_LOG`: what every member got, and when).
+    var heard: ((String) -> Void)?
 
     init(client: InProcessClient, node: Int, role: Role, name: String) {
         self.client = client
@@ -37,6 +39,7 @@ final class SimMember {
         while read < client.messages.count {
             let text = client.messages[read]
             read += 1
+            heard?("\(name) got \(text.prefix(140))")
             guard let event = try? ServerEvent.decode(text) else {
                 checker.broke("I0", "\(name) got a message it cannot read: \(text.prefix(120))")
                 continue
