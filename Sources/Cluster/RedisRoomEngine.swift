@@ -296,6 +296,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         case .release(let id): (mode, session, name, stale) = ("release", id, nil, "")
         case .lapse(let previous): (mode, session, name, stale) = ("lapse", "", nil, previous)
         }
+        let lost = mode == "take" || mode == "claim" ? "another presenter holds control" : "you do not drive this room"
         loop.execute { [self] in
             let k = keys(room)
             // The room's newest led state goes into its hash before control changes: what a
@@ -307,7 +308,8 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
                            String(roomIdleMilliseconds), k.channel].map { Array($0.utf8) } + [message, scriptKey(message, channel: k.channel)]) { answer in
                 switch answer {
                 case .error: done(.unavailable)
-                case .integer(0): done(.refused(ProtocolError(.notDriver, "you do not drive this room")))
+                case .integer(0): done(.refused(ProtocolError(.notDriver, lost)))
+                case .integer(let version): done(.ordered(version: version))
                 default: done(.done)
                 }
             }

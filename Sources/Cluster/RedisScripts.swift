@@ -69,6 +69,8 @@ package enum Scripts {
         """
 
     /// KEYS hash, lease; ARGV mode, session, name, stale, lease ms, idle ms, channel, driver message, signing key
+    /// -> 0 if refused, else the version the change was ordered under (the node that asked
+    /// waits until its room reaches it: docs/cluster.md, divergence 3).
     package static let control = """
         \(sign)
         local holder = redis.call('GET', KEYS[2])
@@ -90,7 +92,7 @@ package enum Scripts {
         local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
         redis.call('PEXPIRE', KEYS[1], ARGV[6])
         redis.call('PUBLISH', ARGV[7], signed(ARGV[9], ver, '') .. ver .. ' ' .. ARGV[8])
-        return 1
+        return ver
         """
 
     /// Keeps one field of the room's hash and publishes the change that says so (a document:

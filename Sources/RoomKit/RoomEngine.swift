@@ -106,6 +106,9 @@ public enum ControlAction: Sendable {
 
 public enum EngineResult: Sendable, Equatable {
     case done
+    /// The engine ordered the change under this version (a control change): the room here
+    /// has it once its version reaches that one.
+    case ordered(version: Int)
     /// The engine refused the change (e.g. the lease moved to another driver).
     case refused(ProtocolError)
     /// The engine could not be reached; the hub applies the change locally.
@@ -129,6 +132,11 @@ package enum SharedTiming {
     package static func plausibleSeq(above seq: Int, seqNow: Int) -> Int {
         max(seq + SeqReservation.block, seqNow > 0 ? seqNow + clockSkewMicroseconds : 0)
     }
+    /// How long a take or a claim waits for its outcome at most (`RoomMachine.ControlWait`):
+    /// longer than the Redis client's 3 s timeout, by which an unanswered command is answered
+    /// `.unavailable`; past it, a change the engine ordered but this node never heard (a lost
+    /// subscription) holds the taker's scroll and the presenter's welcome no longer.
+    package static let controlOutcomeNanoseconds: UInt64 = 4_000_000_000
     /// A node's counts older than this are taken as those of a node that died.
     package static let presenceLifetimeMilliseconds = 15_000
 }

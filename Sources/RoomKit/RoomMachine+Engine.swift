@@ -153,11 +153,7 @@ extension RoomMachine {
         snapshotVersion = snapshot.version
         missedChanges = false
         takenDigest = nil
-        var effects = [Effect]()
-        if let creator, snapshot.state != nil || snapshot.driver != nil || snapshot.keyDigest != nil {
-            self.creator = nil  // presented on another node: claimed
-            effects.append(.settleCreation(creator))
-        }
+        var effects = [Effect]()  // (a room driven elsewhere is claimed after the step: `afterStep`)
         // The keys first (a room made private elsewhere evicts its followers before they hear
         // more), then driver, document and state: a member hears who drives before that
         // driver's state (docs/cluster.md I5).

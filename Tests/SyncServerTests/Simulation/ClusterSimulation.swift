@@ -50,6 +50,7 @@ final class ClusterSimulation {
     private var trace: [String] = []
     private var joins = 0
     private var faults = 0
+    /// The offset of the last scroll sent.
     private(set) var offset = 0
     static let room = "sim"
     /// The simulated `seq` clock at loop time 0, in microseconds (a year after 2026-01-01).

@@ -95,6 +95,35 @@ struct ClusterSimulationTests {
         #expect(outcome.broken.isEmpty, "\(outcome.description)")
     }
 
+    /// Divergence 3: a shared room's first presenter is welcomed as its driver, and a presenter
+    /// who sends `take` and a scroll at once (one read on its node) has the scroll applied on
+    /// every node, whichever node the previous driver is on (before: its welcome said nobody
+    /// drives, and the scroll was refused `not_driver`).
+    @Test func aTakeAndAScrollAtOnceAreAppliedOnEveryNode() throws {
+        let simulation = try ClusterSimulation(seed: 46, options: ClusterSimulation.Options())
+        simulation.join(.presenter, on: 0)
+        simulation.advance(100_000_000)
+        let ann = simulation.members[0]
+        #expect(ann.welcomed && ann.welcomeDriver != nil && ann.welcomeDriver == ann.id, "the first presenter's welcome names it driver")
+        simulation.join(.presenter, on: 1)
+        simulation.join(.follower, on: 2)
+        simulation.advance(100_000_000)
+        let bob = simulation.members[1]
+        for round in 1...4 {
+            let taker = round.isMultiple(of: 2) ? ann : bob
+            simulation.send(#"{"type":"control","action":"take"}"#, from: taker, "take")
+            simulation.scroll(taker)
+            simulation.advance(200_000_000)
+            for member in simulation.members {
+                #expect(member.state?.offset == Double(simulation.offset) && member.state?.by == taker.id,
+                        "round \(round): \(member.name) holds the taker's scroll: \(String(describing: member.state))")
+            }
+        }
+        #expect(ann.errors.isEmpty && bob.errors.isEmpty, "nothing refused: \(ann.errors) \(bob.errors)")
+        simulation.quiesce()
+        #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
+    }
+
     /// Redis stops (SIGSTOP) for 3.2–9 s while a presenter drives on node 0: node 0 notices
     /// (unless Redis answers again first), serves the room alone (the presenter moves), and
     /// once Redis answers again every member on both nodes ends on the presenter's newest

@@ -16,6 +16,8 @@ final class SimMember {
     private(set) var state: ScrollState?
     private(set) var driver: String?
     private(set) var document: String?
+    /// The driver its welcome named.
+    private(set) var welcomeDriver: String?
     /// The refusals it was sent (error codes).
     private(set) var errors: [String] = []
     var alive = true
@@ -47,6 +49,7 @@ final class SimMember {
                 welcomed = true
                 id = welcome.you
                 driver = welcome.driver
+                welcomeDriver = welcome.driver
                 document = welcome.doc
                 if let state = welcome.state {
                     self.state = state

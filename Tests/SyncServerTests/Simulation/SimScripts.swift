@@ -96,7 +96,7 @@ enum SimScripts {
         let ver = redis.hincrby(keys[0], "ver", 1)
         redis.pexpire(keys[0], Int(argv[5]) ?? 0)
         redis.publish(argv[6], Array("\(ver) ".utf8) + arguments[7])
-        return .integer(1)
+        return .integer(ver)
     }
 
     /// KEYS hash, lease, nodes; ARGV (1-based as in the Lua) 1 local driver, 2 its name, 3 local

@@ -124,6 +124,11 @@ extension LocalRoomHub {
                 engine?.publish(led: ServerMessage.state(state), seq: state.seq, by: state.by, room: room.name, keep: keep)
             case .scheduleOrderAgain(let delay):
                 steps.loop.schedule(after: delay) { [weak self] in self?.orderAgain(room) }
+            case .orderControl(let action, let ticket):
+                orderControl(action, ticket: ticket, room: room, loop: steps.loop)
+            case .continueJoin(let ticket):
+                // Queued on the member's loop: it runs after this lock's release.
+                guarded.joinsAfterClaim.removeValue(forKey: ticket)?()
             case .refuse(let error, let sender) where ObjectIdentifier(sender.object) == steps.member:
                 steps.answer = error
             case .refuse(let error, let sender):

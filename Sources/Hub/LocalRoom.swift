@@ -342,13 +342,15 @@ public final class LatencyHistogram: Sendable {
     /// Observations so far.
     public var count: Int { counts.reduce(0) { $0 + $1.value } }
 
-    func write(into text: inout MetricsSnapshot, name: String, help: String) {
+    /// The count at or below each bound (cumulative, as Prometheus shows them).
+    public var buckets: [(bound: Double, count: Int)] {
         var cumulative = 0
-        var buckets = [(bound: Double, count: Int)]()
-        for (index, bound) in Self.bounds.enumerated() {
+        return Self.bounds.enumerated().map { index, bound in
             cumulative += counts[index].value
-            buckets.append((bound, cumulative))
+            return (bound, cumulative)
         }
-        text.histogram(name, help, buckets: buckets, sum: Double(sumNanoseconds.load(ordering: .relaxed)) / 1e9, count: count)
     }
+
+    /// The observations' sum in seconds.
+    public var sumSeconds: Double { Double(sumNanoseconds.load(ordering: .relaxed)) / 1e9 }
 }
