@@ -77,6 +77,21 @@ struct SharedRoomMachineTests {
         #expect(other.step(.led(forged), clocked).contains { if case .resync = $0 { true } else { false } }, "beyond the clocks' skew: fetched again")
     }
 
+    /// A node that serves a shared room alone numbers a new driver's first state from the `seq`
+    /// clock too (seeds 20006, 20233 with Redis stops: a take applied alone when Redis did not
+    /// answer numbered its driver's state one above the room's, as the lease holder's node did
+    /// its own); one node without an engine counts from 1 as before.
+    @Test func aNewDriversFirstStateAloneNumbersFromTheSeqClock() {
+        var clocked = context
+        clocked.seqNow = 40_000_000_000_000
+        var alone = RoomMachineTests.room()
+        let first = RoomMachineTests.states(alone.step(.unshared(RoomMachineTests.scroll(10), from: Self.ann, sender: "ann"), clocked))
+        let next = RoomMachineTests.states(alone.step(.unshared(RoomMachineTests.scroll(20), from: Self.ann, sender: "ann"), clocked))
+        #expect(first.map(\.seq) == [clocked.seqNow] && next.map(\.seq) == [clocked.seqNow + 1])
+        var single = RoomMachineTests.room()
+        #expect(RoomMachineTests.states(single.step(.message(RoomMachineTests.scroll(10), from: Self.ann, sender: "ann"), context)).map(\.seq) == [1])
+    }
+
     /// I5: a snapshot's state by a driver before the snapshot's (the new one has not moved yet)
     /// is heard while members know no driver, or after they are told nobody drives (seed 11: a
     /// node paused through a whole driver's turn).
