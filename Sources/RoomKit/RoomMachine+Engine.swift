@@ -75,6 +75,7 @@ extension RoomMachine {
         // through two hand-overs took its own driver's state ordered under a lost lease): led
         // states wait for the snapshot, which hands on those of its driver.
         guard !missedChanges else { return [] }
+        if let driver = core.driver, state.by != driver.description { return takeLastPlace(state, context) }
         // Above the state members hold, not the room's `seq` base (a new hash's): a state
         // ordered before the base is still the room's newest where nothing newer was ordered
         // (seed 23: a node back after Redis restarted empty takes the state others pass on).
@@ -85,6 +86,21 @@ extension RoomMachine {
         guard core.adopt(state: state) else { return [] }
         if proposed?.by != state.by { proposed = nil }
         return [.broadcast(.state(state))]
+    }
+
+    /// A state by another than the room's driver, passed on by a node that holds it: dropped,
+    /// unless this node holds no state at all. Then it is the room's last place, the driver's
+    /// predecessor's (seed 41: after Redis restarted empty the hash held only a `seq` base, and
+    /// a new presenter's claim came before the answers to its node's `Q`: its node showed no
+    /// state while every other showed the last driver's place). Members hear it while they know
+    /// no driver (told so first, then the driver again: I5), as after a snapshot.
+    mutating func takeLastPlace(_ state: ScrollState, _ context: Context) -> [Effect] {
+        guard core.state == nil, state.seq <= plausibleSeq(context) else { return [] }
+        let (driver, name) = (core.driver, core.driverName)
+        core.adopt(driver: nil)
+        guard core.adopt(state: state) else { return [] }
+        core.adopt(driver: driver, name: name)
+        return [.broadcast(.driver(nil, name: nil)), .broadcast(.state(state)), .broadcast(.driver(driver, name: name))]
     }
 
     /// A change the engine ordered. Versions come one by one: a gap means changes were missed,

@@ -92,6 +92,29 @@ struct SharedRoomMachineTests {
         #expect(RoomMachineTests.states(single.step(.message(RoomMachineTests.scroll(10), from: Self.ann, sender: "ann"), context)).map(\.seq) == [1])
     }
 
+    /// A node that holds no state takes the room's last place passed on by another node, also
+    /// when it is not by the driver it knows (seed 41: a new presenter's claim came before the
+    /// answers to its node's `Q`, and the room showed nothing there); its members hear it while
+    /// they know no driver (I5). Once it holds a state, another driver's is dropped again.
+    @Test func aNodeWithoutAStateTakesTheLastPlaceOfAnEarlierDriver() {
+        var room = RoomMachineTests.room()
+        var snapshot = RoomSnapshot()
+        snapshot.driver = Self.carol.description
+        snapshot.seq = 30_000_000_000_000
+        _ = room.step(.snapshot(snapshot), context)
+        let last = Self.state(29_999_999_999_000, by: Self.bob)
+        let effects = room.step(.led(last), context)
+        #expect(effects.map { effect -> String in
+            switch effect {
+            case .broadcast(.driver(let driver, _)): "driver \(driver?.description ?? "none")"
+            case .broadcast(.state(let state)): "state \(state.seq)"
+            default: "other"
+            }
+        } == ["driver none", "state \(last.seq)", "driver \(Self.carol.description)"])
+        #expect(room.core.state == last && room.core.driver == Self.carol)
+        #expect(room.step(.led(Self.state(29_999_999_999_500, by: Self.bob)), context).isEmpty, "not the driver's, and the node holds a state")
+    }
+
     /// I5: a snapshot's state by a driver before the snapshot's (the new one has not moved yet)
     /// is heard while members know no driver, or after they are told nobody drives (seed 11: a
     /// node paused through a whole driver's turn).
