@@ -94,8 +94,21 @@ extension RoomMachine {
     /// a new presenter's claim came before the answers to its node's `Q`: its node showed no
     /// state while every other showed the last driver's place). Members hear it while they know
     /// no driver (told so first, then the driver again: I5), as after a snapshot.
+    /// On the lease holder's node whose driver has not moved under its lease, a newer one is
+    /// its predecessor's newest place, which this node missed (seed 20123: paused through the
+    /// previous driver's last moves): ordered again under its driver, as `leadAgain` does, so
+    /// that every node ends on it.
     mutating func takeLastPlace(_ state: ScrollState, _ context: Context) -> [Effect] {
-        guard core.state == nil, state.seq <= plausibleSeq(context) else { return [] }
+        guard state.seq <= plausibleSeq(context) else { return [] }
+        if driverLeadsHere, orderedHere == nil, let held = core.state, state.seq > held.seq, let driver = core.driver {
+            var passed = state
+            passed.by = driver.description
+            passed.seq = leap(above: max(core.lastSeq, state.seq), context)
+            leapsNextLead = false
+            orderedHere = passed
+            return [.publishLed(passed)]
+        }
+        guard core.state == nil else { return [] }
         let (driver, name) = (core.driver, core.driverName)
         core.adopt(driver: nil)
         guard core.adopt(state: state) else { return [] }

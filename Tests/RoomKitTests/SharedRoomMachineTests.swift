@@ -115,6 +115,22 @@ struct SharedRoomMachineTests {
         #expect(room.step(.led(Self.state(29_999_999_999_500, by: Self.bob)), context).isEmpty, "not the driver's, and the node holds a state")
     }
 
+    /// The lease holder's node whose driver has not moved yet orders its predecessor's newer
+    /// place again under its driver when another node passes it on (seed 20123: the node was
+    /// paused through the predecessor's last moves; it alone kept an older state).
+    @Test func aNewDriversNodeOrdersItsPredecessorsNewerPlaceAgain() {
+        var room = RoomMachineTests.room()
+        var snapshot = RoomSnapshot()
+        snapshot.driver = Self.ann.description
+        snapshot.state = Self.state(1_000, by: Self.carol)
+        _ = room.step(.snapshot(snapshot), context)
+        let newer = Self.state(1_500, by: Self.carol)
+        let led = RoomMachineTests.led(room.step(.led(newer), context))
+        #expect(led.map(\.by) == [Self.ann.description] && led.map(\.offset) == [newer.offset])
+        #expect(led.map(\.seq) == [1_500 + Machine.handoverLeap], "a new lease's first ordering leaps")
+        #expect(RoomMachineTests.led(room.step(.led(Self.state(1_600, by: Self.carol)), context)).isEmpty, "once: it ordered under its lease")
+    }
+
     /// I5: a snapshot's state by a driver before the snapshot's (the new one has not moved yet)
     /// is heard while members know no driver, or after they are told nobody drives (seed 11: a
     /// node paused through a whole driver's turn).
