@@ -1,5 +1,4 @@
 @testable import Hub
-@testable import SyncServer
 import Testing
 
 /// A member's last `seq` is kept in 4 bytes; ordering must hold across the 32-bit wrap.
