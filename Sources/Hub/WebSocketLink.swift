@@ -235,13 +235,15 @@ open class WebSocketLink {
     /// The upgrade: from now on the connection speaks WebSocket to `session`. `response` (the
     /// 101) leaves with what the session sends as it opens; `remainder` is what the client sent
     /// after its request.
-    package final func upgraded(_ connection: WebSocketConnection, session: any WebSocketSession, response: [UInt8],
+    package final func upgraded(_ connection: WebSocketConnection, session: any WebSocketSession, response: consuming [UInt8],
                                 remainder: [UInt8], budget: MessageBudget?) {
         phase = .open(connection)
         self.session = session
         counters.connectionsUpgraded.add(1, ordering: .relaxed)
         counters.upgrades.add(1, ordering: .relaxed)
-        pendingResponse = response  // its only reference: the welcome is framed into it in place
+        // Its only reference (consumed, not borrowed: a caller's copy would make the welcome's
+        // append copy it whole): the welcome is framed into it in place.
+        pendingResponse = consume response
         session.opened(self)
         sendPendingResponse(connection)
         if !remainder.isEmpty {
