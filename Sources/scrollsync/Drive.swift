@@ -26,11 +26,7 @@ struct Drive: ParsableCommand {
     @Option(help: "Script file, or - for standard input (the default).")
     var script: String?
 
-    @Option(help: "The room's presenter key.")
-    var key: String?
-
-    @Option(help: "Your name.")
-    var name: String?
+    @OptionGroup var presenter: PresenterOptions<Drive>
 
     @Option(help: "Viewport sent with each scroll (enables progress); goto lays the document out for this many rows (24 when not given).")
     var viewport: Double?
@@ -50,7 +46,7 @@ struct Drive: ParsableCommand {
     /// error, with this command's usage.
     func validate() throws {
         _ = try roomURL(url, query: [])
-        try connection.checkFollowKey(presenterKey: key)
+        try connection.checkFollowKey(presenterKey: presenter.key)
     }
 
     func run() throws {
@@ -61,7 +57,7 @@ struct Drive: ParsableCommand {
         } catch {
             fail("\(error)")
         }
-        let (roomURL, _) = try roomURL(url, query: [("role", "presenter"), ("key", key), ("name", name)] + connection.access)
+        let (roomURL, _) = try roomURL(url, query: presenter.query(connection))
         let group = try EventLoopGroup(count: 1)
         group.start()
         defer { group.shutdown() }
@@ -135,6 +131,11 @@ struct Drive: ParsableCommand {
         usleep(200_000)  // an error answering the last command arrives within this
         if let error = room.snapshot.error { fail(error) }
     }
+}
+
+extension Drive: PresenterWording {
+    static let keyHelp = "The room's presenter key."
+    static let nameHelp = "Your name."
 }
 
 /// Sleeps `seconds` (any length `DriveScript` allows: usleep's 32-bit microseconds end at 71 minutes).

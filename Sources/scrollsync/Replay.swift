@@ -19,11 +19,7 @@ struct Replay: ParsableCommand {
     @Argument(help: "The room to drive, e.g. ws://127.0.0.1:8080/rooms/demo.")
     var url: String
 
-    @Option(help: "The room's presenter key.")
-    var key: String?
-
-    @Option(help: "Your name, shown to the room.")
-    var name: String?
+    @OptionGroup var presenter: PresenterOptions<Replay>
 
     @OptionGroup var playback: PlaybackOptions
 
@@ -33,11 +29,11 @@ struct Replay: ParsableCommand {
     @OptionGroup var connection: ConnectionOptions
 
     /// A follow key without a presenter key or token is a usage error (the server refuses it).
-    func validate() throws { try connection.checkFollowKey(presenterKey: key) }
+    func validate() throws { try connection.checkFollowKey(presenterKey: presenter.key) }
 
     func run() throws {
         let recording = readRecording(file)
-        let (roomURL, _) = try roomURL(url, query: [("role", "presenter"), ("key", key), ("name", name)] + connection.access)
+        let (roomURL, _) = try roomURL(url, query: presenter.query(connection))
         let signals = blockTerminationSignals()
         let group = try EventLoopGroup(count: 1)
         group.start()
@@ -88,6 +84,11 @@ struct Replay: ParsableCommand {
             log("replayed \(recording.events.count) events", to: STDERR_FILENO)
         } while loop && !signalPending(signals)
     }
+}
+
+extension Replay: PresenterWording {
+    static let keyHelp = "The room's presenter key."
+    static let nameHelp = "Your name, shown to the room."
 }
 
 /// `replay`'s progress line on a terminal (`▶ 0:42 / 3:10  17/60 events`), rewritten in place

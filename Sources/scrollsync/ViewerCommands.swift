@@ -151,11 +151,7 @@ struct Present: ParsableCommand {
     @Argument(help: "The document: Markdown (.md) or plain text.")
     var file: String
 
-    @Option(help: "The room's presenter key (binds it when you create the room).")
-    var key: String?
-
-    @Option(help: "Your name, shown to followers.")
-    var name: String?
+    @OptionGroup var presenter: PresenterOptions<Present>
 
     @Option(help: "The same room on another node (servers sharing rooms through Redis), tried in turn when the connection drops; repeat for more.")
     var also: [String] = []
@@ -169,12 +165,12 @@ struct Present: ParsableCommand {
     /// usage, before anything runs.
     func validate() throws {
         for text in [url] + also { _ = try roomURL(text, query: []) }
-        try connection.checkFollowKey(presenterKey: key)
+        try connection.checkFollowKey(presenterKey: presenter.key)
     }
 
     func run() throws {
         let document = try readDocument(file)
-        let query = [("role", "presenter"), ("key", key), ("name", name), ("record", record ? "1" : nil)] + connection.access
+        let query = presenter.query(connection) + [("record", record ? "1" : nil)]
         let others = try also.map { try roomURL($0, query: query).0 }
         let (primary, room) = try roomURL(url, query: query)
         guard Terminal.isInteractive else { throw CommandFailure("present needs a terminal") }
@@ -183,6 +179,11 @@ struct Present: ParsableCommand {
                                           width: size.width, height: size.height)
         try runViewer(model: model, urls: [primary] + others, options: connection.clientOptions, watching: file)
     }
+}
+
+extension Present: PresenterWording {
+    static let keyHelp = "The room's presenter key (binds it when you create the room)."
+    static let nameHelp = "Your name, shown to followers."
 }
 
 struct Follow: ParsableCommand {
