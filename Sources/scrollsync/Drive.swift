@@ -20,8 +20,7 @@ struct Drive: ParsableCommand {
         Errors name the line; the exit status is non-zero on any error.
         """)
 
-    @Argument(help: "The room, e.g. ws://127.0.0.1:8080/rooms/demo")
-    var url: String
+    @OptionGroup var room: RoomArgument<Drive>
 
     @Option(help: "Script file, or - for standard input (the default).")
     var script: String?
@@ -45,7 +44,6 @@ struct Drive: ParsableCommand {
     /// A URL that names no room, or a follow key without a presenter key or token, is a usage
     /// error, with this command's usage.
     func validate() throws {
-        _ = try roomURL(url, query: [])
         try connection.checkFollowKey(presenterKey: presenter.key)
     }
 
@@ -57,7 +55,7 @@ struct Drive: ParsableCommand {
         } catch {
             fail("\(error)")
         }
-        let (roomURL, _) = try roomURL(url, query: presenter.query(connection))
+        let roomURL = try self.room.joining(presenter.query(connection)).url  // `room` below is what the driver hears
         let group = try EventLoopGroup(count: 1)
         group.start()
         defer { group.shutdown() }
@@ -133,7 +131,8 @@ struct Drive: ParsableCommand {
     }
 }
 
-extension Drive: PresenterWording {
+extension Drive: RoomWording, PresenterWording {
+    static let roomHelp = "The room, e.g. ws://127.0.0.1:8080/rooms/demo"
     static let keyHelp = "The room's presenter key."
     static let nameHelp = "Your name."
 }

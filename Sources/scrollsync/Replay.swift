@@ -16,8 +16,7 @@ struct Replay: ParsableCommand {
     @Argument(help: "A recording (scrollsync record).")
     var file: String
 
-    @Argument(help: "The room to drive, e.g. ws://127.0.0.1:8080/rooms/demo.")
-    var url: String
+    @OptionGroup var room: RoomArgument<Replay>
 
     @OptionGroup var presenter: PresenterOptions<Replay>
 
@@ -33,7 +32,7 @@ struct Replay: ParsableCommand {
 
     func run() throws {
         let recording = readRecording(file)
-        let (roomURL, _) = try roomURL(url, query: presenter.query(connection))
+        let roomURL = try room.joining(presenter.query(connection)).url
         let signals = blockTerminationSignals()
         let group = try EventLoopGroup(count: 1)
         group.start()
@@ -86,7 +85,8 @@ struct Replay: ParsableCommand {
     }
 }
 
-extension Replay: PresenterWording {
+extension Replay: RoomWording, PresenterWording {
+    static let roomHelp = "The room to drive, e.g. ws://127.0.0.1:8080/rooms/demo."
     static let keyHelp = "The room's presenter key."
     static let nameHelp = "Your name, shown to the room."
 }
