@@ -24,8 +24,11 @@ import PackageDescription
 ///   TerminalUI       – layout, Elm-style present/follow models, terminal renderer
 ///   TerminalFrames   – the follower's view rendered on a server, once per size, for terminal readers (/tty)
 ///   SyncClient       – WebSocket and room clients on the same transport
-///   SyncServer       – the hub (rooms, store, recordings) and the front (server, router, endpoints, WebSocket
-///                      peer, viewer) with configuration and operations; docs/architecture.md draws the picture
+///   Hub              – the rooms of a node: LocalRoomHub, members and the link they send through (WebSocketLink),
+///                      store, recordings, terminal readers, server counters; RoomKit, Access, TerminalFrames
+///                      (never Cluster or SyncServer: it hears its engine as RoomKit's RoomEngine)
+///   SyncServer       – the front (server, router, endpoints, WebSocket peer, viewer) with configuration and
+///                      operations; docs/architecture.md draws the picture
 ///   scrollsync       – the command line
 let package = Package(
     name: "ScrollSync",
@@ -87,11 +90,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "FuzzHarnesses", dependencies: ["Access", "Deflate", "Documents", "HTTP1", "RedisClient", "RoomKit", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "TextSafety", "WebSocketCore"]),
+        .target(
+            name: "Hub",
+            dependencies: [
+                "Access", "Bytes", "CLinux", "COpenSSL", "Deflate", "HTTP1", "RoomKit", "ScrollModel", "TerminalFrames", "Transport", "WebSocketCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        .target(name: "FuzzHarnesses", dependencies: ["Access", "Deflate", "Documents", "HTTP1", "Hub", "RedisClient", "RoomKit", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "TextSafety", "WebSocketCore"]),
         .target(
             name: "SyncServer",
             dependencies: [
-                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketCore", "Transport", "ScrollModel", "RoomKit", "Access", "Cluster", "COpenSSL", "CLinux", "RedisClient", "TextSafety", "TerminalFrames",
+                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketCore", "Transport", "ScrollModel", "RoomKit", "Access", "Cluster", "Hub", "COpenSSL", "CLinux", "RedisClient", "TextSafety", "TerminalFrames",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -107,7 +118,7 @@ let package = Package(
         .target(name: "Documents", dependencies: ["ScrollModel", "TextSafety"]),
         .target(name: "TerminalUI", dependencies: ["Documents", "ScrollModel", "CLinux", "TextSafety", "Transport"]),
         // The follower's view rendered on a server for terminals it streams to (`/rooms/NAME/tty`).
-        .target(name: "TerminalFrames", dependencies: ["Bytes", "ScrollModel", "TerminalUI"]),
+        .target(name: "TerminalFrames", dependencies: ["Bytes", "ScrollModel", "TerminalUI", "TextSafety"]),
         .target(
             name: "SyncClient",
             dependencies: [
@@ -148,10 +159,10 @@ let package = Package(
         .testTarget(
             name: "SyncServerTests",
             dependencies: [
-                "SyncServer", "RoomKit", "Access", "Cluster", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
+                "SyncServer", "Hub", "RoomKit", "Access", "Cluster", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
                 "scrollsync", "follow-example", "TestSupport", "TerminalFrames", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
-            exclude: ["Peers"]
+            exclude: ["Peers", "Simulation/seeds.txt"]
         ),
     ]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import Hub
 import ScrollModel
 import SyncClient
 import SyncServer

@@ -24,13 +24,16 @@ package struct JoinRequest: Sendable {
     package var asksToRecord = false
     /// Every room is recorded from its first member (`rooms.record`).
     package var recordsEveryRoom = false
+    /// A presenter's join that waited for its claim of control (a shared room nobody
+    /// drove): it joins now, whatever the claim's outcome (`Effect.continueJoin`).
+    package var afterClaim = false
 
     package init(id: SessionID, role: Role, name: String? = nil, key: GivenKey = nil, followKey: (@Sendable (String) -> Bool)? = nil,
                  authorized: Bool = false, keyRequired: Bool = false, newFollowKey: NewFollowKey? = nil,
-                 address: String = "", asksToRecord: Bool = false, recordsEveryRoom: Bool = false) {
+                 address: String = "", asksToRecord: Bool = false, recordsEveryRoom: Bool = false, afterClaim: Bool = false) {
         (self.id, self.role, self.name, self.key) = (id, role, name, key)
         (self.followKey, self.authorized, self.keyRequired, self.newFollowKey) = (followKey, authorized, keyRequired, newFollowKey)
-        (self.address, self.asksToRecord, self.recordsEveryRoom) = (address, asksToRecord, recordsEveryRoom)
+        (self.address, self.asksToRecord, self.recordsEveryRoom, self.afterClaim) = (address, asksToRecord, recordsEveryRoom, afterClaim)
     }
 }
 
@@ -116,6 +119,10 @@ extension RoomMachine {
         case orderAgain(now: UInt64)
         /// The hub forgets the room (idle, or unclaimed and empty).
         case forgotten
+        /// The engine's answer to a take or a claim (`Effect.orderControl`).
+        case controlAnswered(ticket: Int, EngineResult)
+        /// A take or a claim waited `SharedTiming.controlOutcomeNanoseconds`: it waits no more.
+        case controlOverdue(ticket: Int)
     }
 
     /// What an event takes from outside the room: values read before the step (the machine
@@ -180,6 +187,9 @@ extension RoomMachine {
         case evictFollowers
         /// A state this node ordered as the lease holder: to the engine, in order.
         indirect case publishLed(ScrollState)
+        /// This node's driver lost the lease: its led state not yet written back is dropped
+        /// (`RoomEngine.forgetLed`).
+        case leadEnded
         /// A scroll that waited for a merge: received again on its sender's loop, now that
         /// the room knows who leads.
         indirect case resend(ClientMessage, from: Sender)
@@ -203,6 +213,13 @@ extension RoomMachine {
         indirect case passOn(ScrollState, keep: Bool)
         /// Step `.orderAgain` after this many nanoseconds, on the room's home loop.
         case scheduleOrderAgain(after: UInt64)
+        /// A take or a claim whose outcome the room waits for (`ControlWait`): to the engine,
+        /// its answer stepped as `.controlAnswered(ticket:)`, and `.controlOverdue(ticket:)`
+        /// after `SharedTiming.controlOutcomeNanoseconds`. As the first effect of a join, the
+        /// join waits for it (`continueJoin`).
+        case orderControl(ControlAction, ticket: Int)
+        /// The claim a presenter's join waited for has its outcome here: join again (`afterClaim`).
+        case continueJoin(ticket: Int)
     }
 
     /// What a member's change asks of the engine.

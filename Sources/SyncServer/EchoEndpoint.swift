@@ -1,4 +1,5 @@
 import HTTP1
+import Hub
 import WebSocketCore
 import Transport
 
@@ -17,7 +18,7 @@ public struct EchoEndpoint: WebSocketEndpoint {
 }
 
 final class EchoSession: WebSocketSession {
-    func received(text: UnsafeRawBufferPointer, from peer: WebSocketPeer) { peer.send(text: text) }
-    func received(binary: UnsafeRawBufferPointer, from peer: WebSocketPeer) { peer.send(binary: binary) }
-    func closed(_ peer: WebSocketPeer, code: CloseCode) {}
+    func received(text: UnsafeRawBufferPointer, from peer: WebSocketLink) { peer.send(text: text) }
+    func received(binary: UnsafeRawBufferPointer, from peer: WebSocketLink) { peer.send(binary: binary) }
+    func closed(_ peer: WebSocketLink, code: CloseCode) {}
 }

@@ -1,6 +1,7 @@
 package import Access
 import HTTP1
 import Bytes
+import Hub
 import Transport
 import WebSocketCore
 
@@ -24,23 +25,9 @@ public protocol WebSocketEndpoint: Sendable {
     func makeSession(for request: HTTPRequest, from address: String, peer: WebSocketPeer) -> Result<any WebSocketSession, HTTPError>
 }
 
-/// The application side of one WebSocket connection. Calls come on its event loop.
-public protocol WebSocketSession: AnyObject {
-    func opened(_ peer: WebSocketPeer)
-    func received(text: UnsafeRawBufferPointer, from peer: WebSocketPeer)
-    func received(binary: UnsafeRawBufferPointer, from peer: WebSocketPeer)
-    /// The connection ended: closed by either side or dropped (`.abnormal`).
-    func closed(_ peer: WebSocketPeer, code: CloseCode)
-}
-
 extension WebSocketEndpoint {
     public var sharesCompressedFrames: Bool { false }
     public var sendBuffer: SendBufferSize? { nil }
-}
-
-extension WebSocketSession {
-    public func opened(_ peer: WebSocketPeer) {}
-    public func received(binary: UnsafeRawBufferPointer, from peer: WebSocketPeer) {}
 }
 
 /// A plain HTTP endpoint (GET, and HEAD for its head), e.g. `/healthz` or `/metrics`.

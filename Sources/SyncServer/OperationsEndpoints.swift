@@ -1,5 +1,6 @@
 package import Cluster
 import HTTP1
+import Hub
 import ScrollModel
 import Transport
 import WebSocketCore

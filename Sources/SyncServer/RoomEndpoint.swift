@@ -1,5 +1,6 @@
 package import Access
 import HTTP1
+import Hub
 package import RoomKit
 import ScrollModel
 import Synchronization
@@ -145,39 +146,6 @@ public struct RoomEndpoint: WebSocketEndpoint {
 
     /// 1–64 of `A–Z a–z 0–9 . _ -`, but not `.` or `..` (`RoomCore.isValidName`).
     static func isValidRoomName(_ name: String) -> Bool { RoomCore.isValidName(name) }
-}
-
-/// A token bucket of `burst` tokens, refilled at `rate` per second (both given by the
-/// owner, which shares them with other buckets).
-struct TokenBucket {
-    private var tokens: Double
-    private var updated: UInt64
-
-    init(burst: Double, now: UInt64) {
-        tokens = burst
-        updated = now
-    }
-
-    /// Takes a token if there is one.
-    mutating func take(now: UInt64, rate: Double, burst: Double) -> Bool {
-        tokens = min(burst, tokens + Double(elapsedNanoseconds(from: updated, to: now)) / 1e9 * rate)
-        updated = now
-        guard tokens >= 1 else { return false }
-        tokens -= 1
-        return true
-    }
-
-    /// Nanoseconds until a token will be there (as of the last `take`).
-    func wait(rate: Double) -> UInt64 {
-        tokens >= 1 ? 0 : UInt64(((1 - tokens) / rate * 1e9).rounded(.up))
-    }
-}
-
-extension WebSocketPeer {
-    @discardableResult
-    func send(text bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { send(text: $0) }
-    }
 }
 
 /// `application/x-www-form-urlencoded` query parameters (first value wins). A `%` not

@@ -1,6 +1,7 @@
 package import Access
 import HTTP1
 import Deflate
+import Hub
 import Logging
 import Transport
 import WebSocketCore

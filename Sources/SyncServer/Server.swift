@@ -2,6 +2,7 @@ package import Access
 import CLinux
 package import Cluster
 import CoreMetrics
+import Hub
 import Logging
 package import RedisClient
 package import RoomKit

@@ -1,3 +1,4 @@
+import Hub
 import ScrollModel
 import Transport
 import WebSocketCore

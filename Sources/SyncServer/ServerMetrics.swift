@@ -1,4 +1,5 @@
 package import Cluster
+import Hub
 package import RoomKit
 import ScrollModel
 import Synchronization
@@ -88,8 +89,8 @@ struct ServerMetrics: Sendable {
                     [([], counters.unfinishedMessagesClosed.load(ordering: .relaxed))])
         text.metric("scrollsync_close_codes_total", "counter", "Ended WebSocket connections by close code (1006: dropped without a close).",
                     counters.closeCodeCounts.map { ([("code", $0.0 == 0 ? "other" : String($0.0))], $0.1) })
-        rooms.broadcastLatency.write(into: &text, name: "scrollsync_broadcast_latency_seconds",
-                                     help: "Time from a room change to its delivery on each event loop with members.")
+        text.histogram("scrollsync_broadcast_latency_seconds", "Time from a room change to its delivery on each event loop with members.",
+                       rooms.broadcastLatency)
         text.gauge("scrollsync_event_loop_lag_seconds", "How late each event loop ran its last once-a-second tick.",
                    loops.map { ([("loop", String($0.index))], Double($0.lagNanoseconds.load(ordering: .relaxed)) / 1e9) })
         if let store {
@@ -154,6 +155,10 @@ struct MetricsSnapshot {
         let lines = buckets.map { (name + "_bucket", [("le", "\($0.bound)")], Double($0.count)) }
             + [(name + "_bucket", [("le", "+Inf")], Double(count)), (name + "_sum", [], sum), (name + "_count", [], Double(count))]
         families.append(Family(name: name, kind: .histogram, help: help, samples: lines))
+    }
+
+    mutating func histogram(_ name: String, _ help: String, _ latency: LatencyHistogram) {
+        histogram(name, help, buckets: latency.buckets, sum: latency.sumSeconds, count: latency.count)
     }
 
     /// The Prometheus text format (integers without a fraction).

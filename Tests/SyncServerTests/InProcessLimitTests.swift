@@ -1,5 +1,6 @@
 import Foundation
 import ScrollModel
+@testable import Hub
 import SyncServer
 import Testing
 import Transport

@@ -1,4 +1,5 @@
 import ScrollModel
+@testable import Hub
 @testable import SyncServer
 import Testing
 import Transport

@@ -2,6 +2,7 @@ import Access
 import Foundation
 @testable import RoomKit
 import ScrollModel
+@testable import Hub
 @testable import SyncServer
 import Testing
 import Transport

@@ -1,6 +1,7 @@
 import Foundation
 import ScrollModel
 @testable import scrollsync
+@testable import Hub
 import SyncServer
 import Testing
 

@@ -4,6 +4,7 @@ import Logging
 import ScrollModel
 import Synchronization
 import RoomKit
+@testable import Hub
 @testable import SyncServer
 import Testing
 

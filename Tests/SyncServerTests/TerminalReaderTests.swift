@@ -1,5 +1,6 @@
 import ScrollModel
 @testable import SyncServer
+import TerminalFrames
 import TerminalUI
 import TestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Access
 import Foundation
 import ScrollModel
+@testable import Hub
 @testable import SyncServer
 import Testing
 import Synchronization

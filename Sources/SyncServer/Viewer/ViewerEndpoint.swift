@@ -1,5 +1,6 @@
 package import Access
 import HTTP1
+import Hub
 import Documents
 import ScrollModel
 import WebSocketCore

@@ -8,17 +8,17 @@ import WebSocketCore
 /// are shared by all its members (`Shared`), so an idle member costs a few dozen bytes.
 public final class RoomMember: WebSocketSession {
     /// The endpoint's settings and services, held once for all its members.
-    final class Shared: Sendable {
-        let hub: any RoomHub
-        let limits: ClientMessage.Limits
+    package final class Shared: Sendable {
+        package let hub: any RoomHub
+        package let limits: ClientMessage.Limits
         /// Scrolls and documents per presenter (nil: no limit).
-        let scrollLimit: RateLimit?
-        let documentLimit: RateLimit?
+        package let scrollLimit: RateLimit?
+        package let documentLimit: RateLimit?
         /// Messages of any kind per connection (nil: no limit); past its burst: close 1008.
-        let messageLimit: RateLimit?
-        let counters: ServerCounters?
+        package let messageLimit: RateLimit?
+        package let counters: ServerCounters?
 
-        init(hub: any RoomHub, limits: ClientMessage.Limits, scrollLimit: RateLimit?, documentLimit: RateLimit?, messageLimit: RateLimit? = nil,
+        package init(hub: any RoomHub, limits: ClientMessage.Limits, scrollLimit: RateLimit?, documentLimit: RateLimit?, messageLimit: RateLimit? = nil,
              counters: ServerCounters?) {
             self.hub = hub
             self.limits = limits
@@ -96,7 +96,7 @@ public final class RoomMember: WebSocketSession {
     @exclusivity(unchecked) public private(set) var id = SessionID(0)
     /// The connection (a constant: a delivery reads it without a reference count). It holds
     /// the member as its session until it closes.
-    public let peer: WebSocketPeer
+    public let peer: WebSocketLink
     private let shared: Shared
     @exclusivity(unchecked) private var extras: Extras?
     /// The hub's handle on the room it is in: set when it joins, cleared when it leaves.
@@ -106,7 +106,7 @@ public final class RoomMember: WebSocketSession {
     /// Highest `seq` delivered, so a member never sees a state twice or out of order.
     /// (Loop-thread only, changed in place by nothing that calls out: no run-time
     /// exclusivity check, as for `lastDocument`; both are read and set once per delivery.)
-    @exclusivity(unchecked) var lastSeq = SeqMark(0)
+    @exclusivity(unchecked) var lastSeq = SeqMark.none
     /// Position in its local room's member list (for O(1) removal).
     @exclusivity(unchecked) var slot: Int32 = -1
     /// The room's version of the last document delivered (its welcome counts).
@@ -118,7 +118,7 @@ public final class RoomMember: WebSocketSession {
     /// It left (disconnected), perhaps while its join waited.
     var left = false
 
-    init(shared: Shared, peer: WebSocketPeer, room: String, role: Role, name: String?, key: String?, address: String,
+    package init(shared: Shared, peer: WebSocketLink, room: String, role: Role, name: String?, key: String?, address: String,
          followKey: String? = nil, authorized: Bool = false, record: Bool = false) {
         self.shared = shared
         self.peer = peer
@@ -152,7 +152,7 @@ public final class RoomMember: WebSocketSession {
 
     // MARK: WebSocketSession
 
-    public func opened(_ peer: WebSocketPeer) {
+    public func opened(_ peer: WebSocketLink) {
         guard stage == .new, peer === self.peer, let extras else { return }
         id = SessionID.make()
         if let deflate = peer.deflate {
@@ -189,7 +189,7 @@ public final class RoomMember: WebSocketSession {
         }
     }
 
-    public func received(text: UnsafeRawBufferPointer, from peer: WebSocketPeer) {
+    public func received(text: UnsafeRawBufferPointer, from peer: WebSocketLink) {
         switch stage {
         case .joined: break
         case .joining:
@@ -235,7 +235,7 @@ public final class RoomMember: WebSocketSession {
 
     /// Sends an `error` within the connection's error budget (`InboundGate`): a client that sends
     /// nothing but refused messages costs decoding, not a reply each.
-    private func answer(_ refusal: ProtocolError, peer: WebSocketPeer) {
+    private func answer(_ refusal: ProtocolError, peer: WebSocketLink) {
         if let extras, var inbound = extras.inbound {
             let allowed = inbound.mayAnswer(now: peer.channel.loop.now)
             extras.inbound = inbound
@@ -251,7 +251,7 @@ public final class RoomMember: WebSocketSession {
     /// pending message (replacing an older one) until the bucket has a token, so the newest
     /// place or document always reaches the room. `rate_limited` says so at most once a second.
     private func limitRate(_ message: ClientMessage, _ gate: ReferenceWritableKeyPath<Extras, RateGate?>, extras: Extras,
-                           peer: WebSocketPeer) -> ProtocolError? {
+                           peer: WebSocketLink) -> ProtocolError? {
         let now = peer.channel.loop.now
         guard var state = extras[keyPath: gate] else { return shared.hub.receive(message, from: self) }
         defer { extras[keyPath: gate] = state }
@@ -265,7 +265,7 @@ public final class RoomMember: WebSocketSession {
         return ProtocolError(.rateLimited, "more than \(state.limit.description): the newest goes to the room when the rate allows, older ones are dropped")
     }
 
-    private func scheduleRelease(_ gate: ReferenceWritableKeyPath<Extras, RateGate?>, after delay: UInt64, peer: WebSocketPeer) {
+    private func scheduleRelease(_ gate: ReferenceWritableKeyPath<Extras, RateGate?>, after delay: UInt64, peer: WebSocketLink) {
         peer.channel.loop.schedule(after: max(delay, 1_000_000)) { [self] in
             guard stage == .joined, let extras, var state = extras[keyPath: gate], let message = state.pending else { return }
             guard state.take(now: peer.channel.loop.now) else {
@@ -279,11 +279,11 @@ public final class RoomMember: WebSocketSession {
         }
     }
 
-    public func received(binary: UnsafeRawBufferPointer, from peer: WebSocketPeer) {
+    public func received(binary: UnsafeRawBufferPointer, from peer: WebSocketLink) {
         peer.send(text: ServerMessage.error(ProtocolError(.badMessage, "scrollsync.v1 messages are JSON text frames, not binary")))
     }
 
-    public func closed(_ peer: WebSocketPeer, code: CloseCode) {
+    public func closed(_ peer: WebSocketLink, code: CloseCode) {
         let stage = self.stage
         self.stage = .ended
         extras = nil
@@ -296,11 +296,15 @@ public final class RoomMember: WebSocketSession {
 }
 
 /// A per-presenter rate: `rate` messages a second, `burst` at once.
-struct RateLimit: Sendable {
-    let rate: Double
-    let burst: Double
+package struct RateLimit: Sendable {
+    package let rate: Double
+    package let burst: Double
     /// What is limited, for `rate_limited`'s message ("1000 scrolls per second").
-    let description: String
+    package let description: String
+
+    package init(rate: Double, burst: Double, description: String) {
+        (self.rate, self.burst, self.description) = (rate, burst, description)
+    }
 }
 
 /// A rate limit that conflates: a token bucket, and the newest message over the rate.
@@ -343,14 +347,24 @@ struct InboundGate {
     mutating func mayAnswer(now: UInt64) -> Bool { errors.take(now: now, rate: Self.errorsPerSecond, burst: Self.errorBurst) }
 }
 
-/// The last `seq` sent to a member, in 4 bytes: its low 32 bits, compared by wrapping
-/// difference. That orders any two `seq`s less than 2^31 apart, and a member is never
-/// that far behind its room: every state (or conflated pass) moves it to the newest.
-struct SeqMark {
-    private var low: UInt32
+/// The last `seq` sent to a member, in 4 bytes: its distance from its local room's base
+/// (`LocalRoom.mark`). The room moves the base, and every member's mark with it, when a `seq`
+/// comes too far from it (a new Redis hash numbers from the wall clock, docs/cluster.md §2):
+/// a mark too old for the new base becomes `none`, older than any.
+struct SeqMark: Equatable {
+    var offset: Int32
 
-    init(_ seq: Int) { low = UInt32(truncatingIfNeeded: seq) }
+    /// Before any state (a welcome without one).
+    static let none = SeqMark(offset: .min)
 
-    /// Whether `seq` is newer than the mark.
-    func precedes(_ seq: Int) -> Bool { Int32(bitPattern: UInt32(truncatingIfNeeded: seq) &- low) > 0 }
+    /// Whether `other` is newer than the mark.
+    func precedes(_ other: SeqMark) -> Bool { other.offset > offset }
+
+    /// A count that grows one by one (a terminal reader's frame generation), in its low 32
+    /// bits: ordered by wrapping difference (`precedesWrapping`), across the wrap.
+    init(wrapping count: Int) { offset = Int32(truncatingIfNeeded: count) }
+
+    init(offset: Int32) { self.offset = offset }
+
+    func precedesWrapping(_ other: SeqMark) -> Bool { other.offset &- offset > 0 }
 }

@@ -66,7 +66,7 @@ public final class LocalRoomHub: RoomHub {
     public let options: Options
     public let counters = RoomCounters()
     /// Renders rooms' terminal views off the loops (`/rooms/NAME/tty`).
-    let screenRenderer = ScreenRenderer()
+    package let screenRenderer = ScreenRenderer()
     let loops: [EventLoop]
     let rooms = Mutex<[String: Room]>([:])
     let store: (any RoomStore)?
@@ -78,17 +78,17 @@ public final class LocalRoomHub: RoomHub {
     let sharedRooms = SharedRoomsBridge()
     let creationLimits: RoomCreationLimits
     /// Presenter keys' way in: limits per address and room, then the slow hash.
-    let keys: KeyAdmission
+    package let keys: KeyAdmission
     /// Bytes of the documents all rooms hold now, against `options.documentsTotalBytes`.
     let documents: ByteBudget
     /// Bytes of the recordings all rooms hold now, against `options.recordingsTotalBytes`, and
     /// each address's share.
-    let recordingBytes: RecordingBudget
+    package let recordingBytes: RecordingBudget
     /// Where recordings are kept across restarts (with the embedded store), or nil.
-    let recordingFiles: RecordingFiles?
+    package let recordingFiles: RecordingFiles?
     /// The server's URL (`ws://HOST:PORT`, the port it bound) for a recording's header; the
     /// server sets it once it listens.
-    let publicURL = Reloadable("ws://localhost")
+    package let publicURL = Reloadable("ws://localhost")
 
     /// Refusals by reason, for /metrics (shared with the server's other counters).
     let refusals: RefusalCounters
@@ -247,7 +247,8 @@ public final class LocalRoomHub: RoomHub {
         // The room table's lock before the room's, as everywhere.
         rooms.withLock { rooms in
             room.guarded.withLock { guarded in
-                guard guarded.machine.creator != nil, guarded.core.isEmpty, !guarded.removed, guarded.waiting.isEmpty else { return }
+                guard guarded.machine.creator != nil, guarded.core.isEmpty, !guarded.removed, guarded.waiting.isEmpty,
+                      guarded.joinsAfterClaim.isEmpty else { return }
                 guarded.removed = true
                 dropRecording(in: &guarded, room: room.name)
                 var steps = Steps(room: room, loop: loop, member: nil)

@@ -7,21 +7,21 @@ import Glibc
 #endif
 
 /// What the terminal readers cost, for /metrics.
-final class ScreenCounters: Sendable {
+package final class ScreenCounters: Sendable {
     /// Readers streaming now.
-    let readers = Atomic<Int>(0)
+    package let readers = Atomic<Int>(0)
     /// Frames rendered (one per size per change of a room) and handed to readers.
-    let framesRendered = Atomic<Int>(0)
-    let framesSent = Atomic<Int>(0)
-    let bytesSent = Atomic<Int>(0)
+    package let framesRendered = Atomic<Int>(0)
+    package let framesSent = Atomic<Int>(0)
+    package let bytesSent = Atomic<Int>(0)
     /// Frames replaced in a reader's slot before it took them (it was behind).
-    let framesConflated = Atomic<Int>(0)
+    package let framesConflated = Atomic<Int>(0)
 }
 
 /// The thread that renders rooms' terminal views, so that no event loop waits for a render:
 /// rooms wait in turn, each at most once (a room queued again before its turn renders once,
 /// with everything that changed meanwhile). Started with the first room; `stop` ends it.
-final class ScreenRenderer: Sendable {
+package final class ScreenRenderer: Sendable {
     private struct Queue {
         var rooms = Deque<ScreenReaders>()
         var started = false
@@ -30,7 +30,7 @@ final class ScreenRenderer: Sendable {
 
     private let queue = Mutex(Queue())
     private let wakeup = Semaphore()
-    let counters = ScreenCounters()
+    package let counters = ScreenCounters()
 
     func schedule(_ room: ScreenReaders) {
         let start = queue.withLock { queue -> Bool? in
@@ -44,7 +44,7 @@ final class ScreenRenderer: Sendable {
         wakeup.signal()
     }
 
-    func stop() {
+    package func stop() {
         queue.withLock { queue in
             queue.stopped = true
             queue.rooms.removeAll()

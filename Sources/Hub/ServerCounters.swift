@@ -31,11 +31,11 @@ public final class ServerCounters: Sendable {
     public let errorsUnanswered = Atomic<Int>(0)
 
     /// Statuses counted one by one; any other ≥ 400 counts under the last (0).
-    static let refusalStatuses = [400, 401, 403, 404, 405, 408, 426, 429, 431, 503, 0]
+    package static let refusalStatuses = [400, 401, 403, 404, 405, 408, 426, 429, 431, 503, 0]
 
     public init() {}
 
-    func refused(status: Int) {
+    package func refused(status: Int) {
         let index = Self.refusalStatuses.firstIndex(of: status) ?? Self.refusalStatuses.count - 1
         refusals[index].add(1)
     }
@@ -47,13 +47,13 @@ public final class ServerCounters: Sendable {
 
     public var upgradesRefused: Int { refusals.reduce(0) { $0 + $1.value } }
 
-    func closed(code: CloseCode) {
+    package func closed(code: CloseCode) {
         let index = (1000...1015).contains(Int(code.rawValue)) ? Int(code.rawValue) - 999 : 0
         closeCodes[index].add(1)
     }
 
     /// (code, count) for every close code seen; code 0 collects the rest.
-    var closeCodeCounts: [(Int, Int)] {
+    package var closeCodeCounts: [(Int, Int)] {
         closeCodes.enumerated().compactMap { index, count in
             let value = count.value
             return value == 0 ? nil : (index == 0 ? 0 : index + 999, value)
@@ -88,6 +88,6 @@ public enum RefusalReason: String, CaseIterable, Sendable {
 public final class RefusalCounters: Sendable {
     private let counters = RefusalReason.allCases.map { _ in Counter() }
     public init() {}
-    func count(_ reason: RefusalReason) { counters[RefusalReason.allCases.firstIndex(of: reason)!].add(1) }
+    package func count(_ reason: RefusalReason) { counters[RefusalReason.allCases.firstIndex(of: reason)!].add(1) }
     public func value(_ reason: RefusalReason) -> Int { counters[RefusalReason.allCases.firstIndex(of: reason)!].value }
 }

@@ -13,7 +13,7 @@ import Glibc
 /// logged, shown in /healthz and retried. At start-up each file is checked as any recording
 /// from outside is: a damaged tail (a crash mid-line) is cut at the last good line, and a
 /// file whose header is bad is set aside as `NAME.rec.damaged`.
-final class RecordingFiles: @unchecked Sendable {
+package final class RecordingFiles: @unchecked Sendable {
     private enum Pending { case append([UInt8]), remove }
     private struct State {
         var pending: [String: [Pending]] = [:]
@@ -38,9 +38,9 @@ final class RecordingFiles: @unchecked Sendable {
     }
 
     /// Why writing fails now, or nil.
-    var failing: String? { state.withLock { $0.failing } }
+    package var failing: String? { state.withLock { $0.failing } }
     /// Files found damaged at start-up.
-    var damagedFiles: Int { state.withLock { $0.damaged } }
+    package var damagedFiles: Int { state.withLock { $0.damaged } }
 
     func append(_ bytes: ArraySlice<UInt8>, room: String) {
         state.withLock { $0.pending[room, default: []].append(.append(Array(bytes))) }
@@ -60,7 +60,7 @@ final class RecordingFiles: @unchecked Sendable {
     /// Writes what is pending (a few seconds at most) and stops the writer; false when
     /// something could not be written.
     @discardableResult
-    func close() -> Bool {
+    package func close() -> Bool {
         state.withLock { $0.closed = true }
         for _ in 0..<3000 {
             if state.withLock({ $0.pending.isEmpty && !$0.writing }) { return true }

@@ -10,7 +10,7 @@ import Synchronization
 /// (`takeDropped`, at the hub's next tick).
 ///
 /// An append costs two relaxed atomics; the lock is taken to start, end or drop a recording.
-final class RecordingBudget: Sendable {
+package final class RecordingBudget: Sendable {
     /// One recording's claim: its room, its address's share, the bytes it holds, whether its
     /// room has a presenter now (the hub says so), whether the budget took it back.
     final class Ticket: Sendable {
@@ -87,7 +87,7 @@ final class RecordingBudget: Sendable {
         }
     }
 
-    var bytesHeld: Int { held.load(ordering: .relaxed) }
+    package var bytesHeld: Int { held.load(ordering: .relaxed) }
 
     /// A claim for `room`'s recording, paid by `address` (its group).
     func ticket(room: String, address: String) -> Ticket {
