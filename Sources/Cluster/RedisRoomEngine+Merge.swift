@@ -39,7 +39,8 @@ extension RedisRoomEngine {
         commands.send(["EVAL", scripts.reconcile, "3", k.hash, k.lease, k.nodes, local.driver ?? "", local.driverName ?? "",
                        String(local.state?.seq ?? 0)].map { Array($0.utf8) }
                       + [suffix, Array(k.channel.utf8), Array(String(leaseMilliseconds).utf8), Array(String(roomIdleMilliseconds).utf8),
-                         driverMessage, document, Array((local.keyDigest ?? "").utf8), Array((local.followKey ?? "").utf8)] + signing) { [self] answer in
+                         driverMessage, document, Array((local.keyDigest ?? "").utf8), Array((local.followKey ?? "").utf8)] + signing
+                      + [Array(String(seqClock()).utf8)]) { [self] answer in
             settle(room)  // a fetch of the same room waiting for the newest state answers first (it ran first)
             let snapshot = answer.isError ? nil : snapshotFrom(answer, room: room)
             answered(room, snapshot, reply)

@@ -19,7 +19,7 @@ import Glibc
 /// - `scrollsync:{R}:nodes` hash: each node's member counts and when it said them.
 ///
 /// The lease holder's node orders its driver's states and publishes `S MESSAGE` with `HSET`
-/// of `seq`/`suf` (`publish(led:seq:room:keep:)`, no script). Every other change runs as one Lua script
+/// of `seq`/`suf` (`publish(led:seq:by:room:keep:)`, no script). Every other change runs as one Lua script
 /// that checks, assigns `seq`/`ver`, stores and publishes `VER MESSAGE` on channel
 /// `scrollsync:{R}`. Each node decodes what it reads once and sends its own encoding to its
 /// members. Presence goes out as `P NODE p f d`.
@@ -197,7 +197,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     private func fetch(_ room: String, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
         let k = keys(room)
         attaching[room, default: SnapshotWait()].asked()
-        commands.send(["EVAL", scripts.snapshot, "3", k.hash, k.lease, k.nodes]) { [self] answer in
+        commands.send(["EVAL", scripts.snapshot, "3", k.hash, k.lease, k.nodes, String(seqClock()), String(roomIdleMilliseconds)]) { [self] answer in
             let snapshot = answer.isError ? nil : snapshotFrom(answer, room: room)
             // A driven room's newest state may not be in its hash yet (written back every
             // 250 ms): the nodes that hold the room answer the question below, and the
@@ -232,8 +232,8 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
 
     /// `PUBLISH` of `S MESSAGE` at once; `seq` and `suf` written into the hash (for nodes that
     /// fetch the room) at most every `writeBackNanoseconds` per room, the newest state only, and
-    /// only above the hash's `seq` (`Scripts.writeBack`).
-    public func publish(led message: [UInt8], seq: Int, room: String, keep: Bool) {
+    /// only above the hash's `seq` while `by` holds the lease (`Scripts.writeBack`).
+    public func publish(led message: [UInt8], seq: Int, by: String, room: String, keep: Bool) {
         loop.execute { [self] in
             guard isAvailable else { return }
             counters.ledStates.add(1, ordering: .relaxed)
@@ -241,7 +241,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
             commands.send([Array(publishCommand.utf8), Array(channel.utf8), signed(Array("S ".utf8) + message, channel: channel)])
             guard keep else { return }
             if let pending = unwritten[room], pending.seq >= seq { return }
-            unwritten[room] = (seq, message)
+            unwritten[room] = (seq, by, message)
             guard !writeBackScheduled else { return }
             writeBackScheduled = true
             loop.schedule(after: Self.writeBackNanoseconds) { [weak self] in self?.writeBack() }
@@ -249,8 +249,13 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     }
 
     /// Led states not yet in their rooms' hashes: the newest of each room.
-    private var unwritten: [String: (seq: Int, message: [UInt8])] = [:]
+    private var unwritten: [String: (seq: Int, by: String, message: [UInt8])] = [:]
     private var writeBackScheduled = false
+
+    /// A new hash's `seq` base (`Scripts.snapshot`): the wall clock in microseconds since
+    /// 2026-01-01, some 3·10¹³ a year, far faster than a room numbers states, and below the
+    /// 10¹⁵ clients read until 2057. The simulation sets its virtual clock before it starts.
+    package var seqClock: @Sendable () -> Int = { wallMicroseconds() - 1_767_225_600_000_000 }
 
     /// How long a led state may wait for its `HSET` (250 ms): a room's hash is written at most
     /// 4 times a second however fast it moves. Nodes that fetch the room ask for the newest
@@ -266,10 +271,17 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     /// Writes `room`'s newest led state into its hash now, if one waits.
     private func writeBack(room: String) {
         guard let state = unwritten.removeValue(forKey: room) else { return }
-        // Compared on `seq` in Redis: a write that lands late (this node lost the lease since)
-        // never takes the hash back below the new holder's state.
-        commands.send([Array("EVAL".utf8), Array(Scripts.writeBack.utf8), Array("1".utf8), Array(keys(room).hash.utf8),
-                       Array(String(state.seq).utf8), stateSuffix(state.message)])
+        // Compared on `seq` and the lease in Redis: a write that lands late (this node lost the
+        // lease since) never takes the hash back below the new holder's state.
+        let k = keys(room)
+        commands.send([Array("EVAL".utf8), Array(Scripts.writeBack.utf8), Array("2".utf8), Array(k.hash.utf8), Array(k.lease.utf8),
+                       Array(String(state.seq).utf8), stateSuffix(state.message), Array(state.by.utf8)])
+    }
+
+    /// This node no longer holds `room`'s lease: its led state waiting to be written back is
+    /// dropped (the new holder's node writes the room's newest; docs/cluster.md, divergence 2).
+    public func forgetLed(room: String) {
+        loop.execute { [self] in unwritten[room] = nil }
     }
 
     public func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void) {
@@ -282,6 +294,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         case .release(let id): (mode, session, name, stale) = ("release", id, nil, "")
         case .lapse(let previous): (mode, session, name, stale) = ("lapse", "", nil, previous)
         }
+        let lost = mode == "take" || mode == "claim" ? "another presenter holds control" : "you do not drive this room"
         loop.execute { [self] in
             let k = keys(room)
             // The room's newest led state goes into its hash before control changes: what a
@@ -293,7 +306,8 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
                            String(roomIdleMilliseconds), k.channel].map { Array($0.utf8) } + [message, scriptKey(message, channel: k.channel)]) { answer in
                 switch answer {
                 case .error: done(.unavailable)
-                case .integer(0): done(.refused(ProtocolError(.notDriver, "you do not drive this room")))
+                case .integer(0): done(.refused(ProtocolError(.notDriver, lost)))
+                case .integer(let version): done(.ordered(version: version))
                 default: done(.done)
                 }
             }

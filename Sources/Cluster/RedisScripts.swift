@@ -20,18 +20,30 @@ package enum Scripts {
 
     /// Signs a change it publishes (`ChannelSigner`): `k` the key the node sent (empty without
     /// `redis.secret`: nothing to sign, no SHA-1), the version and the state's seq assigned here.
+    /// `digits` writes a `seq` in full: Lua's own `..` writes numbers of more than 14 digits with
+    /// an exponent, and a `seq` from the wall clock has 16.
     package static let sign = """
         local function signed(k, ver, seq) if k == '' then return '' end return '!' .. redis.sha1hex(k .. ' ' .. ver .. ' ' .. seq) .. ' ' end
+        local function digits(n) return string.format('%d', n) end
         """
 
-    /// KEYS hash, lease, nodes -> {hash fields, lease holder, node counts}
+    /// KEYS hash, lease, nodes; ARGV seq base, idle ms -> {hash fields, lease holder, node counts}.
+    /// A hash without `seq` (a new room, or one an empty Redis forgot) starts at the base the node
+    /// sends, its wall clock in microseconds: above any `seq` a node may still hold from before
+    /// (docs/cluster.md §2, I1 after Redis restarted empty).
     package static let snapshot = """
+        if redis.call('HSETNX', KEYS[1], 'seq', ARGV[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+        \(snapshotReply)
+        """
+
+    /// What `snapshot` (and `reconcile`) answers.
+    static let snapshotReply = """
         return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]) or '', redis.call('HGETALL', KEYS[3])}
         """
 
     /// KEYS hash, lease; ARGV session, suffix, channel, signing key. A scroll sent before its node has heard
     /// that it holds the lease (the lease holder's node publishes its driver's states itself,
-    /// without a script: `RedisRoomEngine.publish(led:seq:room:keep:)`). The hash's expiry is not
+    /// without a script: `RedisRoomEngine.publish(led:seq:by:room:keep:)`). The hash's expiry is not
     /// renewed here: the lease holder's node renews the lease and the hash every second.
     package static let scroll = """
         \(sign)
@@ -39,21 +51,26 @@ package enum Scripts {
         local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
         local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
         redis.call('HSET', KEYS[1], 'suf', ARGV[2])
-        redis.call('PUBLISH', ARGV[3], signed(ARGV[4], ver, seq) .. ver .. ' \(String(decoding: statePrefix, as: UTF8.self))' .. seq .. ARGV[2])
+        redis.call('PUBLISH', ARGV[3], signed(ARGV[4], ver, digits(seq)) .. ver .. ' \(String(decoding: statePrefix, as: UTF8.self))' .. digits(seq) .. ARGV[2])
         return seq
         """
 
-    /// KEYS hash; ARGV seq, suffix. A led state written back into the room's hash only if its
-    /// `seq` is above the hash's: the hash's `seq` never goes back (docs/cluster.md, I4), even
-    /// when an old lease holder's delayed write lands after the new holder's.
+    /// KEYS hash, lease; ARGV seq, suffix, the state's `by`. A led state written back into the
+    /// room's hash only if its `seq` is above the hash's and its driver still holds the lease:
+    /// the hash's `seq` never goes back (docs/cluster.md, I4), even when an old lease holder's
+    /// delayed write lands after the new holder's, and a state of a driver who lost the lease
+    /// is never written (divergence 2).
     static let writeBack = """
         local seq = tonumber(ARGV[1])
+        if redis.call('GET', KEYS[2]) ~= ARGV[3] then return 0 end
         if seq <= (tonumber(redis.call('HGET', KEYS[1], 'seq')) or -1) then return 0 end
         redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'suf', ARGV[2])
         return 1
         """
 
     /// KEYS hash, lease; ARGV mode, session, name, stale, lease ms, idle ms, channel, driver message, signing key
+    /// -> 0 if refused, else the version the change was ordered under (the node that asked
+    /// waits until its room reaches it: docs/cluster.md, divergence 3).
     package static let control = """
         \(sign)
         local holder = redis.call('GET', KEYS[2])
@@ -75,7 +92,7 @@ package enum Scripts {
         local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
         redis.call('PEXPIRE', KEYS[1], ARGV[6])
         redis.call('PUBLISH', ARGV[7], signed(ARGV[9], ver, '') .. ver .. ' ' .. ARGV[8])
-        return 1
+        return ver
         """
 
     /// Keeps one field of the room's hash and publishes the change that says so (a document:
@@ -119,7 +136,8 @@ package enum Scripts {
     /// signing keys (empty without `redis.secret`) of the driver message, the document, the
     /// local state, and of the hash's state `suf` as the node read it just before (a state
     /// whose key the node could not know goes unpublished: the version still counts it, so
-    /// other nodes fetch the room at the next change).
+    /// other nodes fetch the room at the next change); the `seq` base of a hash without one
+    /// (as `snapshot`).
     /// The local driver keeps control if the lease is free or its own; its state then goes
     /// out again with a `seq` above every node's. Only that node publishes a state: it is the
     /// only one that ordered states alone meanwhile. Another node's newer state goes into the
@@ -130,7 +148,8 @@ package enum Scripts {
     /// merged before it would not hear of it otherwise.
     package static let reconcile = """
         \(sign)
-        local cur = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
+        redis.call('HSETNX', KEYS[1], 'seq', ARGV[17])
+        local cur = tonumber(redis.call('HGET', KEYS[1], 'seq'))
         local holder = redis.call('GET', KEYS[2])
         local localSeq = tonumber(ARGV[3])
         local mine = ARGV[1] ~= '' and (not holder or holder == ARGV[1])
@@ -157,19 +176,19 @@ package enum Scripts {
         if mine and ARGV[4] ~= '' then
           suffix = ARGV[4]
         elseif localSeq > cur and ARGV[4] ~= '' then
-          redis.call('HSET', KEYS[1], 'seq', localSeq, 'suf', ARGV[4])
+          redis.call('HSET', KEYS[1], 'seq', ARGV[3], 'suf', ARGV[4])
         end
         if suffix then
           local seq = math.max(cur, localSeq) + 1
-          redis.call('HSET', KEYS[1], 'seq', seq, 'suf', suffix)
+          redis.call('HSET', KEYS[1], 'seq', digits(seq), 'suf', suffix)
           local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
           local key = ''
           if ARGV[14] ~= '' then key = (suffix == ARGV[4] and ARGV[14]) or (suffix == ARGV[15] and ARGV[16]) or false end
           if key then
-            redis.call('PUBLISH', ARGV[5], signed(key, ver, seq) .. ver .. ' \(String(decoding: statePrefix, as: UTF8.self))' .. seq .. suffix)
+            redis.call('PUBLISH', ARGV[5], signed(key, ver, digits(seq)) .. ver .. ' \(String(decoding: statePrefix, as: UTF8.self))' .. digits(seq) .. suffix)
           end
         end
         redis.call('PEXPIRE', KEYS[1], ARGV[7])
-        \(snapshot)
+        \(snapshotReply)
         """
 }

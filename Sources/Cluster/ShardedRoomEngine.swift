@@ -94,8 +94,12 @@ public final class ShardedRoomEngine: RoomEngine, SharedRoomsDelegate, @unchecke
         shard(for: room).scroll(room: room, session: session, suffix: suffix, done: done)
     }
 
-    public func publish(led message: [UInt8], seq: Int, room: String, keep: Bool) {
-        shard(for: room).publish(led: message, seq: seq, room: room, keep: keep)
+    public func publish(led message: [UInt8], seq: Int, by: String, room: String, keep: Bool) {
+        shard(for: room).publish(led: message, seq: seq, by: by, room: room, keep: keep)
+    }
+
+    public func forgetLed(room: String) {
+        shard(for: room).forgetLed(room: room)
     }
 
     public func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void) {

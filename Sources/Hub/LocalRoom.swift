@@ -71,6 +71,24 @@ final class LocalRoom: @unchecked Sendable {
         members.append(member)
     }
 
+    /// The `seq` members' marks count from (`SeqMark`). Loop thread only.
+    private var markBase = 0
+
+    /// `seq` as a member's mark here (0: none). A `seq` 2^30 or more above the base moves the
+    /// base to it, and every member's mark with it (once per leap of the room's numbering:
+    /// members are never that far behind otherwise).
+    func mark(_ seq: Int) -> SeqMark {
+        guard seq > 0 else { return .none }
+        let distance = seq - markBase
+        if distance < 1 << 30 { return distance > -(1 << 30) ? SeqMark(offset: Int32(distance)) : .none }
+        for member in members where member.lastSeq != .none {
+            let moved = Int(member.lastSeq.offset) - distance
+            member.lastSeq = moved > -(1 << 30) ? SeqMark(offset: Int32(moved)) : .none
+        }
+        markBase = seq
+        return SeqMark(offset: 0)
+    }
+
     func remove(_ member: RoomMember) {
         let slot = Int(member.slot)
         guard slot >= 0, slot < members.count, members[slot] === member else { return }
@@ -130,9 +148,10 @@ final class LocalRoom: @unchecked Sendable {
                     pass(budget: Self.passChunk)
                 }
             case .state(let seq, let frame):
+                let mark = mark(seq)
                 forEachMember { member in
-                    guard member.lastSeq.precedes(seq) else { return }
-                    member.lastSeq = SeqMark(seq)
+                    guard member.lastSeq.precedes(mark) else { return }
+                    member.lastSeq = mark
                     bytesOut += Self.send(frame, to: member)
                     deliveries += 1
                 }
@@ -197,6 +216,7 @@ final class LocalRoom: @unchecked Sendable {
     /// chunk stopped; the rest go in the next loop iteration, after the loop's I/O.
     private func pass(budget: Int) {
         guard let (seq, frame) = newest else { passScheduled = false; return }
+        let mark = mark(seq)
         var budget = budget
         var deliveries = 0
         var conflated = 0
@@ -209,8 +229,8 @@ final class LocalRoom: @unchecked Sendable {
             remaining -= 1
             budget -= 1
             Self.borrow(members, index) { member in
-                guard member.lastSeq.precedes(seq) else { return }
-                member.lastSeq = SeqMark(seq)
+                guard member.lastSeq.precedes(mark) else { return }
+                member.lastSeq = mark
                 frame.withFrame(forWindowBits: member.windowBits) { bytes in
                     bytesOut += bytes.count
                     if member.peer.sendLatest(frame: bytes) { conflated += 1 }

@@ -22,7 +22,8 @@ extension LocalRoomHub {
         let ticket: KeyCheckTicket
     }
 
-    func join(_ member: RoomMember, room name: String, role: Role, key: String?, proof: KeyProof?) {
+    /// `afterClaim`: the join waited for its claim of control (`RoomMachine.JoinRequest.afterClaim`).
+    func join(_ member: RoomMember, room name: String, role: Role, key: String?, proof: KeyProof?, afterClaim: Bool = false) {
         while true {
             let shared = engine?.isAvailable == true
             let found = rooms.withLock { rooms -> Result<(Room, Bool), ProtocolError> in
@@ -58,7 +59,7 @@ extension LocalRoomHub {
                 }
             }
             // The retry is made only when the join has to wait (most joins do not).
-            let outcome = join(member, room: room, name: name, role: role, key: key, proof: proof) { [self] in
+            let outcome = join(member, room: room, name: name, role: role, key: key, proof: proof, afterClaim: afterClaim) { [self] in
                 let loop = member.peer.channel.loop
                 let waiting = Unchecked(member)
                 return { [self] in
@@ -95,7 +96,7 @@ extension LocalRoomHub {
 
     /// The retry is queued in the same critical section that finds the room still being
     /// fetched: queued after it, a fetch finishing in between would never run it.
-    func join(_ member: RoomMember, room: Room, name: String, role: Role, key: String?, proof: KeyProof?,
+    func join(_ member: RoomMember, room: Room, name: String, role: Role, key: String?, proof: KeyProof?, afterClaim: Bool,
                       retryWhenAttached makeRetry: () -> @Sendable () -> Void) -> JoinOutcome {
         withRoom(room, on: member.peer.channel.loop) { guarded, steps -> JoinOutcome in
             guard !guarded.removed else { return .removed }
@@ -103,15 +104,32 @@ extension LocalRoomHub {
                 guarded.waiting.append(makeRetry())
                 return .waiting
             }
-            return join(Unchecked(member), in: &guarded, &steps, name: name, role: role, key: key, proof: proof)
+            return join(Unchecked(member), in: &guarded, &steps, name: name, role: role, key: key, proof: proof, afterClaim: afterClaim)
         }.value
+    }
+
+    /// The join again once its claim of control has its outcome here (`.continueJoin`); a
+    /// member who left meanwhile leaves the room instead (a claim it won is given back).
+    private func joinAfterClaim(_ joining: Unchecked<RoomMember>, room: Room, name: String, role: Role, key: String?,
+                                proof: KeyProof?) -> @Sendable () -> Void {
+        let loop = joining.value.peer.channel.loop
+        return { [self] in
+            loop.execute { [self] in
+                let member = joining.value
+                guard !member.left else {
+                    step(.leave(member.id), in: room, on: loop)
+                    return
+                }
+                join(member, room: name, role: role, key: key, proof: proof, afterClaim: true)
+            }
+        }
     }
 
     /// The join under the room's lock: the room's machine decides (the key's proof, who claims
     /// the room, whether it is recorded), the member is added to its loop's share of the room,
     /// then the room's effects are carried out (its broadcasts reach the member too).
     private func join(_ joining: Unchecked<RoomMember>, in guarded: inout Room.Guarded, _ steps: inout Steps, name: String, role: Role,
-                      key: String?, proof: KeyProof?) -> JoinOutcome {
+                      key: String?, proof: KeyProof?, afterClaim: Bool) -> JoinOutcome {
         let member = joining.value
         let room = steps.room
         let loop = member.peer.channel.loop
@@ -126,11 +144,18 @@ extension LocalRoomHub {
         let newFollowKey = role == .presenter ? member.followKey.map { key in
             Room.Machine.NewFollowKey(record: FollowKey.record(key, matching: nil)) { FollowKey.matches(key, record: $0) }
         } : nil
-        let request = Room.Machine.JoinRequest(id: member.id, role: role, name: member.name, key: given, followKey: followCheck,
+        var request = Room.Machine.JoinRequest(id: member.id, role: role, name: member.name, key: given, followKey: followCheck,
                                                authorized: member.authorized, keyRequired: options.requirePresenterKey, newFollowKey: newFollowKey,
                                                address: member.address, asksToRecord: member.asksToRecord, recordsEveryRoom: options.recordRooms)
+        request.afterClaim = afterClaim
         let effects = guarded.machine.step(.join(request), machineContext)  // carried out once the member is in (below)
         if case .hashKey(let against)? = effects.first { return .hash(against: against) }
+        if let ticket = effects.lazy.compactMap({ if case .orderControl(.claim, let ticket) = $0 { ticket } else { nil } }).first {
+            // A shared room nobody drives: the join waits for its claim's outcome.
+            guarded.joinsAfterClaim[ticket] = joinAfterClaim(joining, room: room, name: name, role: role, key: key, proof: proof)
+            carryOut(effects, in: &guarded, &steps)
+            return .waiting
+        }
         // The key check is settled: a failure just counted (`keyFailed`) stays one.
         defer { proof?.ticket.settle(failed: false, now: loop.now) }
         guard case .welcome(let welcome)? = effects.first else {
@@ -149,7 +174,7 @@ extension LocalRoomHub {
             let local = guarded.locals[loop.index] ?? LocalRoom(loop: loop, conflation: options.conflation, counters: counters)
             guarded.locals[loop.index] = local
             local.add(member)
-            member.lastSeq = SeqMark(welcome.state?.seq ?? 0)
+            member.lastSeq = local.mark(welcome.state?.seq ?? 0)
         }
         member.roomHandle = room
         member.lastDocument = guarded.documentVersion  // the welcome carries the current document

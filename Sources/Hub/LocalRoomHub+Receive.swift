@@ -26,7 +26,7 @@ extension LocalRoomHub {
                 let member = sender.member
                 guard member.roomHandle === room else { return }
                 switch result {
-                case .done: break
+                case .done, .ordered: break
                 case .refused(let error): member.peer.send(text: ServerMessage.error(error))
                 case .unavailable:
                     if let error = step(.unshared(message, from: member.id, sender: sender), in: room, on: loop, answering: member) {

@@ -30,6 +30,8 @@ extension LocalRoomHub {
             /// counts, and this node's counts not yet announced.
             var attached = true
             var waiting: [@Sendable () -> Void] = []
+            /// Presenters' joins waiting for their claim of control, by its ticket (`.continueJoin`).
+            var joinsAfterClaim: [Int: @Sendable () -> Void] = [:]
             var remote: [String: (presence: Presence, at: UInt64)] = [:]
             var announce = false
 

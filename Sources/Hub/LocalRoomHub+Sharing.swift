@@ -68,6 +68,17 @@ extension LocalRoomHub {
         }
     }
 
+    /// A take or a claim whose outcome the room waits for (`RoomMachine.ControlWait`): its
+    /// answer, and its deadline, are stepped on `loop` (the taker's, or the joining presenter's).
+    func orderControl(_ action: ControlAction, ticket: Int, room: Room, loop: EventLoop) {
+        engine?.control(room: room.name, action) { [self] result in
+            loop.execute { [self] in step(.controlAnswered(ticket: ticket, result), in: room, on: loop) }
+        }
+        loop.schedule(after: SharedTiming.controlOutcomeNanoseconds) { [weak self] in
+            self?.step(.controlOverdue(ticket: ticket), in: room, on: loop)
+        }
+    }
+
     /// Fetches a room's hash again and takes what it holds (validated like every input); at
     /// most once a second per room, the rest at the next tick.
     func resyncRoom(_ room: Room, now: UInt64) {

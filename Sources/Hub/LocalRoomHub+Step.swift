@@ -86,7 +86,9 @@ extension LocalRoomHub {
             case .publishLed(let state):
                 // The bytes members got (the led state is the step's state broadcast): encoded once.
                 let text = stateText?.seq == state.seq ? stateText!.text : ServerMessage.state(state)
-                engine?.publish(led: text, seq: state.seq, room: room.name, keep: true)
+                engine?.publish(led: text, seq: state.seq, by: state.by, room: room.name, keep: true)
+            case .leadEnded:
+                engine?.forgetLed(room: room.name)
             case .save:
                 save(&guarded)
             case .countDocumentBytes(let bytes):
@@ -118,9 +120,14 @@ extension LocalRoomHub {
             case .share(let request, let message, _, let sender):
                 share(request, message: message, from: sender, room: room)
             case .passOn(let state, let keep):
-                engine?.publish(led: ServerMessage.state(state), seq: state.seq, room: room.name, keep: keep)
+                engine?.publish(led: ServerMessage.state(state), seq: state.seq, by: state.by, room: room.name, keep: keep)
             case .scheduleOrderAgain(let delay):
                 steps.loop.schedule(after: delay) { [weak self] in self?.orderAgain(room) }
+            case .orderControl(let action, let ticket):
+                orderControl(action, ticket: ticket, room: room, loop: steps.loop)
+            case .continueJoin(let ticket):
+                // Queued on the member's loop: it runs after this lock's release.
+                guarded.joinsAfterClaim.removeValue(forKey: ticket)?()
             case .refuse(let error, let sender) where ObjectIdentifier(sender.object) == steps.member:
                 steps.answer = error
             case .refuse(let error, let sender):

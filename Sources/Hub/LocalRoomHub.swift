@@ -247,7 +247,8 @@ public final class LocalRoomHub: RoomHub {
         // The room table's lock before the room's, as everywhere.
         rooms.withLock { rooms in
             room.guarded.withLock { guarded in
-                guard guarded.machine.creator != nil, guarded.core.isEmpty, !guarded.removed, guarded.waiting.isEmpty else { return }
+                guard guarded.machine.creator != nil, guarded.core.isEmpty, !guarded.removed, guarded.waiting.isEmpty,
+                      guarded.joinsAfterClaim.isEmpty else { return }
                 guarded.removed = true
                 dropRecording(in: &guarded, room: room.name)
                 var steps = Steps(room: room, loop: loop, member: nil)

@@ -106,7 +106,7 @@ public final class RoomMember: WebSocketSession {
     /// Highest `seq` delivered, so a member never sees a state twice or out of order.
     /// (Loop-thread only, changed in place by nothing that calls out: no run-time
     /// exclusivity check, as for `lastDocument`; both are read and set once per delivery.)
-    @exclusivity(unchecked) var lastSeq = SeqMark(0)
+    @exclusivity(unchecked) var lastSeq = SeqMark.none
     /// Position in its local room's member list (for O(1) removal).
     @exclusivity(unchecked) var slot: Int32 = -1
     /// The room's version of the last document delivered (its welcome counts).
@@ -347,14 +347,24 @@ struct InboundGate {
     mutating func mayAnswer(now: UInt64) -> Bool { errors.take(now: now, rate: Self.errorsPerSecond, burst: Self.errorBurst) }
 }
 
-/// The last `seq` sent to a member, in 4 bytes: its low 32 bits, compared by wrapping
-/// difference. That orders any two `seq`s less than 2^31 apart, and a member is never
-/// that far behind its room: every state (or conflated pass) moves it to the newest.
-struct SeqMark {
-    private var low: UInt32
+/// The last `seq` sent to a member, in 4 bytes: its distance from its local room's base
+/// (`LocalRoom.mark`). The room moves the base, and every member's mark with it, when a `seq`
+/// comes too far from it (a new Redis hash numbers from the wall clock, docs/cluster.md §2):
+/// a mark too old for the new base becomes `none`, older than any.
+struct SeqMark: Equatable {
+    var offset: Int32
 
-    init(_ seq: Int) { low = UInt32(truncatingIfNeeded: seq) }
+    /// Before any state (a welcome without one).
+    static let none = SeqMark(offset: .min)
 
-    /// Whether `seq` is newer than the mark.
-    func precedes(_ seq: Int) -> Bool { Int32(bitPattern: UInt32(truncatingIfNeeded: seq) &- low) > 0 }
+    /// Whether `other` is newer than the mark.
+    func precedes(_ other: SeqMark) -> Bool { other.offset > offset }
+
+    /// A count that grows one by one (a terminal reader's frame generation), in its low 32
+    /// bits: ordered by wrapping difference (`precedesWrapping`), across the wrap.
+    init(wrapping count: Int) { offset = Int32(truncatingIfNeeded: count) }
+
+    init(offset: Int32) { self.offset = offset }
+
+    func precedesWrapping(_ other: SeqMark) -> Bool { other.offset &- offset > 0 }
 }

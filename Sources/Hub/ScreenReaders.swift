@@ -30,7 +30,7 @@ final class ScreenReaders: Sendable {
     func add(_ member: RoomMember, wanted: ScreenSize, loop: EventLoop) {
         let (size, frame, schedule) = screens.addReader(wanted)
         member.peer.screenSize = size
-        member.lastSeq = SeqMark(0)
+        member.lastSeq = SeqMark(wrapping: 0)
         loops[loop.index].add(member, size: size)
         if let frame { loops[loop.index].post(frame) }
         if schedule { renderer.schedule(self) }
@@ -119,8 +119,8 @@ final class LoopScreens: @unchecked Sendable {
         var bytes = 0
         for frame in frames {
             guard let members = readers[frame.size] else { continue }
-            for member in members where member.lastSeq.precedes(frame.generation) {
-                member.lastSeq = SeqMark(frame.generation)
+            for member in members where member.lastSeq.precedesWrapping(SeqMark(wrapping: frame.generation)) {
+                member.lastSeq = SeqMark(wrapping: frame.generation)
                 if member.peer.sendScreen(frame: frame.bytes) { conflated += 1 }
                 sent += 1
                 bytes += frame.bytes.count

@@ -170,24 +170,10 @@ public struct RoomCore: Sendable {
             }
         }
         if role == .presenter && !authorized {
-            guard !isLocked else {
-                return .failure(ProtocolError(.unauthorized, "room \(self.name) is locked: its presenter key could not be read back from the server's store; the operator must restore it"))
+            if let refusal = presenterRefusal(key: key, keyRequired: keyRequired, authorized: authorized, setsFollowKey: setsFollowKey) {
+                return .failure(refusal)
             }
-            let given = key.map { Array($0.utf8) }
-            if let presenterKey {
-                guard let given, ConstantTime.equal(given, presenterKey) else {
-                    return .failure(ProtocolError(.unauthorized, "wrong or missing presenter key for room \(self.name)"))
-                }
-            } else if keyRequired && (given?.isEmpty ?? true) {
-                return .failure(ProtocolError(.unauthorized, "this server requires a presenter key (key=…)"))
-            } else if isPrivate {
-                // Binding a key is no proof here: the room's follow key was set by a presenter who gave one.
-                return .failure(ProtocolError(.unauthorized, "room \(self.name) is private and has no presenter key: present it with a presenter token (token=…)"))
-            } else if let given, !given.isEmpty, presence.presenters == 0 {
-                presenterKey = given
-            } else if setsFollowKey {
-                return .failure(ProtocolError(.unauthorized, Self.followKeyNeedsProof))
-            }
+            if presenterKey == nil, let key, !key.isEmpty, presence.presenters == 0 { presenterKey = Array(key.utf8) }  // binds it
         }
         if let previous = members[id] { count(previous, -1) }
         let member = Member(role: role)
@@ -200,6 +186,31 @@ public struct RoomCore: Sendable {
         }
         emit(.presence(presence))
         return .success(Welcome(state: state, driver: driver, driverName: driverName, presence: presence, document: document))
+    }
+
+    /// Why a presenter may not join (nil: it may), changing nothing: the checks of `join`
+    /// (which then binds the key given to a keyless room that has no presenter).
+    public func presenterRefusal(key: String?, keyRequired: Bool = false, authorized: Bool = false, setsFollowKey: Bool = false) -> ProtocolError? {
+        guard !authorized else { return nil }
+        guard !isLocked else {
+            return ProtocolError(.unauthorized, "room \(self.name) is locked: its presenter key could not be read back from the server's store; the operator must restore it")
+        }
+        let given = key.map { Array($0.utf8) }
+        if let presenterKey {
+            guard let given, ConstantTime.equal(given, presenterKey) else {
+                return ProtocolError(.unauthorized, "wrong or missing presenter key for room \(self.name)")
+            }
+        } else if keyRequired && (given?.isEmpty ?? true) {
+            return ProtocolError(.unauthorized, "this server requires a presenter key (key=…)")
+        } else if isPrivate {
+            // Binding a key is no proof here: the room's follow key was set by a presenter who gave one.
+            return ProtocolError(.unauthorized, "room \(self.name) is private and has no presenter key: present it with a presenter token (token=…)")
+        } else if let given, !given.isEmpty, presence.presenters == 0 {
+            return nil  // `join` binds it
+        } else if setsFollowKey {
+            return ProtocolError(.unauthorized, Self.followKeyNeedsProof)
+        }
+        return nil
     }
 
     /// Why a follow key from a presenter who proved nothing is refused.
@@ -313,6 +324,10 @@ public struct RoomCore: Sendable {
 
     /// Makes the room private with this follow key record (or public again with nil).
     public mutating func adopt(followKey record: String?) { followKey = record }
+
+    /// The room's next state is numbered above `seq` (the shared room's, from its hash), even if
+    /// no state it holds is that new.
+    public mutating func continueAbove(_ seq: Int) { seqBase = max(seqBase, seq) }
 
     /// Takes the room's key digest as kept elsewhere.
     public mutating func adopt(presenterKey digest: String?) {

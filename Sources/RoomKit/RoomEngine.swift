@@ -21,8 +21,11 @@ public protocol RoomEngine: AnyObject, Sendable {
     /// bounded rate; a node that fetches the room asks for the newest, see `sharedStateWanted`).
     /// No script runs: the other nodes take it only from the room's driver and above their `seq`.
     /// `keep` false: published only (another node's state, passed on to a node that asked).
-    /// `message` is the state's encoded `state` message (as members got it), `seq` its seq.
-    func publish(led message: [UInt8], seq: Int, room: String, keep: Bool)
+    /// `message` is the state's encoded `state` message (as members got it), `seq` and `by` its
+    /// own (written back only while `by` holds the lease).
+    func publish(led message: [UInt8], seq: Int, by: String, room: String, keep: Bool)
+    /// This node's driver lost the room's lease: a led state not yet written back is dropped.
+    func forgetLed(room: String)
     /// Changes or keeps the room's driver lease.
     func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void)
     /// Publishes a `document` message (its JSON text).
@@ -51,7 +54,7 @@ public protocol RoomEngine: AnyObject, Sendable {
 public protocol SharedRoomsDelegate: AnyObject, Sendable {
     /// A change any node made, checked (`SharedInput`); `version` orders the room's changes.
     func shared(room: String, version: Int, change: SharedChange)
-    /// A state the lease holder's node ordered (`RoomEngine.publish(led:seq:room:keep:)`), checked.
+    /// A state the lease holder's node ordered (`RoomEngine.publish(led:seq:by:room:keep:)`), checked.
     func shared(room: String, led state: ScrollState)
     /// Another node fetched the room: publish this node's newest state of it again.
     func sharedStateWanted(room: String)
@@ -72,6 +75,9 @@ public struct RoomSnapshot: Sendable, Equatable {
     public var followKey: String?
     public var driver: String?
     public var driverName: String?
+    /// The hash's `seq` (0: none): the room's states continue above it, also when the hash
+    /// holds no state yet (a new hash starts at the wall clock, docs/cluster.md §2).
+    public var seq = 0
     /// Member counts by node (other nodes only, for a snapshot from the engine).
     public var nodes: [String: Presence] = [:]
 
@@ -97,6 +103,9 @@ public enum ControlAction: Sendable {
 
 public enum EngineResult: Sendable, Equatable {
     case done
+    /// The engine ordered the change under this version (a control change): the room here
+    /// has it once its version reaches that one.
+    case ordered(version: Int)
     /// The engine refused the change (e.g. the lease moved to another driver).
     case refused(ProtocolError)
     /// The engine could not be reached; the hub applies the change locally.
@@ -109,6 +118,11 @@ package enum SharedTiming {
     /// room's hash is written at most 4 times a second however fast it moves, and a node asked
     /// for its newest state orders it again at most once per interval.
     package static let writeBackNanoseconds: UInt64 = 250_000_000
+    /// How long a take or a claim waits for its outcome at most (`RoomMachine.ControlWait`):
+    /// longer than the Redis client's 3 s timeout, by which an unanswered command is answered
+    /// `.unavailable`; past it, a change the engine ordered but this node never heard (a lost
+    /// subscription) holds the taker's scroll and the presenter's welcome no longer.
+    package static let controlOutcomeNanoseconds: UInt64 = 4_000_000_000
     /// A node's counts older than this are taken as those of a node that died.
     package static let presenceLifetimeMilliseconds = 15_000
 }

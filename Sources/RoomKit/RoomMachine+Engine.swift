@@ -51,7 +51,14 @@ extension RoomMachine {
     }
 
     mutating func takeLed(_ state: ScrollState) -> [Effect] {
-        guard core.driver.map({ state.by == $0.description }) ?? true, state.seq > core.lastSeq else { return [] }
+        // After missed changes the driver known here may be stale (seed 81: a node paused
+        // through two hand-overs took its own driver's state ordered under a lost lease): led
+        // states wait for the snapshot, which hands on those of its driver.
+        guard !missedChanges else { return [] }
+        // Above the state members hold, not the room's `seq` base (a new hash's): a state
+        // ordered before the base is still the room's newest where nothing newer was ordered
+        // (seed 23: a node back after Redis restarted empty takes the state others pass on).
+        guard core.driver.map({ state.by == $0.description }) ?? true, state.seq > core.state?.seq ?? 0 else { return [] }
         if state.seq > core.lastSeq + SeqReservation.block {
             return [.refusedShared(SharedInput.Refusal(reason: .implausible, detail: "seq \(state.seq) cannot follow the room's; fetching the room again")), .resync]
         }
@@ -72,10 +79,15 @@ extension RoomMachine {
             if version <= snapshotVersion || (version == self.version && takenDigest == change.digest) { return [] }
             let held = SharedInput.Refusal(reason: .implausible,
                                            detail: "version \(version) is already held with other content; fetching the room again")
+            missedChanges = true
             return [.refusedShared(held), .resync]
         }
-        guard version == self.version + 1 else { return [.refusedShared(cannotFollow), .resync] }
-        if case .state(let state) = change, state.seq > core.lastSeq + SeqReservation.block { return [.refusedShared(cannotFollow), .resync] }
+        var leapsFar = false
+        if case .state(let state) = change { leapsFar = state.seq > core.lastSeq + SeqReservation.block }
+        guard version == self.version + 1, !leapsFar else {
+            missedChanges = true
+            return [.refusedShared(cannotFollow), .resync]
+        }
         self.version = version
         takenDigest = change.digest
         switch change {
@@ -84,10 +96,10 @@ extension RoomMachine {
             if proposed?.by != state.by { proposed = nil }
             return [.broadcast(.state(state))]
         case .driver(let driver, let name):
-            leaseHolder = driver
-            guard driver != core.driver else { return [] }
+            let ended = moveLease(to: driver)
+            guard driver != core.driver else { return ended }
             core.adopt(driver: driver, name: name)
-            return [.broadcast(.driver(driver, name: name))]
+            return ended + [.broadcast(.driver(driver, name: name))]
         case .document(let document):
             // Held to this node's budget for documents, as a member's document is.
             let growth = ByteBudget.growth(replacing: core.document, with: document.text)
@@ -103,18 +115,25 @@ extension RoomMachine {
         }
     }
 
+    /// The lease as the engine says it now. When it moves off a driver who was this node's
+    /// member, the led state this node has not written back yet is dropped (`.leadEnded`): a
+    /// state of a driver who lost the lease never goes into the hash (divergence 2).
+    mutating func moveLease(to driver: SessionID?) -> [Effect] {
+        let previous = leaseHolder
+        leaseHolder = driver
+        guard let previous, previous != driver, core.members[previous] != nil else { return [] }
+        return [.leadEnded]
+    }
+
     /// Takes what the engine holds: the newer state, another document (to this node's budget),
     /// the driver, the keys; members hear what changed.
     mutating func adopt(_ snapshot: RoomSnapshot, _ context: Context) -> [Effect] {
         // The engine's count, even if lower: a Redis that restarted empty counts from 0 again.
         version = snapshot.version
         snapshotVersion = snapshot.version
+        missedChanges = false
         takenDigest = nil
-        var effects = [Effect]()
-        if let creator, snapshot.state != nil || snapshot.driver != nil || snapshot.keyDigest != nil {
-            self.creator = nil  // presented on another node: claimed
-            effects.append(.settleCreation(creator))
-        }
+        var effects = [Effect]()  // (a room driven elsewhere is claimed after the step: `afterStep`)
         // The keys first (a room made private elsewhere evicts its followers before they hear
         // more), then driver, document and state: a member hears who drives before that
         // driver's state (docs/cluster.md I5).
@@ -124,12 +143,18 @@ extension RoomMachine {
             effects.append(.evictFollowers)
         }
         let driver = snapshot.driver.flatMap(SessionID.init)
-        leaseHolder = driver
+        effects += moveLease(to: driver)
         leapsNextLead = true
+        core.continueAbove(snapshot.seq)
         // A state by another driver (the hash's, written before the new driver moved) goes
-        // before the change, while its own driver is still the one members know.
-        if let state = snapshot.state, driver != nil, state.by != driver?.description, state.by == core.driver?.description,
-           core.adopt(state: state) {
+        // before the change, while members know its own driver or none: one they know as
+        // driver is first told nobody drives (docs/cluster.md I5).
+        if let state = snapshot.state, driver != nil, state.by != driver?.description, state.seq > core.state?.seq ?? 0 {
+            if let known = core.driver, known.description != state.by {
+                core.adopt(driver: nil)
+                effects.append(.broadcast(.driver(nil, name: nil)))
+            }
+            core.adopt(state: state)
             effects.append(.broadcast(.state(state)))
         }
         if driver != core.driver || (driver != nil && snapshot.driverName != core.driverName) {

@@ -15,10 +15,12 @@ extension RoomMachine {
     /// The engine keeps the first presenter key record any node bound; every node takes that
     /// one. A follow key given with this node's record is set only if that record won.
     mutating func keyBound(kept: String?, digest: String, _ context: Context) -> [Effect] {
+        let changed = core.presenterKeyText != kept
         core.adopt(presenterKey: kept)
-        guard let followKey = followKeyAfterBinding else { return [] }
+        let save: [Effect] = changed ? [.save] : []  // the record the room keeps changed: keep it
+        guard let followKey = followKeyAfterBinding else { return save }
         followKeyAfterBinding = nil
-        guard let kept, ConstantTime.equal(kept.utf8, digest.utf8) else { return [.followKeyNotSet] }
+        guard let kept, ConstantTime.equal(kept.utf8, digest.utf8) else { return save + [.followKeyNotSet] }
         return setFollowKey(followKey, shared: true)
     }
 }

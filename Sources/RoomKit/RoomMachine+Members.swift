@@ -10,9 +10,12 @@ extension RoomMachine {
         // (not asked of a presenter a signed token admitted; a locked room refuses presenters).
         var record: String?
         if request.role == .presenter, !request.authorized, !locked, request.key != .absent {
-            guard case .hashed(let made, let against) = request.key, against == current else { return [.hashKey(against: current)] }
+            // (After its claim, the record this join bound before it is the room's: proven.)
+            guard case .hashed(let made, let against) = request.key,
+                  against == current || (request.afterClaim && against == nil && made == current) else { return [.hashKey(against: current)] }
             record = made
         }
+        if context.shared, let claim = claimBeforeJoin(request, record: record) { return claim }
         var effects: [Effect] = []
         effects.reserveCapacity(6)  // one array for every join: the room's broadcasts go in as it makes them
         let joined = core.join(request.id, role: request.role, name: request.name, key: record, keyRequired: request.keyRequired,
@@ -53,6 +56,11 @@ extension RoomMachine {
                 followKeyAfterBinding = followKey
             } else if let followKey {
                 for effect in setFollowKey(followKey, shared: context.shared) { put(effect) }
+            }
+            if request.afterClaim, core.driver == request.id {
+                // Its claim won: it hears the `driver` message after its welcome, as the first
+                // presenter on one node does (members here hear the same driver again).
+                effects.insert(.broadcast(.driver(request.id, name: core.driverName)), at: front)
             }
             return effects
         }
@@ -115,6 +123,8 @@ extension RoomMachine {
     /// follower's `follow` stays on this node.
     mutating func share(_ message: ClientMessage, from id: SessionID, sender: Sender, _ context: Context) -> [Effect] {
         func toEngine(_ request: SharedRequest) -> [Effect] { [.share(request, message: message, from: id, sender: sender)] }
+        // A scroll right after `take` waits for the take's outcome, as on one node.
+        if !controlWaits.isEmpty, case .scroll(let update) = message, holdForTake(update, from: id, sender: sender) { return [] }
         switch message {
         case .scroll(let update) where takesLead(id):
             // The driver is this node's member, so this node holds the lease: it orders the
@@ -141,7 +151,8 @@ extension RoomMachine {
         }
         switch message {
         case .control(let take):
-            return toEngine(.control(take ? .take(session: id.description, name: core.names[id]) : .release(session: id.description)))
+            guard take else { return toEngine(.control(.release(session: id.description))) }
+            return orderControl(.take(session: id.description, name: core.names[id]), for: id, sender: sender)
         case .document(let documentName, let format, let text):
             if let refusal = context.documents.refusal(forGrowth: ByteBudget.growth(replacing: core.document, with: text)) {
                 return [.refuse(refusal, to: sender)]

@@ -16,6 +16,9 @@ package struct RoomMachine<Sender> {
     package internal(set) var releasing = false
     /// The version of the last change taken from the engine.
     package var version = 0
+    /// A change could not follow the room's (a gap, a version held with other content): the
+    /// room is being fetched again, and until its snapshot no led state is taken.
+    package internal(set) var missedChanges = false
     /// The last snapshot's version (changes up to it are in it), and what the change at
     /// `version` said (`SharedChange.digest`; nil when a snapshot set it).
     var snapshotVersion = 0
@@ -51,6 +54,10 @@ package struct RoomMachine<Sender> {
     package internal(set) var orderAgainScheduled = false
     /// When this node, not leading the room, last passed its state on to a node that asked.
     package internal(set) var passedOnAt: UInt64?
+    /// Takes and claims of this node's presenters on their way to the engine, until their
+    /// outcome is known here (`ControlWait`), and the ticket the next one gets.
+    package internal(set) var controlWaits: [ControlWait] = []
+    var nextControlTicket = 0
     /// The address that created the room while no presenter has claimed it (a follower asked
     /// for a name nobody presents in): its address holds it unclaimed (`RoomCreation`).
     package internal(set) var creator: String?
@@ -83,6 +90,14 @@ package struct RoomMachine<Sender> {
     /// Takes `event`: the room's next state, and the effects for the hub to carry out.
     @_specialize(exported: true, where Sender == MemberReference)  // the hub's (see MemberReference)
     package mutating func step(_ event: Event, _ context: Context) -> [Effect] {
+        var effects = react(to: event, context)
+        afterStep(&effects)
+        return effects
+    }
+
+    /// What `event` does, before the rules every step ends with (`afterStep`).
+    @inline(__always)
+    private mutating func react(to event: Event, _ context: Context) -> [Effect] {
         switch event {
         case .join(let request):
             return join(request, context)
@@ -112,6 +127,16 @@ package struct RoomMachine<Sender> {
                 heldForMerge = nil
                 // A member who left takes its scroll with it.
                 if core.members[held.from] != nil { effects.append(.resend(.scroll(held.update), from: held.sender)) }
+            }
+            finishControlWaits(&effects)  // the room knows who leads now, whatever version Redis counts
+            return effects
+        case .controlAnswered(let ticket, let result):
+            return controlAnswered(ticket, result, context)
+        case .controlOverdue(let ticket):
+            var effects: [Effect] = []
+            if let index = controlWaits.firstIndex(where: { $0.ticket == ticket }) {
+                let wait = controlWaits.remove(at: index)
+                finish(wait, &effects)
             }
             return effects
         case .ceilingWritten(let ceiling):

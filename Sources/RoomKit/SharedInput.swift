@@ -106,6 +106,9 @@ public enum SharedInput {
         if let text = hash["ver"] {
             if let version = integer(text[...], in: 0...maxVersion) { snapshot.version = version } else { refused.append("ver") }
         }
+        if let text = hash["seq"] {
+            if let seq = integer(text[...], in: 0...SharedChange.maxSeq) { snapshot.seq = seq } else { refused.append("seq") }
+        }
         if let seq = hash["seq"], let suffix = hash["suf"], !suffix.isEmpty {
             switch message(Array("1 ".utf8) + statePrefix + seq + suffix, node: node, limits: limits) {
             case .success(.change(_, .state(let state))?): snapshot.state = state

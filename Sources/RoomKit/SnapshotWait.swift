@@ -29,7 +29,7 @@ package struct SnapshotWait {
         pending = max(0, pending - 1)
         var snapshot = snapshot
         if let driver = snapshot?.driver {
-            let base = snapshot?.state?.seq ?? 0
+            let base = max(snapshot?.state?.seq ?? 0, snapshot?.seq ?? 0)
             if let newest = led(by: driver).filter({ $0.seq <= base + SeqReservation.block }).max(by: { $0.seq < $1.seq }), newest.seq > base {
                 snapshot?.state = newest
             }

@@ -105,6 +105,30 @@ struct RoomJoinRulesTests {
         #expect(room.creator == nil)
     }
 
+    /// Divergence 4 (docs/cluster.md): a room a follower created here and that is driven only
+    /// from another node is claimed here too, by whichever change shows it driven first (a
+    /// driver change, a led state, a document), not only by a snapshot or a presenter here.
+    @Test(arguments: ["driver", "led", "document", "scroll script"])
+    func aRoomDrivenFromAnotherNodeIsClaimedHere(_ how: String) {
+        var room = Machine(core: RoomCore(name: "r"), unclaimedBy: "10.0.0.9")
+        let shared = Machine.Context(documents: .init(limit: 100), shared: true)
+        _ = room.step(.snapshot(RoomSnapshot()), shared)
+        #expect(Self.settled(room.step(.join(.init(id: Self.bob, role: .follower)), shared)).isEmpty && room.creator != nil)
+        #expect(Self.settled(room.step(.shared(version: 1, .access(followKey: nil)), shared)).isEmpty, "a change that drives nothing")
+        let state = ScrollState(seq: 1, offset: 5, viewport: 10, content: 100, progress: 0.05, direction: .down, anchor: nil,
+                                atTop: false, atBottom: false, by: Self.ann.description, t: nil, doc: nil)
+        let effects = switch how {
+        case "driver": room.step(.shared(version: 2, .driver(Self.ann, name: "Ann")), shared)
+        case "led": room.step(.led(state), shared)
+        case "document": room.step(.shared(version: 2, .document(SharedDocument(name: "d", format: .text, text: "x", by: Self.ann.description))), shared)
+        default: room.step(.shared(version: 2, .state(state)), shared)
+        }
+        #expect(Self.settled(effects) == ["10.0.0.9"], "\(how): claimed on this node too")
+        #expect(room.creator == nil)
+        #expect(!Self.forgets(room.step(.leave(Self.bob), shared)), "a claimed room stays until it is idle")
+        #expect(Self.settled(room.step(.forgotten, shared)).isEmpty, "settled once")
+    }
+
     @Test func aJoinStartsTheRecordingItAsksFor() {
         var room = Machine(core: RoomCore(name: "r"))
         let follower = room.step(.join(.init(id: Self.bob, role: .follower, address: "f", asksToRecord: true)), context)

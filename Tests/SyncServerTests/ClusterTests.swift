@@ -49,6 +49,11 @@ struct ClusterTests {
         connection.received.compactMap { try? JSON.parse($0) }.filter { $0["type"]?.string == "state" }
     }
 
+    /// A connection's states as `seq:offset`, for failure messages.
+    func places(_ connection: RoomConnection) -> [String] {
+        states(connection).map { "\(Int($0["seq"]?.double ?? -1)):\(Int($0["offset"]?.double ?? -1))" }
+    }
+
     func scroll(_ offset: Int) -> String { #"{"type":"scroll","offset":\#(offset),"viewport":10,"content":1000}"# }
 
     func hasOffset(_ offset: Int) -> (String) -> Bool {
@@ -371,7 +376,8 @@ struct ClusterTests {
 
         redis.thaw()
         #expect(eventually(timeout: 20) { (try? httpGet("/healthz", port: a.port))?.contains("redis: up") == true })
-        #expect(remote.wait(timeout: 15, for: hasOffset(20)), "the other node catches up on reconcile: \(remote.received.suffix(3))")
+        #expect(remote.wait(timeout: 15, for: hasOffset(20)),
+                "the other node catches up on reconcile: \(places(remote)), on A: \(places(local)); A's log:\n\(a.output.suffix(1500))\nB's log:\n\(b.output.suffix(1500))")
         presenter.send(scroll(30))
         #expect(remote.wait(for: hasOffset(30)))
         let seqs = states(remote).compactMap { $0["seq"]?.double }

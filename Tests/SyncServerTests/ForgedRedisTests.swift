@@ -88,8 +88,9 @@ struct ForgedRedisTests {
         let (a, b) = (try node(redis), try node(redis))
         let (presenter, follower, me) = try room("forged3", a, b)
         let next = try version(redis, "forged3") + 1
-        // Above the room's seq: the presenter's first state leapt to 1024 (a new lease's first).
-        let forged = #"\#(next) {"type":"state","seq":1900,"offset":15,"viewport":10,"content":1000,"direction":"down","atTop":false,"atBottom":false,"by":"\#(me)"}"#
+        // Above the room's seq (which counts from the wall clock in a cluster), within a leap.
+        let seq = try #require(cluster.states(follower).last?["seq"]?.double).rounded() + 876
+        let forged = #"\#(next) {"type":"state","seq":\#(Int(seq)),"offset":15,"viewport":10,"content":1000,"direction":"down","atTop":false,"atBottom":false,"by":"\#(me)"}"#
         try redis.cli(["PUBLISH", "scrollsync:{forged3}", forged])
         #expect(follower.wait(for: cluster.hasOffset(15)), "taken: a valid change")
         presenter.send(#"{"type":"document","name":"talk.md","format":"markdown","text":"Real talk"}"#)

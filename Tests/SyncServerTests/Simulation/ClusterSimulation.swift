@@ -1,3 +1,4 @@
+import Cluster
 import Logging
 import RedisClient
 import ScrollModel
@@ -16,6 +17,9 @@ final class ClusterSimulation {
         var nodes = 3
         var steps = 80
         var faults = true
+        /// Redis itself stops for a while too (SIGSTOP; off by default so that the kept seeds'
+        /// schedules stay as they were).
+        var redisStops = false
     }
 
     /// What a run found: the broken invariants (empty: none) and the schedule's last steps.
@@ -23,6 +27,10 @@ final class ClusterSimulation {
         var seed: UInt64
         var broken: [String]
         var trace: [String]
+        /// Faults the schedule made (lost connections, pauses, crashes, Redis restarts).
+        var faults = 0
+        /// The invariants broken, each once ("I1", "I5", …).
+        var invariants: [String] { Array(Set(broken.compactMap { $0.split(separator: ":").first.map(String.init) })).sorted() }
         var description: String {
             "seed \(seed): " + (broken.isEmpty ? "no invariant broken" : broken.joined(separator: "\n  "))
                 + "\n  trace (last \(trace.count) steps):\n    " + trace.joined(separator: "\n    ")
@@ -41,8 +49,12 @@ final class ClusterSimulation {
     private var checker = SimChecker()
     private var trace: [String] = []
     private var joins = 0
-    private var offset = 0
+    private var faults = 0
+    /// The offset of the last scroll sent.
+    private(set) var offset = 0
     static let room = "sim"
+    /// The simulated `seq` clock at loop time 0, in microseconds (a year after 2026-01-01).
+    static let epoch = 31_536_000_000_000
 
     init(seed: UInt64, options: Options = Options()) throws {
         self.seed = seed
@@ -61,6 +73,8 @@ final class ClusterSimulation {
         let index = servers.count
         let server = try Server(configuration: configuration, logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() },
                                 embedded: loop, redisLinks: redis.links(node: index))
+        // One wall clock for every node, on the simulation's time (a new hash's `seq` base).
+        (server.engine as? RedisRoomEngine)?.seqClock = { [loop] in Self.epoch + Int(loop.now / 1000) }
         servers.append(server)
         pausedUntil.append(0)
     }
@@ -84,7 +98,7 @@ final class ClusterSimulation {
     var outcome: Outcome {
         var broken = checker.broken
         broken += redis.hashSeqDecreases.prefix(5).map { "I4: \($0)" }
-        return Outcome(seed: seed, broken: broken, trace: Array(trace.suffix(40)))
+        return Outcome(seed: seed, broken: broken, trace: Array(trace.suffix(40)), faults: faults)
     }
 
     /// Moves virtual time, every timer at its own time, and takes what members were sent.
@@ -156,7 +170,9 @@ final class ClusterSimulation {
             return checker.broke("I0", "\(name) could not connect")
         }
         note("\(name) joins")
-        members.append(SimMember(client: client, node: node, role: role, name: name))
+        let member = SimMember(client: client, node: node, role: role, name: name)
+        if SimRedis.logs { member.heard = { [redis] text in redis.log(text) } }
+        members.append(member)
     }
 
     func scroll(_ member: SimMember) {
@@ -173,7 +189,8 @@ final class ClusterSimulation {
 
     private func fault() {
         guard let node = pick(servers.indices.filter { servers[$0] != nil }) else { return }
-        switch random.below(4) {
+        faults += 1
+        switch random.below(options.redisStops ? 5 : 4) {
         case 0:
             note("node \(node) loses its Redis connections")
             for link in redis.links where link.node == node && link.isReady { link.drop("killed") }
@@ -184,6 +201,10 @@ final class ClusterSimulation {
             for link in redis.links where link.node == node { link.frozenUntil = loop.now + pause }
         case 2:
             crash(node)
+        case 4:
+            let stop = random.next(in: 1_000_000_000...9_000_000_000)
+            note("redis stops for \(stop / 1_000_000) ms")
+            redis.freeze(for: stop)
         default:
             note("redis restarts empty")
             redis.restartEmpty()

@@ -7,7 +7,7 @@ import Testing
 /// the sweep and listed there.
 @Suite("Cluster simulation")
 struct ClusterSimulationTests {
-    /// `SCROLLSYNC_SIM_FIRST`, `_SEEDS`, `_STEPS`, `_FAULTS` (0 or 1), `_REPORT`, `_ALL` (1: the open
+    /// `SCROLLSYNC_SIM_FIRST`, `_SEEDS`, `_STEPS`, `_FAULTS` (0 or 1), `_REDIS_STOPS` (0 or 1), `_REPORT`, `_ALL` (1: the open
     /// seeds too) (Scripts/simulate).
     static func setting(_ name: String, _ fallback: Int) -> Int {
         ProcessInfo.processInfo.environment["SCROLLSYNC_SIM_" + name].flatMap(Int.init) ?? fallback
@@ -28,19 +28,39 @@ struct ClusterSimulationTests {
         var options = ClusterSimulation.Options()
         options.steps = setting("STEPS", options.steps)
         options.faults = setting("FAULTS", 1) != 0
+        options.redisStops = setting("REDIS_STOPS", 0) != 0
         return options
     }
 
-    /// Runs `seeds`, recording each failure (at most `REPORT` of them).
-    static func run(_ seeds: some Sequence<UInt64>) throws {
-        var failed = 0
+    /// What a run of seeds found: how many ran and had faults, the failing seeds and the
+    /// invariants each broke. `line` is what `Scripts/simulate` adds up.
+    struct Summary {
+        var seeds = 0, faulty = 0
+        var failing: [(seed: UInt64, invariants: [String])] = []
+        var line: String {
+            var counts: [String: Int] = [:]
+            for failure in failing { for invariant in failure.invariants { counts[invariant, default: 0] += 1 } }
+            return "SIMSUMMARY seeds=\(seeds) faulty=\(faulty) failed=\(failing.count) "
+                + counts.keys.sorted().map { "\($0)=\(counts[$0]!)" }.joined(separator: " ")
+                + " failing=" + failing.map { "\($0.seed):\($0.invariants.joined(separator: "+"))" }.joined(separator: ",")
+        }
+    }
+
+    /// Runs every seed of `seeds`; the first `REPORT` failures are recorded with their traces,
+    /// every one is counted, and the summary is printed.
+    @discardableResult
+    static func run(_ seeds: some Sequence<UInt64>) throws -> Summary {
+        var summary = Summary()
         for seed in seeds {
             let outcome = try ClusterSimulation(seed: seed, options: options).run()
+            summary.seeds += 1
+            if outcome.faults > 0 { summary.faulty += 1 }
             guard !outcome.broken.isEmpty else { continue }
-            failed += 1
-            Issue.record("\(outcome.description)")
-            if failed >= setting("REPORT", 3) { return }
+            summary.failing.append((seed, outcome.invariants))
+            if summary.failing.count <= setting("REPORT", 3) { Issue.record("\(outcome.description)") }
         }
+        print(summary.line)
+        return summary
     }
 
     @Test func seededSchedulesKeepTheInvariants() throws {
@@ -65,6 +85,70 @@ struct ClusterSimulationTests {
         simulation.crash(0)
         simulation.quiesce()
         #expect(simulation.members[1].driver == nil, "the survivor's follower is told nobody drives")
+        let outcome = simulation.outcome
+        #expect(outcome.broken.isEmpty, "\(outcome.description)")
+    }
+
+    /// Divergence 3: a shared room's first presenter is welcomed as its driver, and a presenter
+    /// who sends `take` and a scroll at once (one read on its node) has the scroll applied on
+    /// every node, whichever node the previous driver is on (before: its welcome said nobody
+    /// drives, and the scroll was refused `not_driver`).
+    @Test func aTakeAndAScrollAtOnceAreAppliedOnEveryNode() throws {
+        let simulation = try ClusterSimulation(seed: 46, options: ClusterSimulation.Options())
+        simulation.join(.presenter, on: 0)
+        simulation.advance(100_000_000)
+        let ann = simulation.members[0]
+        #expect(ann.welcomed && ann.welcomeDriver != nil && ann.welcomeDriver == ann.id, "the first presenter's welcome names it driver")
+        simulation.join(.presenter, on: 1)
+        simulation.join(.follower, on: 2)
+        simulation.advance(100_000_000)
+        let bob = simulation.members[1]
+        for round in 1...4 {
+            let taker = round.isMultiple(of: 2) ? ann : bob
+            simulation.send(#"{"type":"control","action":"take"}"#, from: taker, "take")
+            simulation.scroll(taker)
+            simulation.advance(200_000_000)
+            for member in simulation.members {
+                #expect(member.state?.offset == Double(simulation.offset) && member.state?.by == taker.id,
+                        "round \(round): \(member.name) holds the taker's scroll: \(String(describing: member.state))")
+            }
+        }
+        #expect(ann.errors.isEmpty && bob.errors.isEmpty, "nothing refused: \(ann.errors) \(bob.errors)")
+        simulation.quiesce()
+        #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
+    }
+
+    /// Redis stops (SIGSTOP) for 3.2–9 s while a presenter drives on node 0: node 0 notices
+    /// (unless Redis answers again first), serves the room alone (the presenter moves), and
+    /// once Redis answers again every member on both nodes ends on the presenter's newest
+    /// place (ClusterTests' frozen Redis, with the timings each seed picks).
+    @Test(arguments: UInt64(1)...80)
+    func afterRedisStopsAndAnswersAgainEveryMemberEndsOnThePresentersNewestPlace(_ seed: UInt64) throws {
+        var options = ClusterSimulation.Options()
+        options.nodes = 2
+        let simulation = try ClusterSimulation(seed: seed, options: options)
+        simulation.join(.presenter, on: 0)
+        simulation.join(.follower, on: 0)
+        simulation.join(.follower, on: 1)
+        simulation.advance(300_000_000)
+        let presenter = simulation.members[0]
+        simulation.scroll(presenter)
+        var random = SimRandom(seed: seed)
+        simulation.advance(random.next(in: 20_000_000...400_000_000))
+        let freeze = random.next(in: 3_200_000_000...9_000_000_000)
+        simulation.redis.freeze(for: freeze)
+        var waited: UInt64 = 0
+        while simulation.servers[0]?.engine?.isAvailable == true && waited < freeze {
+            simulation.advance(50_000_000)
+            waited += 50_000_000
+        }
+        simulation.scroll(presenter)
+        simulation.advance(random.next(in: 0...200_000_000))
+        let place = Double(simulation.offset)
+        simulation.quiesce()
+        for member in simulation.members where member.alive {
+            #expect(member.state?.offset == place, "\(member.name) holds \(member.state.map { "\($0.seq) \($0.offset)" } ?? "nothing"), the presenter's place \(place) (freeze \(freeze / 1_000_000) ms, noticed after \(waited / 1_000_000) ms)")
+        }
         let outcome = simulation.outcome
         #expect(outcome.broken.isEmpty, "\(outcome.description)")
     }

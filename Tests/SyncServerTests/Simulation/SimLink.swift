@@ -16,8 +16,10 @@ final class SimLink: RedisLink {
     var onRedirect: (String?) -> Void = { _ in }
     private(set) var started = false
     private var stopped = false
-    /// Bumped by each drop: what was on its way for an older connection is lost.
+    /// Bumped by each drop: what was on its way for an older connection is lost (but for
+    /// `delivered` ones: what they sent still reaches Redis).
     private var generation = 0
+    private var delivered: Set<Int> = []
     /// Nothing is delivered before this (loop time): the node is paused.
     var frozenUntil: UInt64 = 0
     private var lastToRedis: UInt64 = 0
@@ -51,7 +53,8 @@ final class SimLink: RedisLink {
     private func connect() {
         guard !stopped, !isReady else { return }
         let connection = generation
-        redis.loop.schedule(after: max(redis.random.next(in: redis.delay), frozenUntil > redis.loop.now ? frozenUntil - redis.loop.now : 0)) { [weak self] in
+        let frozen = max(frozenUntil, redis.frozenUntil)
+        redis.loop.schedule(after: max(redis.random.next(in: redis.delay), frozen > redis.loop.now ? frozen - redis.loop.now : 0)) { [weak self] in
             guard let self, self.generation == connection, !self.stopped, !self.isReady else { return }
             self.lastError = nil
             self.isReady = true
@@ -61,7 +64,8 @@ final class SimLink: RedisLink {
 
     /// The connection is lost: replies on their way fail, subscriptions end; it reconnects
     /// after 0.5 s.
-    func drop(_ reason: String) {
+    func drop(_ reason: String, sentStillArrives: Bool = false) {
+        if sentStillArrives { delivered.insert(generation) }
         generation += 1
         let wasReady = isReady
         isReady = false
@@ -118,12 +122,18 @@ final class SimLink: RedisLink {
         fromRedis { [self] in onMessage?(Array(channel.utf8), message) }
     }
 
+    /// The node gave up waiting for a stopped Redis (no reply within its timeout).
+    func timedOut() {
+        guard isReady else { return }
+        drop("no reply for 3000 ms", sentStillArrives: true)
+    }
+
     /// Runs `body` in Redis after this link's delay, in order, unless the link dropped first.
     private func toRedis(_ body: @escaping () -> Void) {
         let connection = generation
         lastToRedis = redis.deliveryTime(after: lastToRedis, frozenUntil: frozenUntil)
         redis.loop.schedule(after: lastToRedis - redis.loop.now) { [weak self] in
-            guard let self, self.generation == connection else { return }
+            guard let self, self.generation == connection || self.delivered.contains(connection) else { return }
             body()
         }
     }

@@ -16,10 +16,14 @@ final class SimMember {
     private(set) var state: ScrollState?
     private(set) var driver: String?
     private(set) var document: String?
+    /// The driver its welcome named.
+    private(set) var welcomeDriver: String?
     /// The refusals it was sent (error codes).
     private(set) var errors: [String] = []
     var alive = true
     private var read = 0
+    /// Hears each message as it is taken (`SCROLLSYNC_SIM_LOG`: what every member got, and when).
+    var heard: ((String) -> Void)?
 
     init(client: InProcessClient, node: Int, role: Role, name: String) {
         self.client = client
@@ -35,6 +39,7 @@ final class SimMember {
         while read < client.messages.count {
             let text = client.messages[read]
             read += 1
+            heard?("\(name) got \(text.prefix(140))")
             guard let event = try? ServerEvent.decode(text) else {
                 checker.broke("I0", "\(name) got a message it cannot read: \(text.prefix(120))")
                 continue
@@ -44,6 +49,7 @@ final class SimMember {
                 welcomed = true
                 id = welcome.you
                 driver = welcome.driver
+                welcomeDriver = welcome.driver
                 document = welcome.doc
                 if let state = welcome.state {
                     self.state = state

@@ -27,6 +27,9 @@ final class SimRedis {
     var published: [[UInt8]]?
     /// I4: a room hash's `seq` went back while the hash existed.
     var hashSeqDecreases: [String] = []
+    /// Redis is stopped (SIGSTOP) until then (loop time): it reads and answers nothing, while
+    /// its keys still expire on the clock.
+    var frozenUntil: UInt64 = 0
 
     init(loop: EventLoop, seed: UInt64) {
         self.loop = loop
@@ -44,7 +47,7 @@ final class SimRedis {
 
     /// A delivery's time on one link: after the last one (in order), never before `frozen`.
     func deliveryTime(after last: UInt64, frozenUntil: UInt64) -> UInt64 {
-        max(last, loop.now + random.next(in: delay), frozenUntil)
+        max(last, loop.now + random.next(in: delay), frozenUntil, self.frozenUntil)
     }
 
     /// `SCROLLSYNC_SIM_LOG=1`: every command, reply and channel message, with its time (a
@@ -64,6 +67,20 @@ final class SimRedis {
     }
 
     // MARK: Faults
+
+    /// Redis stops for `duration` (SIGSTOP, then SIGCONT): each node's command link, which pings
+    /// every second, gives up after 3–4 s without an answer (`RedisConnection`'s timeout) and
+    /// reconnects once Redis answers again; what it sent before still runs then (TCP delivered
+    /// it). Subscriber links wait without a timeout.
+    func freeze(for duration: UInt64) {
+        frozenUntil = max(frozenUntil, loop.now + duration)
+        for link in links where link.isReady {
+            guard case .commands = link.role else { continue }
+            let notice = 3_000_000_000 + random.next(in: 0...1_000_000_000)
+            guard notice < duration else { continue }
+            loop.schedule(after: notice) { [weak link] in link?.timedOut() }
+        }
+    }
 
     /// Redis restarts empty: every link drops, every key is gone.
     func restartEmpty() {

@@ -10,7 +10,13 @@ enum SimScripts {
     static func run(script: String, keys: [String], arguments: [[UInt8]], in redis: SimRedis) -> RedisReply {
         let argv = arguments.map { String(decoding: $0, as: UTF8.self) }
         func all(_ name: KeyPath<Scripts.Set, String>) -> Bool { script == Scripts.Set.plain[keyPath: name] || script == Scripts.Set.sharded[keyPath: name] }
-        if all(\.snapshot) { return snapshot(keys, redis) }
+        if all(\.snapshot) {
+            if redis.hget(keys[0], "seq") == nil {
+                redis.hset(keys[0], "seq", arguments[0])
+                redis.pexpire(keys[0], Int(argv[1]) ?? 0)
+            }
+            return snapshot(keys, redis)
+        }
         if all(\.scroll) { return scroll(keys, argv, arguments, redis) }
         if all(\.control) { return control(keys, argv, arguments, redis) }
         if all(\.setAndPublish) {
@@ -22,7 +28,9 @@ enum SimScripts {
         }
         if all(\.reconcile) { return reconcile(keys, argv, arguments, redis) }
         if script == Scripts.writeBack {
-            guard let seq = Int(argv[0]), seq > (redis.hgetText(keys[0], "seq").flatMap(Int.init) ?? -1) else { return .integer(0) }
+            guard redis.get(keys[1]) == arguments[2], let seq = Int(argv[0]), seq > (redis.hgetText(keys[0], "seq").flatMap(Int.init) ?? -1) else {
+                return .integer(0)
+            }
             redis.hset(keys[0], "seq", arguments[0])
             redis.hset(keys[0], "suf", arguments[1])
             return .integer(1)
@@ -88,16 +96,17 @@ enum SimScripts {
         let ver = redis.hincrby(keys[0], "ver", 1)
         redis.pexpire(keys[0], Int(argv[5]) ?? 0)
         redis.publish(argv[6], Array("\(ver) ".utf8) + arguments[7])
-        return .integer(1)
+        return .integer(ver)
     }
 
     /// KEYS hash, lease, nodes; ARGV (1-based as in the Lua) 1 local driver, 2 its name, 3 local
     /// seq, 4 local suffix, 5 channel, 6 lease ms, 7 idle ms, 8 driver message, 9 document
-    /// message, 10 key digest, 11 follow key record, 12–16 signing (empty here).
+    /// message, 10 key digest, 11 follow key record, 12–16 signing (empty here), 17 `seq` base.
     static func reconcile(_ keys: [String], _ argv: [String], _ arguments: [[UInt8]], _ redis: SimRedis) -> RedisReply {
         func arg(_ n: Int) -> [UInt8] { arguments[n - 1] }
         func text(_ n: Int) -> String { argv[n - 1] }
         let hash = keys[0]
+        if redis.hget(hash, "seq") == nil { redis.hset(hash, "seq", arg(17)) }
         let cur = redis.hgetText(hash, "seq").flatMap(Int.init) ?? 0
         let holder = redis.get(keys[1]).map { String(decoding: $0, as: UTF8.self) }
         let localSeq = Int(text(3)) ?? 0

@@ -85,11 +85,14 @@ struct SimScriptsDifferentialTests {
         func message() -> String { #"{"type":"driver","driver":"\#(session())","name":"n\#(random.below(3))"}"# }
         func document() -> String { random.chance(0.3) ? "" : #"{"type":"document","text":"doc \#(random.below(3))"}"# }
         let long = "600000"  // no key expires during a run (the two clocks differ)
+        // A `seq` base from the clock (15 digits here: Lua writes numbers of more than 14 with an
+        // exponent unless told otherwise), or a small one.
+        func base() -> String { random.chance(0.8) ? String(795_886_061_448_000 + random.below(1000)) : String(random.below(3000)) }
         let text: [String]
         switch random.below(11) {
-        case 0: text = ["EVAL", Scripts.snapshot, "3", hash, lease, nodes]
+        case 0: text = ["EVAL", Scripts.snapshot, "3", hash, lease, nodes, base(), long]
         case 1: text = ["EVAL", Scripts.scroll, "2", hash, lease, session(), suffix(), channel, ""]
-        case 2: text = ["EVAL", Scripts.writeBack, "1", hash, String(random.below(3000)), suffix()]
+        case 2: text = ["EVAL", Scripts.writeBack, "2", hash, lease, random.chance(0.2) ? base() : String(random.below(3000)), suffix(), session()]
         case 3, 4:
             let modes = ["take", "claim", "inherit", "lapse", "release"]
             text = ["EVAL", Scripts.control, "2", hash, lease, modes[random.below(modes.count)], session(), "n",
@@ -102,7 +105,7 @@ struct SimScriptsDifferentialTests {
             text = ["EVAL", Scripts.reconcile, "3", hash, lease, nodes, session(), "n", String(random.below(3000)),
                     random.chance(0.2) ? "" : suffix(), channel, long, long, message(), document(),
                     random.chance(0.5) ? "" : "key\(random.below(2))", random.chance(0.5) ? "" : "fk\(random.below(2))",
-                    "", "", "", "", ""]
+                    "", "", "", "", "", base()]
         default: text = ["HSET", nodes, "node\(random.below(2))", "1 2 0 \(random.below(1000))"]
         }
         return text.map { Array($0.utf8) }

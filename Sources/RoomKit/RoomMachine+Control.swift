@@ -1,0 +1,108 @@
+import ScrollModel
+
+/// A take, or a new room's first claim, on a node that shares the room: the outcome is known
+/// only when the engine's `driver` change comes back in channel order. Until then the taker's
+/// scroll waits here and a presenter's join waits for its claim, so that a cluster behaves as
+/// one node: `take` then `scroll` at once is applied, and the first presenter's welcome names
+/// it driver (docs/cluster.md, divergence 3).
+extension RoomMachine {
+    /// A take or a claim of `id` on its way: the version the engine ordered it under (nil: not
+    /// answered yet), and what waits for it (the taker's newest scroll, or the join).
+    package struct ControlWait {
+        package var ticket: Int
+        package var id: SessionID
+        package var version: Int?
+        /// A presenter's join waits for this claim.
+        package var joining: Bool
+        /// The taker, to answer (nil for a join's claim: not a member yet).
+        package var sender: Sender?
+        package var held: ScrollUpdate?
+    }
+
+    /// Sends `action` for `id` to the engine, waiting for its outcome (`ControlWait`).
+    mutating func orderControl(_ action: ControlAction, for id: SessionID, sender: Sender?) -> [Effect] {
+        nextControlTicket += 1
+        controlWaits.append(ControlWait(ticket: nextControlTicket, id: id, joining: sender == nil, sender: sender))
+        return [.orderControl(action, ticket: nextControlTicket)]
+    }
+
+    /// A presenter who may join a shared room nobody drives claims control first (nil: it joins
+    /// now), and joins once the claim's outcome is known here (`continueJoin`): its welcome
+    /// then names the driver. A key it would bind to the keyless room goes to the engine
+    /// before the claim, so that no node sees the room driven and keyless meanwhile.
+    mutating func claimBeforeJoin(_ request: JoinRequest, record: String?) -> [Effect]? {
+        guard request.role == .presenter, core.driver == nil, !request.afterClaim,
+              core.presenterRefusal(key: record, keyRequired: request.keyRequired, authorized: request.authorized,
+                                    setsFollowKey: request.newFollowKey != nil) == nil else { return nil }
+        let claim = orderControl(.claim(session: request.id.description, name: request.name), for: request.id, sender: nil)
+        guard !request.authorized, let record, !record.isEmpty, !core.hasPresenterKey, core.presence.presenters == 0 else { return claim }
+        return [.bindKey(record)] + claim
+    }
+
+    /// A scroll from a member whose take is on its way waits for its outcome (the newest
+    /// replaces the one waiting); false if none is.
+    mutating func holdForTake(_ update: ScrollUpdate, from id: SessionID, sender: Sender) -> Bool {
+        guard let index = controlWaits.firstIndex(where: { $0.id == id && !$0.joining }) else { return false }
+        controlWaits[index].held = update
+        controlWaits[index].sender = sender
+        return true
+    }
+
+    mutating func controlAnswered(_ ticket: Int, _ result: EngineResult, _ context: Context) -> [Effect] {
+        guard let index = controlWaits.firstIndex(where: { $0.ticket == ticket }) else { return [] }
+        var effects: [Effect] = []
+        switch result {
+        case .ordered(let version):
+            controlWaits[index].version = version  // done when the room reaches it (`afterStep`)
+        case .done:
+            let wait = controlWaits.remove(at: index)
+            finish(wait, &effects)
+        case .refused(let error):
+            var wait = controlWaits.remove(at: index)
+            if let sender = wait.sender {
+                effects.append(.refuse(error, to: sender))
+                if wait.held != nil {
+                    wait.held = nil
+                    effects.append(.refuse(ProtocolError(.notDriver, "your take was refused (\(error.message)); this scroll was dropped"), to: sender))
+                }
+            }
+            finish(wait, &effects)
+        case .unavailable:
+            // The engine went away with the take on its way: taken here, as while it is away.
+            let wait = controlWaits.remove(at: index)
+            if let sender = wait.sender, core.members[wait.id] != nil {
+                effects = receive(.control(take: true), from: wait.id, sender: sender, context)
+            }
+            finish(wait, &effects)
+        }
+        return effects
+    }
+
+    /// After each step: the waits whose change the room now holds (its version reached theirs).
+    mutating func finishReachedControlWaits(_ effects: inout [Effect]) {
+        while let index = controlWaits.firstIndex(where: { $0.version.map { $0 <= version } == true }) {
+            let wait = controlWaits.remove(at: index)
+            finish(wait, &effects)
+        }
+    }
+
+    /// Every wait ends (a merge's answer says who leads, whatever version Redis counts now).
+    mutating func finishControlWaits(_ effects: inout [Effect]) {
+        let waits = controlWaits
+        controlWaits = []
+        for wait in waits { finish(wait, &effects) }
+    }
+
+    /// What waited goes: the held scroll again, as its sender's (refused then if the take
+    /// lost), the join. A taker who left meanwhile and won gives control back.
+    mutating func finish(_ wait: ControlWait, _ effects: inout [Effect]) {
+        if wait.joining { return effects.append(.continueJoin(ticket: wait.ticket)) }
+        guard core.members[wait.id] != nil else {
+            if core.driver == wait.id { effects.append(.releaseControl(wait.id)) }
+            return
+        }
+        if let update = wait.held, let sender = wait.sender { effects.append(.resend(.scroll(update), from: sender)) }
+    }
+}
+
+extension RoomMachine.ControlWait: Sendable where Sender: Sendable {}

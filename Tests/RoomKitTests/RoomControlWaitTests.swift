@@ -1,0 +1,166 @@
+@testable import RoomKit
+import ScrollModel
+import Testing
+
+/// Divergence 3 (docs/cluster.md): on a node that shares the room, a take and a new room's
+/// first claim wait for their outcome as on one node. The taker's scroll right after `take`
+/// waits until the room holds the driver change (its version reaches the one the engine gave
+/// the take), then goes again; a presenter's join into a room nobody drives waits for its claim.
+@Suite("Room machine: control across nodes")
+struct RoomControlWaitTests {
+    typealias Machine = RoomMachineTests.Machine
+    let shared = Machine.Context(documents: .init(limit: 100), shared: true)
+    /// Ann and Bob present, Carol follows.
+    static let (ann, bob, carol) = (RoomMachineTests.ann, RoomMachineTests.bob, SessionID(0xC))
+
+    /// Ann drives (the engine said so at version 1); Bob presents and Carol follows, all here.
+    func room() -> Machine {
+        var room = Machine(core: RoomCore(name: "r"))
+        _ = room.step(.join(.init(id: Self.ann, role: .presenter, name: "Ann", afterClaim: true)), shared)
+        _ = room.step(.shared(version: 1, .driver(Self.ann, name: "Ann")), shared)
+        _ = room.step(.join(.init(id: Self.bob, role: .presenter, name: "Bob")), shared)
+        _ = room.step(.join(.init(id: Self.carol, role: .follower)), shared)
+        return room
+    }
+
+    static func update(_ offset: Double) -> ScrollUpdate { ScrollUpdate(offset: offset, viewport: 10, content: 100) }
+
+    static func ordered(_ effects: [Machine.Effect]) -> (ControlAction, Int)? {
+        effects.lazy.compactMap { if case .orderControl(let action, let ticket) = $0 { (action, ticket) } else { nil } }.first
+    }
+
+    static func resent(_ effects: [Machine.Effect]) -> [(ScrollUpdate, String)] {
+        effects.compactMap { if case .resend(.scroll(let update), let sender) = $0 { (update, sender) } else { nil } }
+    }
+
+    static func refusals(_ effects: [Machine.Effect]) -> [(ProtocolError, String)] {
+        effects.compactMap { if case .refuse(let error, let sender) = $0 { (error, sender) } else { nil } }
+    }
+
+    @Test func aScrollRightAfterTakeWaitsForTheTakeAndThenGoes() throws {
+        var room = room()
+        let take = room.step(.message(.control(take: true), from: Self.bob, sender: "bob"), shared)
+        let (action, ticket) = try #require(Self.ordered(take))
+        guard case .take(Self.bob.description, "Bob") = action else { Issue.record("\(action)"); return }
+        #expect(room.step(.message(.scroll(Self.update(10)), from: Self.bob, sender: "bob"), shared).isEmpty, "held, not refused")
+        #expect(room.step(.message(.scroll(Self.update(20)), from: Self.bob, sender: "bob"), shared).isEmpty, "the newest replaces it")
+        #expect(room.step(.controlAnswered(ticket: ticket, .ordered(version: 3)), shared).isEmpty, "ordered, not applied here yet")
+        #expect(room.step(.shared(version: 2, .document(SharedDocument(name: "d", format: .text, text: "x", by: Self.ann.description))), shared)
+            .allSatisfy { if case .resend = $0 { false } else { true } }, "a change before the take's: still waiting")
+        let applied = room.step(.shared(version: 3, .driver(Self.bob, name: "Bob")), shared)
+        let resent = Self.resent(applied)
+        #expect(resent.map(\.0.offset) == [20] && resent.map(\.1) == ["bob"], "once the room holds the driver change: \(applied)")
+        #expect(room.leads(Self.bob) && room.controlWaits.isEmpty)
+        // The resend comes back as Bob's message: Bob now leads here.
+        let led = room.step(.message(.scroll(resent[0].0), from: Self.bob, sender: "bob"), shared)
+        #expect(RoomMachineTests.led(led).map(\.offset) == [20])
+    }
+
+    @Test func theTakesAnswerMayComeAfterItsChange() throws {
+        var room = room()
+        let (_, ticket) = try #require(Self.ordered(room.step(.message(.control(take: true), from: Self.bob, sender: "bob"), shared)))
+        _ = room.step(.message(.scroll(Self.update(10)), from: Self.bob, sender: "bob"), shared)
+        #expect(Self.resent(room.step(.shared(version: 2, .driver(Self.bob, name: "Bob")), shared)).isEmpty, "no answer yet: it cannot know")
+        #expect(Self.resent(room.step(.controlAnswered(ticket: ticket, .ordered(version: 2)), shared)).map(\.0.offset) == [10])
+    }
+
+    @Test func aScrollAfterARefusedTakeIsRefusedSayingWhy() throws {
+        var room = room()
+        let (_, ticket) = try #require(Self.ordered(room.step(.message(.control(take: true), from: Self.bob, sender: "bob"), shared)))
+        _ = room.step(.message(.scroll(Self.update(10)), from: Self.bob, sender: "bob"), shared)
+        let refused = Self.refusals(room.step(.controlAnswered(ticket: ticket, .refused(ProtocolError(.notDriver, "no"))), shared))
+        #expect(refused.map(\.1) == ["bob", "bob"], "the take, then its scroll")
+        #expect(refused.last?.0.code == .notDriver && refused.last?.0.message.contains("take was refused") == true, "\(refused)")
+        #expect(room.controlWaits.isEmpty && room.core.driver == Self.ann)
+    }
+
+    /// The engine went away with the take on its way: taken here, as while it is away, and the
+    /// scroll goes again (then applied here too).
+    @Test func aTakeTheEngineCouldNotTakeIsTakenHereAndItsScrollGoes() throws {
+        var room = room()
+        let (_, ticket) = try #require(Self.ordered(room.step(.message(.control(take: true), from: Self.bob, sender: "bob"), shared)))
+        _ = room.step(.message(.scroll(Self.update(10)), from: Self.bob, sender: "bob"), shared)
+        let alone = Machine.Context(documents: .init(limit: 100))
+        let effects = room.step(.controlAnswered(ticket: ticket, .unavailable), alone)
+        #expect(effects.contains { if case .broadcast(.driver(Self.bob, _)) = $0 { true } else { false } } && room.core.driver == Self.bob)
+        #expect(Self.resent(effects).map(\.0.offset) == [10])
+    }
+
+    /// If the engine ordered the take but this node never hears the change (its subscription
+    /// lost), the scroll waits no longer than the deadline; a merge's answer ends it too.
+    @Test func aTakeWaitsNoLongerThanItsDeadlineOrAMerge() throws {
+        var room = room()
+        let (_, ticket) = try #require(Self.ordered(room.step(.message(.control(take: true), from: Self.bob, sender: "bob"), shared)))
+        _ = room.step(.message(.scroll(Self.update(10)), from: Self.bob, sender: "bob"), shared)
+        _ = room.step(.controlAnswered(ticket: ticket, .ordered(version: 9)), shared)
+        #expect(Self.resent(room.step(.controlOverdue(ticket: ticket), shared)).map(\.0.offset) == [10])
+        #expect(room.step(.controlOverdue(ticket: ticket), shared).isEmpty, "once")
+
+        let (_, second) = try #require(Self.ordered(room.step(.message(.control(take: true), from: Self.bob, sender: "bob"), shared)))
+        _ = room.step(.message(.scroll(Self.update(20)), from: Self.bob, sender: "bob"), shared)
+        _ = room.step(.controlAnswered(ticket: second, .ordered(version: 40)), shared)
+        _ = room.step(.merging, shared)
+        var snapshot = RoomSnapshot()
+        snapshot.version = 2  // Redis restarted empty: its count starts again
+        snapshot.driver = Self.bob.description
+        #expect(Self.resent(room.step(.merged(snapshot), shared)).map(\.0.offset) == [20])
+        #expect(room.controlWaits.isEmpty)
+    }
+
+    /// A taker who left while its take was on its way takes its scroll with it, and gives
+    /// control back if it won.
+    @Test func aTakerWhoLeftGivesBackTheControlItWon() throws {
+        var room = room()
+        let (_, ticket) = try #require(Self.ordered(room.step(.message(.control(take: true), from: Self.bob, sender: "bob"), shared)))
+        _ = room.step(.message(.scroll(Self.update(10)), from: Self.bob, sender: "bob"), shared)
+        _ = room.step(.leave(Self.bob), shared)
+        _ = room.step(.controlAnswered(ticket: ticket, .ordered(version: 2)), shared)
+        let effects = room.step(.shared(version: 2, .driver(Self.bob, name: "Bob")), shared)
+        #expect(Self.resent(effects).isEmpty)
+        #expect(effects.contains { if case .releaseControl(Self.bob) = $0 { true } else { false } }, "\(effects)")
+    }
+
+    /// A presenter who joins a shared room nobody drives claims control first and joins once
+    /// the claim's outcome is known here: its welcome names it driver when the claim wins.
+    @Test func aFirstPresentersJoinWaitsForItsClaimAndItsWelcomeNamesIt() throws {
+        var room = Machine(core: RoomCore(name: "r"))
+        _ = room.step(.join(.init(id: Self.carol, role: .follower)), shared)
+        let join = Machine.Event.join(.init(id: Self.bob, role: .presenter, name: "Bob"))
+        let first = room.step(join, shared)
+        let (action, ticket) = try #require(Self.ordered(first))
+        guard case .claim(Self.bob.description, "Bob") = action, first.count == 1 else { Issue.record("\(first)"); return }
+        #expect(room.core.members[Self.bob] == nil, "not in the room before its welcome")
+        #expect(room.step(.controlAnswered(ticket: ticket, .ordered(version: 1)), shared).isEmpty)
+        let applied = room.step(.shared(version: 1, .driver(Self.bob, name: "Bob")), shared)
+        #expect(applied.contains { if case .continueJoin(ticket) = $0 { true } else { false } }, "\(applied)")
+        let again = room.step(.join(.init(id: Self.bob, role: .presenter, name: "Bob", afterClaim: true)), shared)
+        guard case .welcome(let welcome)? = again.first else { Issue.record("\(again)"); return }
+        #expect(welcome.driver == Self.bob && welcome.driverName == "Bob")
+        #expect(!again.contains { if case .claimControl = $0 { true } else { false } }, "claimed already")
+        #expect(again.contains { if case .broadcast(.driver(Self.bob, "Bob")) = $0 { true } else { false } },
+                "it hears the driver message after its welcome, as on one node")
+
+        // A claim another node won first: the join goes on, its welcome names nobody here yet.
+        var other = Machine(core: RoomCore(name: "o"))
+        let (_, lost) = try #require(Self.ordered(other.step(join, shared)))
+        let refused = other.step(.controlAnswered(ticket: lost, .refused(ProtocolError(.notDriver, "held"))), shared)
+        #expect(refused.count == 1 && refused.contains { if case .continueJoin(lost) = $0 { true } else { false } }, "no refusal to a member not in yet: \(refused)")
+        // A key the first presenter binds goes to the engine before its claim (no node sees the
+        // room driven and keyless); after the claim, the record it bound proves it.
+        var keyless = Machine(core: RoomCore(name: "k2"))
+        let binding = keyless.step(.join(.init(id: Self.bob, role: .presenter, key: .hashed(record: "rec", against: nil))), shared)
+        let (_, bound) = try #require(Self.ordered(binding))
+        guard case .bindKey("rec")? = binding.first, binding.count == 2 else { Issue.record("\(binding)"); return }
+        _ = keyless.step(.keyBound(kept: "rec", digest: "rec"), shared)
+        _ = keyless.step(.controlAnswered(ticket: bound, .ordered(version: 1)), shared)
+        _ = keyless.step(.shared(version: 1, .driver(Self.bob, name: nil)), shared)
+        let proven = keyless.step(.join(.init(id: Self.bob, role: .presenter, key: .hashed(record: "rec", against: nil), afterClaim: true)), shared)
+        guard case .welcome(let keyedWelcome)? = proven.first else { Issue.record("not hashed again: \(proven)"); return }
+        #expect(keyedWelcome.driver == Self.bob)
+        // A wrong key is refused at once, before any claim.
+        var keyed = Machine(core: RoomCore(name: "k", state: nil, document: nil, presenterKey: Array("r1".utf8)))
+        let wrong = keyed.step(.join(.init(id: Self.bob, role: .presenter, key: .hashed(record: "r2", against: "r1"))), shared)
+        guard case .joinRefused(let error, true)? = wrong.first else { Issue.record("\(wrong)"); return }
+        #expect(error.code == .unauthorized && keyed.controlWaits.isEmpty)
+    }
+}
