@@ -150,6 +150,10 @@ let package = Package(
         .testTarget(name: "WebSocketCoreTests", dependencies: ["WebSocketCore", "HTTP1", "Deflate", "Bytes", "TestSupport"]),
         .testTarget(name: "ScrollModelTests", dependencies: ["ScrollModel", "RoomKit", "TestSupport"]),
         .testTarget(name: "RoomKitTests", dependencies: ["RoomKit", "ScrollModel", "TestSupport"]),
+        .testTarget(
+            name: "HubTests",
+            dependencies: ["Hub", "Access", "CLinux", "RoomKit", "ScrollModel", "Transport", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Bytes"]),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient"]),
         .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "HTTP1", "ScrollModel", "WebSocketCore"]),

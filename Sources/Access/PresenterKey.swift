@@ -1,12 +1,8 @@
 import COpenSSL
-import DequeModule
 import RoomKit
 import ScrollModel
 import Synchronization
 import Transport
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// How a room keeps its presenter key: never the key, a slow salted hash of it (PBKDF2-HMAC-
 /// SHA256 through libssl, a random 16-byte salt per room), as text that the store and Redis
@@ -62,47 +58,34 @@ public enum PresenterKey {
 
 }
 
-/// Hashes presenter keys on a thread of its own, so that an event loop never spends the
-/// milliseconds a slow hash takes. Fair between clients: each address has its own queue and
-/// the thread takes one job from each in turn, so one address's burst delays another's check
-/// by at most one hash per address waiting. A key already verified against a record is
-/// recognised again by a cheap digest (SHA-256 with a random secret of this process, kept
-/// in memory only), so a presenter who reconnects costs no slow hash. At most `capacity` jobs
-/// wait, `perAddress` from one address; beyond that `hash` answers false at once.
+/// Hashes presenter keys on a thread of its own (a `FairWorker`: in turns between addresses,
+/// bounded), so that an event loop never spends the milliseconds a slow hash takes, and no
+/// other slow work (a recording's page has a worker of its own) delays a join's check. A key
+/// already verified against a record is recognised again by a cheap digest (SHA-256 with a
+/// random secret of this process, kept in memory only), so a presenter who reconnects costs
+/// no slow hash. At most `capacity` hashes wait, `perAddress` from one address; beyond that
+/// `hash` answers false at once.
 package final class KeyHasher: Sendable {
-    private struct Job {
-        let work: @Sendable () -> Void
-    }
-
-    private struct Queues {
-        var byAddress: [String: Deque<Job>] = [:]
-        /// Addresses with jobs, in turn.
-        var turns = Deque<String>()
-        var count = 0
-        /// Record → digest of the key that matched it.
-        var verified: [String: String] = [:]
-    }
-
-    private let queues = Mutex(Queues())
-    private let capacity: Int
-    private let perAddress: Int
-    private let wakeup = Semaphore()
+    /// The thread the hashes run on (tests fill it).
+    package let worker: FairWorker
+    /// Record → digest of the key that matched it.
+    private let verified = Mutex([String: String]())
     private let secret: [UInt8]
     /// Slow hashes computed (tests: a verified key costs none).
     package let slowHashes = Atomic<Int>(0)
     /// Verified records remembered (a record and a digest: about 200 bytes each).
     package static let verifiedCapacity = 10_000
     /// Verified records held now (tests).
-    package var verifiedCount: Int { queues.withLock { $0.verified.count } }
+    package var verifiedCount: Int { verified.withLock { $0.count } }
 
+    /// 4,096 checks waiting at about 14 ms each are about a minute of one core: past that a
+    /// join is better told at once to come back; 64 from one address, so that one address cannot
+    /// take every place.
     package init(capacity: Int = 4096, perAddress: Int = 64) {
-        self.capacity = capacity
-        self.perAddress = perAddress
+        worker = FairWorker(capacity: capacity, perAddress: perAddress)
         var secret = [UInt8](repeating: 0, count: 32)
         if RAND_bytes(&secret, 32) != 1 { for index in secret.indices { secret[index] = UInt8.random(in: 0...255) } }
         self.secret = secret
-        let hasher = UnsafeTransfer(self)
-        pthread_detach(spawnThread { hasher.value.run() })
     }
 
     /// Runs `record(key, existing, room)` on the hasher's thread (or answers from the verified
@@ -111,38 +94,19 @@ package final class KeyHasher: Sendable {
               done: @escaping @Sendable (String) -> Void) -> Bool {
         if let existing {
             let digest = quickDigest(key, existing)
-            if let known = queues.withLock({ $0.verified[existing] }) {
+            if let known = verified.withLock({ $0[existing] }) {
                 // Verified before: the same key matches; any other key cannot.
                 let record = ConstantTime.equal(known.utf8, digest.utf8) ? existing : ""
                 loop.execute { done(record) }
                 return true
             }
         }
-        let job = Job { [self] in
+        return worker.perform(from: address) { [self] in
             let record = PresenterKey.record(key, matching: existing, room: room)
             slowHashes.add(1, ordering: .relaxed)
             if let existing, ConstantTime.equal(record.utf8, existing.utf8) { remember(existing, quickDigest(key, existing)) }
             loop.execute { done(record) }
         }
-        return enqueue(job, from: address)
-    }
-
-    /// Runs other slow work of a client's (e.g. laying out a recording's page) on the hasher's
-    /// thread, in the same fair turns and bounds as the hashes; false when too many jobs wait.
-    package func perform(from address: String, _ work: @escaping @Sendable () -> Void) -> Bool {
-        enqueue(Job(work: work), from: address)
-    }
-
-    private func enqueue(_ job: Job, from address: String) -> Bool {
-        let queued = queues.withLock { queues -> Bool in
-            guard queues.count < capacity, queues.byAddress[address, default: []].count < perAddress else { return false }
-            if queues.byAddress[address]?.isEmpty ?? true { queues.turns.append(address) }
-            queues.byAddress[address, default: []].append(job)
-            queues.count += 1
-            return true
-        }
-        if queued { wakeup.signal() }
-        return queued
     }
 
     private func quickDigest(_ key: String, _ record: String) -> String {
@@ -151,31 +115,9 @@ package final class KeyHasher: Sendable {
 
     /// Keeps `record`'s verified digest (internal for tests: at most `verifiedCapacity`).
     package func remember(_ record: String, _ digest: String) {
-        queues.withLock { queues in
-            if queues.verified.count >= Self.verifiedCapacity { queues.verified.removeAll(keepingCapacity: true) }
-            queues.verified[record] = digest
-        }
-    }
-
-    /// The next job: the first address's, which then waits for its next turn behind the others.
-    private func next() -> Job? {
-        queues.withLock { queues in
-            guard let address = queues.turns.popFirst(), var waiting = queues.byAddress[address], let job = waiting.popFirst() else { return nil }
-            queues.count -= 1
-            if waiting.isEmpty {
-                queues.byAddress[address] = nil
-            } else {
-                queues.byAddress[address] = waiting
-                queues.turns.append(address)
-            }
-            return job
-        }
-    }
-
-    private func run() {
-        while true {
-            wakeup.wait()
-            while let job = next() { job.work() }
+        verified.withLock { verified in
+            if verified.count >= Self.verifiedCapacity { verified.removeAll(keepingCapacity: true) }
+            verified[record] = digest
         }
     }
 }

@@ -44,27 +44,27 @@ open class WebSocketLink {
     /// The session of an open connection, held apart from `phase`: every send copies the
     /// connection out of it, and that is one reference count, not two. Cleared when the
     /// connection closes (the session holds its link).
-    @exclusivity(unchecked) package final var session: (any WebSocketSession)?
+    @exclusivity(unchecked) private final var session: (any WebSocketSession)?
     /// The upgrade response while the session opens: it leaves in one chunk with the
     /// session's first messages, framed into it (one write, and no queue storage for an
     /// idle connection).
-    @exclusivity(unchecked) package final var pendingResponse: [UInt8]?
+    @exclusivity(unchecked) private final var pendingResponse: [UInt8]?
     /// When the peer was last heard, in milliseconds of the loop's clock (wrapping: only
     /// differences under 49 days are read, and the idle limit is at most 2 days). A terminal
     /// reader says nothing: for it, when it was last sent a frame (`ScreenStream.keepAlive`).
-    @exclusivity(unchecked) package final var lastHeardMilliseconds: UInt32
+    @exclusivity(unchecked) private final var lastHeardMilliseconds: UInt32
     /// The close code this connection ended with (sent or received), or 0.
-    private final var closeCodeValue: UInt16 = 0
+    @exclusivity(unchecked) private final var closeCodeValue: UInt16 = 0
     /// 1 + the ticks since our close frame went out, or 0 (see `closeHandshakeTicks`).
-    package final var closingTicks: UInt8 = 0
-    package final var pingOutstanding = false
+    @exclusivity(unchecked) private final var closingTicks: UInt8 = 0
+    @exclusivity(unchecked) private final var pingOutstanding = false
 
-    package final var closeCode: CloseCode? {
+    private final var closeCode: CloseCode? {
         get { closeCodeValue == 0 ? nil : CloseCode(closeCodeValue) }
         set { closeCodeValue = newValue?.rawValue ?? 0 }
     }
 
-    package static func milliseconds(_ nanoseconds: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: nanoseconds / 1_000_000) }
+    private static func milliseconds(_ nanoseconds: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: nanoseconds / 1_000_000) }
 
     package init(channel: Channel, counters: ServerCounters, phase: Phase) {
         self.channel = channel
@@ -164,10 +164,150 @@ open class WebSocketLink {
         if case .open(let connection) = phase { connection.deflate } else { nil }
     }
 
+    // MARK: For the connection's handler
+
+    // What the handler (`WebSocketPeer`, in another module) does to the link's state is done
+    // here: fields reached from another module are checked for exclusivity at run time on
+    // every access, which the loop-confined fields above are declared not to need.
+
+    /// How long the peer has to answer our close frame before the socket is closed anyway:
+    /// until the third tick of the loop's one-second timer, so 2 to 3 s.
+    package static let closeHandshakeTicks: UInt8 = 3
+
+    /// Bytes read: an open connection's messages go to its session (`budget`: what unfinished
+    /// messages may hold across connections). Returns the handshake under way, if any, for the
+    /// handler to read; a terminal reader has nothing to say.
+    package final func read(_ bytes: UnsafeMutableRawBufferPointer, budget: MessageBudget?) -> Handshake? {
+        lastHeardMilliseconds = Self.milliseconds(channel.loop.now)
+        pingOutstanding = false
+        switch phase {
+        case .handshake(let handshake): return handshake
+        case .open(let connection): if let session { receive(bytes, connection, session, budget: budget) }
+        case .stream, .done: break
+        }
+        return nil
+    }
+
+    /// The loop's once-a-second tick: an unfinished message past `messageTimeoutSeconds`, the
+    /// close handshake's time, a ping after `idleSeconds` of silence (and the end after twice
+    /// that), a terminal reader's keep-alive. Returns the handshake under way, if any.
+    package final func tick(now: UInt64, idleSeconds: Int, messageTimeoutSeconds: Int) -> Handshake? {
+        switch phase {
+        case .handshake(let handshake):
+            return handshake
+        case .open(let connection):
+            if connection.hasUnfinishedMessage {
+                connection.tick(deadlineSeconds: messageTimeoutSeconds) { event in
+                    if case .failed(let error) = event, closeCode == nil { closeCode = error.closeCode }
+                }
+                if connection.state == .closed {  // the message was not finished in time
+                    counters.unfinishedMessagesClosed.add(1, ordering: .relaxed)
+                    flushOutbound(connection)
+                    return nil
+                }
+            }
+            if closingTicks > 0 {
+                if closingTicks < .max { closingTicks += 1 }
+                if closingTicks > Self.closeHandshakeTicks { channel.close() }
+                return nil
+            }
+            let idle = UInt64(idleSeconds) * 1_000
+            let silent = UInt64(Self.milliseconds(now) &- lastHeardMilliseconds)
+            if silent >= 2 * idle {
+                channel.abort()
+            } else if silent >= idle && !pingOutstanding {
+                pingOutstanding = true
+                connection.sendPing()
+                flushOutbound(connection)
+            }
+        case .stream:
+            // A quiet room: a chunk that changes nothing on the screen, so that proxies keep the stream.
+            let quiet = Self.milliseconds(now) &- lastHeardMilliseconds
+            guard closingTicks == 0, quiet >= ScreenStream.keepAliveSeconds * 1_000, channel.queuedBytes == 0 else { return nil }
+            lastHeardMilliseconds = Self.milliseconds(now)
+            channel.enqueue(ScreenStream.keepAlive)
+        case .done:
+            break
+        }
+        return nil
+    }
+
+    /// The upgrade: from now on the connection speaks WebSocket to `session`. `response` (the
+    /// 101) leaves with what the session sends as it opens; `remainder` is what the client sent
+    /// after its request.
+    package final func upgraded(_ connection: WebSocketConnection, session: any WebSocketSession, response: consuming [UInt8],
+                                remainder: [UInt8], budget: MessageBudget?) {
+        phase = .open(connection)
+        self.session = session
+        counters.connectionsUpgraded.add(1, ordering: .relaxed)
+        counters.upgrades.add(1, ordering: .relaxed)
+        // Its only reference (consumed, not borrowed: a caller's copy would make the welcome's
+        // append copy it whole): the welcome is framed into it in place.
+        pendingResponse = consume response
+        session.opened(self)
+        sendPendingResponse(connection)
+        if !remainder.isEmpty {
+            var bytes = remainder
+            bytes.withUnsafeMutableBytes { receive($0, connection, session, budget: budget) }
+        }
+    }
+
+    /// A terminal reader's stream at `size`: `head` goes out, then its member's frames.
+    package final func streaming(_ member: any WebSocketSession, size: ScreenSize, head: SharedBytes) {
+        phase = .stream(size)
+        session = member
+        channel.enqueue(head)
+        member.opened(self)
+    }
+
+    /// The channel closed: the session hears it (a terminal reader's after `streamEnded`, while
+    /// its size still says where it was), and the link is done.
+    package final func ended(streamEnded: () -> Void) {
+        if case .open(let connection) = phase, let session {
+            counters.connectionsUpgraded.subtract(1, ordering: .relaxed)
+            let code: CloseCode = connection.state == .closed ? closeCode ?? .normal : .abnormal
+            counters.closed(code: code)
+            connection.abandon()
+            phase = .done
+            self.session = nil
+            session.closed(self, code: code)
+        }
+        if case .stream = phase, let session {
+            streamEnded()
+            self.session = nil
+            session.closed(self, code: .normal)
+        }
+        phase = .done
+        session = nil
+    }
+
+    private final func receive(_ bytes: UnsafeMutableRawBufferPointer, _ connection: WebSocketConnection, _ session: any WebSocketSession,
+                               budget: MessageBudget?) {
+        counters.bytesIn.add(bytes.count, ordering: .relaxed)
+        // Each message is counted before the session sees it, so a message's effects (a
+        // broadcast another loop delivers at once) are never visible before its count.
+        connection.receive(bytes, budget: budget) { event in
+            switch event {
+            case .text(let payload):
+                counters.messagesIn.add(1, ordering: .relaxed)
+                session.received(text: payload, from: self)
+            case .binary(let payload):
+                counters.messagesIn.add(1, ordering: .relaxed)
+                session.received(binary: payload, from: self)
+            case .ping, .pong: break
+            case .closed(let code, _): if closeCode == nil { closeCode = code }
+            case .failed(let error):
+                if closeCode == nil { closeCode = error.closeCode }
+                if error == .overloaded { counters.unfinishedMessagesClosed.add(1, ordering: .relaxed) }
+            }
+        }
+        flushOutbound(connection)
+    }
+
     // MARK: Writing
 
     /// Queues the upgrade response with whatever the session sent while it opened.
-    package final func sendPendingResponse(_ connection: WebSocketConnection) {
+    private final func sendPendingResponse(_ connection: WebSocketConnection) {
         guard let response = pendingResponse else { return }
         pendingResponse = nil
         let frameBytes = connection.outboundByteCount
@@ -187,7 +327,7 @@ open class WebSocketLink {
         if connection.state == .closed { channel.close() }
     }
 
-    package final func flushOutbound(_ connection: WebSocketConnection) {
+    private final func flushOutbound(_ connection: WebSocketConnection) {
         guard pendingResponse == nil else { return }  // leaves with the upgrade response
         var frames = 0
         var bytes = 0

@@ -1,51 +1,57 @@
 import ScrollModel
 
+/// A session asking to join. Its keys come checked where that is slow: a presenter key
+/// as the record it makes (`GivenKey`), so the raw key never leaves the hub. Not nested in the
+/// generic machine: the hub makes one per join from another module, where a type nested in a
+/// generic one is looked up at run time (its metadata) and copied through it: 400 instructions
+/// of a join (docs/benchmarks-log.md, "the join's extra instructions").
+package struct JoinRequest: Sendable {
+    package var id: SessionID
+    package var role: Role
+    package var name: String?
+    package var key: GivenKey
+    /// Whether a follow key was given, and a check of it against the room's record.
+    package var followKey: (@Sendable (String) -> Bool)?
+    /// An application's signed token admitted the session in its role: no key is asked.
+    package var authorized = false
+    /// Presenters must give a key (`requirePresenterKey`).
+    package var keyRequired = false
+    /// A presenter gave a follow key (to make the room private): it must prove itself.
+    package var newFollowKey: NewFollowKey?
+    /// The client's address: a recording it starts is counted against it.
+    package var address = ""
+    /// A presenter asked for the room to be recorded (`record=1`).
+    package var asksToRecord = false
+    /// Every room is recorded from its first member (`rooms.record`).
+    package var recordsEveryRoom = false
+    /// A presenter's join that waited for its claim of control (a shared room nobody
+    /// drove): it joins now, whatever the claim's outcome (`Effect.continueJoin`).
+    package var afterClaim = false
+
+    package init(id: SessionID, role: Role, name: String? = nil, key: GivenKey = nil, followKey: (@Sendable (String) -> Bool)? = nil,
+                 authorized: Bool = false, keyRequired: Bool = false, newFollowKey: NewFollowKey? = nil,
+                 address: String = "", asksToRecord: Bool = false, recordsEveryRoom: Bool = false, afterClaim: Bool = false) {
+        (self.id, self.role, self.name, self.key) = (id, role, name, key)
+        (self.followKey, self.authorized, self.keyRequired, self.newFollowKey) = (followKey, authorized, keyRequired, newFollowKey)
+        (self.address, self.asksToRecord, self.recordsEveryRoom, self.afterClaim) = (address, asksToRecord, recordsEveryRoom, afterClaim)
+    }
+}
+
+/// A follow key a presenter gave: the record the room keeps of it (made with a fresh salt),
+/// and whether it is the key of a record (the same key again changes nothing).
+package struct NewFollowKey: Sendable {
+    package var record: String
+    package var matches: @Sendable (String) -> Bool
+
+    package init(record: String, matches: @escaping @Sendable (String) -> Bool) {
+        self.record = record
+        self.matches = matches
+    }
+}
+
 extension RoomMachine {
-    /// A session asking to join. Its keys come checked where that is slow: a presenter key
-    /// as the record it makes (`GivenKey`), so the raw key never leaves the hub.
-    package struct JoinRequest: Sendable {
-        package var id: SessionID
-        package var role: Role
-        package var name: String?
-        package var key: GivenKey
-        /// Whether a follow key was given, and a check of it against the room's record.
-        package var followKey: (@Sendable (String) -> Bool)?
-        /// An application's signed token admitted the session in its role: no key is asked.
-        package var authorized = false
-        /// Presenters must give a key (`requirePresenterKey`).
-        package var keyRequired = false
-        /// A presenter gave a follow key (to make the room private): it must prove itself.
-        package var newFollowKey: NewFollowKey?
-        /// The client's address: a recording it starts is counted against it.
-        package var address = ""
-        /// A presenter asked for the room to be recorded (`record=1`).
-        package var asksToRecord = false
-        /// Every room is recorded from its first member (`rooms.record`).
-        package var recordsEveryRoom = false
-        /// A presenter's join that waited for its claim of control (a shared room nobody
-        /// drove): it joins now, whatever the claim's outcome (`Effect.continueJoin`).
-        package var afterClaim = false
-
-        package init(id: SessionID, role: Role, name: String? = nil, key: GivenKey = nil, followKey: (@Sendable (String) -> Bool)? = nil,
-                     authorized: Bool = false, keyRequired: Bool = false, newFollowKey: NewFollowKey? = nil,
-                     address: String = "", asksToRecord: Bool = false, recordsEveryRoom: Bool = false, afterClaim: Bool = false) {
-            (self.id, self.role, self.name, self.key) = (id, role, name, key)
-            (self.followKey, self.authorized, self.keyRequired, self.newFollowKey) = (followKey, authorized, keyRequired, newFollowKey)
-            (self.address, self.asksToRecord, self.recordsEveryRoom, self.afterClaim) = (address, asksToRecord, recordsEveryRoom, afterClaim)
-        }
-    }
-
-    /// A follow key a presenter gave: the record the room keeps of it (made with a fresh salt),
-    /// and whether it is the key of a record (the same key again changes nothing).
-    package struct NewFollowKey: Sendable {
-        package var record: String
-        package var matches: @Sendable (String) -> Bool
-
-        package init(record: String, matches: @escaping @Sendable (String) -> Bool) {
-            self.record = record
-            self.matches = matches
-        }
-    }
+    package typealias JoinRequest = RoomKit.JoinRequest
+    package typealias NewFollowKey = RoomKit.NewFollowKey
 
     /// An input to the room. The engine's large inputs (a state, a change, a snapshot: up to
     /// 300 bytes) are boxed, so that an event is some 100 bytes: every step copies its event.

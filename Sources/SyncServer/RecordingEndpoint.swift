@@ -11,11 +11,18 @@ import WebSocketCore
 /// presenter's join is) or, in a private room, its follow key (`followKey=…`). 401 without any,
 /// 403 for a wrong one, 404 for a room that is not recorded, 429 after too many wrong keys.
 /// A browser (`Accept: text/html`) gets, by the same rules, the viewer's page that plays it
-/// (`PlayerPage`).
+/// (`PlayerPage`), laid out on a worker of its own (`pages`), so that pages never delay the
+/// key checks of joins, nor joins the pages.
 struct RecordingEndpoint: HTTPEndpoint {
     let hub: LocalRoomHub
     let adminToken: Reloadable<String?>
+    let pages: FairWorker
     var path: String { "/rooms/NAME/recording" }
+
+    /// The worker for the pages: each waiting page holds its recording (up to
+    /// `limits.recordingBytes`, 8 MiB), so 16 waiting hold at most 128 MiB at the defaults; 4
+    /// from one address, so that one browser's reloads cannot take every place.
+    static func pageWorker() -> FairWorker { FairWorker(capacity: 16, perAddress: 4) }
 
     func matches(_ request: HTTPRequest, path: Substring) -> Bool { room(of: request, path: path) != nil }
 
@@ -41,10 +48,10 @@ struct RecordingEndpoint: HTTPEndpoint {
             switch access {
             case .recording(let bytes) where request.value(.accept)?.contains("text/html") == true:
                 // Reading a recording and laying out its documents takes as long as the
-                // recording is large: done off the loops, in the slow work's fair turns.
+                // recording is large: done off the loops, in turns between addresses.
                 let limits = hub.options.messageLimits
                 let reply = Unchecked(answer)
-                let queued = hub.keys.hasher.perform(from: address) {
+                let queued = pages.perform(from: address) {
                     let response: HTTPResponse
                     do {
                         let recording = try Recording.read(bytes, limits: limits)
@@ -55,7 +62,9 @@ struct RecordingEndpoint: HTTPEndpoint {
                     let page = Unchecked(response)
                     loop.execute { reply.value(page.value) }
                 }
-                if !queued { answer(.error(503, "server busy; try again in a moment", headers: [("Retry-After", "1")])) }
+                if !queued {
+                    answer(.error(503, "server busy laying out recordings' pages; try again in a moment", headers: [("Retry-After", "1")]))
+                }
             case .recording(let bytes):
                 answer(HTTPResponse(status: 200, headers: [
                     ("Content-Type", "application/x-ndjson; charset=utf-8"),

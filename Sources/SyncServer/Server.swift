@@ -41,6 +41,10 @@ public final class Server: Sendable {
     let adminToken: Reloadable<String?>
     let router: Router
     let current: Reloadable<ServerConfiguration>
+    /// Lays out recordings' player pages off the loops, apart from the key checks (tests fill it).
+    package let pages = RecordingEndpoint.pageWorker()
+    /// Hashes presenter keys off the loops (tests fill its worker).
+    package var keyHasher: KeyHasher { hub.keys.hasher }
 
     /// Binds and starts serving. Rooms kept in `configuration.dataDirectory` come back.
     ///
@@ -113,7 +117,7 @@ public final class Server: Sendable {
             HealthEndpoint(redis: shards, store: store, recordings: hub.recordingFiles),
             MetricsEndpoint(metrics: metrics, adminToken: adminToken),
             RoomsEndpoint(hub: hub, adminToken: adminToken),
-            RecordingEndpoint(hub: hub, adminToken: adminToken),
+            RecordingEndpoint(hub: hub, adminToken: adminToken, pages: pages),
             ViewerEndpoint(hub: hub, rooms: rooms, tty: tty),
         ]
         // Sockets are accepted with a room's send buffer, as most are rooms' (no setsockopt per join).
@@ -203,9 +207,16 @@ public final class Server: Sendable {
     /// Stops the loops and drops every connection.
     public func shutdown() {
         group.shutdown()
+        stopWorkers()
+    }
+
+    /// The store, recordings and the threads of slow work, once the loops have stopped.
+    private func stopWorkers() {
         store?.close()
         hub.recordingFiles?.close()
         hub.screenRenderer.stop()
+        pages.stop()
+        hub.keys.hasher.worker.stop()
     }
 
     /// Stops accepting, sends every client close 1001 ("going away"), and waits for the
@@ -222,9 +233,7 @@ public final class Server: Sendable {
             usleep(20_000)
         }
         group.shutdown()
-        store?.close()
-        hub.recordingFiles?.close()
-        hub.screenRenderer.stop()
+        stopWorkers()
         return drained
     }
 }

@@ -10,10 +10,6 @@ import WebSocketCore
 public final class WebSocketPeer: WebSocketLink, ChannelHandler {
     private let router: Router
 
-    /// How long the peer has to answer our close frame before the socket is closed anyway:
-    /// until the third tick of the loop's one-second timer, so 2 to 3 s.
-    static let closeHandshakeTicks: UInt8 = 3
-
     init(channel: Channel, router: Router) {
         self.router = router
         let counters = router.counters
@@ -29,78 +25,33 @@ public final class WebSocketPeer: WebSocketLink, ChannelHandler {
     // MARK: ChannelHandler
 
     public func channelRead(_ channel: Channel, _ bytes: UnsafeMutableRawBufferPointer) {
-        lastHeardMilliseconds = Self.milliseconds(channel.loop.now)
-        pingOutstanding = false
-        switch phase {
-        case .handshake(let handshake):
-            switch handshake.parser.parse(UnsafeRawBufferPointer(bytes)) {
-            case .needMore: return
-            case .failed(let response): refuse(response)
-            case .complete(let request, let remainder):
-                if let overLimit = handshake.overLimit {
-                    refuse(overLimit, request: request)
-                } else if !ServerHandshake.isUpgrade(request), let opening = router.openStream(request, for: self) {
-                    switch opening {
-                    case .answer(let response): refuse(response, request: request)
-                    case .stream(let member, let size, let head):
-                        phase = .stream(size)
-                        session = member
-                        channel.enqueue(head)
-                        member.opened(self)
-                    }
-                } else if !ServerHandshake.isUpgrade(request), router.respond(to: request, from: channel.peerAddress, on: channel.loop, answer: { [self] response in
-                    refuse(response, request: request)
-                }) {  // an upgrade is told apart first: it makes no answer closure
-                    if case .handshake = phase { phase = .done }  // the answer comes later: nothing more is read
-                } else {
-                    upgrade(request, remainder: remainder)
+        guard let handshake = read(bytes, budget: router.messageBudget) else { return }
+        switch handshake.parser.parse(UnsafeRawBufferPointer(bytes)) {
+        case .needMore: return
+        case .failed(let response): refuse(response)
+        case .complete(let request, let remainder):
+            if let overLimit = handshake.overLimit {
+                refuse(overLimit, request: request)
+            } else if !ServerHandshake.isUpgrade(request), let opening = router.openStream(request, for: self) {
+                switch opening {
+                case .answer(let response): refuse(response, request: request)
+                case .stream(let member, let size, let head): streaming(member, size: size, head: head)
                 }
+            } else if !ServerHandshake.isUpgrade(request), router.respond(to: request, from: channel.peerAddress, on: channel.loop, answer: { [self] response in
+                refuse(response, request: request)
+            }) {  // an upgrade is told apart first: it makes no answer closure
+                if case .handshake = phase { phase = .done }  // the answer comes later: nothing more is read
+            } else {
+                upgrade(request, remainder: remainder)
             }
-        case .open(let connection):
-            if let session { receive(bytes, connection, session) }
-        case .stream, .done:
-            return  // a terminal reader has nothing to say
         }
     }
 
     public func channelTick(_ channel: Channel, now: UInt64) {
-        switch phase {
-        case .handshake(let handshake):
-            if now >= handshake.deadline { refuse(.error(408, "request not completed in \(router.configuration.handshakeTimeoutSeconds) s")) }
-        case .open(let connection):
-            if connection.hasUnfinishedMessage {
-                connection.tick(deadlineSeconds: router.configuration.messageTimeoutSeconds) { event in
-                    if case .failed(let error) = event, closeCode == nil { closeCode = error.closeCode }
-                }
-                if connection.state == .closed {  // the message was not finished in time
-                    counters.unfinishedMessagesClosed.add(1, ordering: .relaxed)
-                    flushOutbound(connection)
-                    return
-                }
-            }
-            if closingTicks > 0 {
-                if closingTicks < .max { closingTicks += 1 }
-                if closingTicks > Self.closeHandshakeTicks { channel.close() }
-                return
-            }
-            let idle = UInt64(router.configuration.idleTimeoutSeconds) * 1_000
-            let silent = UInt64(Self.milliseconds(now) &- lastHeardMilliseconds)
-            if silent >= 2 * idle {
-                channel.abort()
-            } else if silent >= idle && !pingOutstanding {
-                pingOutstanding = true
-                connection.sendPing()
-                flushOutbound(connection)
-            }
-        case .stream:
-            // A quiet room: a chunk that changes nothing on the screen, so that proxies keep the stream.
-            let quiet = Self.milliseconds(now) &- lastHeardMilliseconds
-            guard closingTicks == 0, quiet >= ScreenStream.keepAliveSeconds * 1_000, channel.queuedBytes == 0 else { return }
-            lastHeardMilliseconds = Self.milliseconds(now)
-            channel.enqueue(ScreenStream.keepAlive)
-        case .done:
-            break
-        }
+        let configuration = router.configuration
+        guard let handshake = tick(now: now, idleSeconds: configuration.idleTimeoutSeconds,
+                                   messageTimeoutSeconds: configuration.messageTimeoutSeconds) else { return }
+        if now >= handshake.deadline { refuse(.error(408, "request not completed in \(configuration.handshakeTimeoutSeconds) s")) }
     }
 
     public func channelShutdownRequested(_ channel: Channel) {
@@ -121,22 +72,7 @@ public final class WebSocketPeer: WebSocketLink, ChannelHandler {
     public func channelClosed(_ channel: Channel) {
         counters.connectionsOpen.subtract(1, ordering: .relaxed)
         router.connectionLimits.release(address: channel.peerAddress)
-        if case .open(let connection) = phase, let session {
-            counters.connectionsUpgraded.subtract(1, ordering: .relaxed)
-            let code: CloseCode = connection.state == .closed ? closeCode ?? .normal : .abnormal
-            counters.closed(code: code)
-            connection.abandon()
-            phase = .done
-            self.session = nil
-            session.closed(self, code: code)
-        }
-        if case .stream = phase, let session {
-            router.tty?.closed(address: channel.peerAddress)
-            self.session = nil
-            session.closed(self, code: .normal)  // leaves its room while its size still says where it was
-        }
-        phase = .done
-        session = nil
+        ended { router.tty?.closed(address: channel.peerAddress) }
     }
 
     // MARK: Internals
@@ -174,40 +110,8 @@ public final class WebSocketPeer: WebSocketLink, ChannelHandler {
         case .success(var admitted):
             let connection = WebSocketConnection(role: .server, limits: admitted.limits, deflate: admitted.deflate,
                                                  sharedDeflater: router.sharedDeflater(for: channel.loop))
-            phase = .open(connection)
-            session = admitted.session
-            counters.connectionsUpgraded.add(1, ordering: .relaxed)
-            counters.upgrades.add(1, ordering: .relaxed)
             if let size = admitted.sendBuffer { channel.setSendBuffer(size) }
-            pendingResponse = admitted.takeResponse()  // its only reference: the welcome is framed into it in place
-            admitted.session.opened(self)
-            sendPendingResponse(connection)
-            if !remainder.isEmpty {
-                var bytes = remainder
-                bytes.withUnsafeMutableBytes { receive($0, connection, admitted.session) }
-            }
+            upgraded(connection, session: admitted.session, response: admitted.takeResponse(), remainder: remainder, budget: router.messageBudget)
         }
-    }
-
-    private func receive(_ bytes: UnsafeMutableRawBufferPointer, _ connection: WebSocketConnection, _ session: any WebSocketSession) {
-        counters.bytesIn.add(bytes.count, ordering: .relaxed)
-        // Each message is counted before the session sees it, so a message's effects (a
-        // broadcast another loop delivers at once) are never visible before its count.
-        connection.receive(bytes, budget: router.messageBudget) { event in
-            switch event {
-            case .text(let payload):
-                counters.messagesIn.add(1, ordering: .relaxed)
-                session.received(text: payload, from: self)
-            case .binary(let payload):
-                counters.messagesIn.add(1, ordering: .relaxed)
-                session.received(binary: payload, from: self)
-            case .ping, .pong: break
-            case .closed(let code, _): if closeCode == nil { closeCode = code }
-            case .failed(let error):
-                if closeCode == nil { closeCode = error.closeCode }
-                if error == .overloaded { counters.unfinishedMessagesClosed.add(1, ordering: .relaxed) }
-            }
-        }
-        flushOutbound(connection)
     }
 }

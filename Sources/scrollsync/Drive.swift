@@ -20,17 +20,12 @@ struct Drive: ParsableCommand {
         Errors name the line; the exit status is non-zero on any error.
         """)
 
-    @Argument(help: "The room, e.g. ws://127.0.0.1:8080/rooms/demo")
-    var url: String
+    @OptionGroup var room: RoomArgument<Drive>
 
     @Option(help: "Script file, or - for standard input (the default).")
     var script: String?
 
-    @Option(help: "The room's presenter key.")
-    var key: String?
-
-    @Option(help: "Your name.")
-    var name: String?
+    @OptionGroup var presenter: PresenterOptions<Drive>
 
     @Option(help: "Viewport sent with each scroll (enables progress); goto lays the document out for this many rows (24 when not given).")
     var viewport: Double?
@@ -49,8 +44,7 @@ struct Drive: ParsableCommand {
     /// A URL that names no room, or a follow key without a presenter key or token, is a usage
     /// error, with this command's usage.
     func validate() throws {
-        _ = try roomURL(url, query: [])
-        try connection.checkFollowKey(presenterKey: key)
+        try connection.checkFollowKey(presenterKey: presenter.key)
     }
 
     func run() throws {
@@ -61,7 +55,7 @@ struct Drive: ParsableCommand {
         } catch {
             fail("\(error)")
         }
-        let (roomURL, _) = try roomURL(url, query: [("role", "presenter"), ("key", key), ("name", name)] + connection.access)
+        let roomURL = try self.room.joining(presenter.query(connection)).url  // `room` below is what the driver hears
         let group = try EventLoopGroup(count: 1)
         group.start()
         defer { group.shutdown() }
@@ -135,6 +129,12 @@ struct Drive: ParsableCommand {
         usleep(200_000)  // an error answering the last command arrives within this
         if let error = room.snapshot.error { fail(error) }
     }
+}
+
+extension Drive: RoomWording, PresenterWording {
+    static let roomHelp = "The room, e.g. ws://127.0.0.1:8080/rooms/demo"
+    static let keyHelp = "The room's presenter key."
+    static let nameHelp = "Your name."
 }
 
 /// Sleeps `seconds` (any length `DriveScript` allows: usleep's 32-bit microseconds end at 71 minutes).

@@ -18,8 +18,7 @@ struct Record: ParsableCommand {
         abstract: "Record a room: what the presenter does, at its times, as JSON lines (Protocol/RECORDING.md).",
         discussion: "Joins as a follower (the room counts the recorder as one) and writes until the room closes, --duration ends or Ctrl-C; the file is complete on any of them. Progress goes to standard error.")
 
-    @Argument(help: "The room, e.g. ws://127.0.0.1:8080/rooms/demo.")
-    var url: String
+    @OptionGroup var room: RoomArgument<Record>
 
     @Option(name: .shortAndLong, help: "The file to write: replaced, once the room has been joined, by the new recording (never by an empty one).")
     var output: String
@@ -36,7 +35,7 @@ struct Record: ParsableCommand {
     }
 
     func run() throws {
-        let (roomURL, room) = try roomURL(url, query: connection.access)
+        let (roomURL, name) = try room.joining(connection.access)
         // Written beside the output and renamed over it at the end, so a recording that never
         // joined (a refused key, a server that is down) leaves an existing file as it was.
         var template = Array((output + ".partial-XXXXXX").utf8CString)
@@ -45,7 +44,7 @@ struct Record: ParsableCommand {
         let partial = String(cString: template)
         fchmod(fd, 0o644)
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        let recorder = Recorder(fd: fd, room: room, url: roomURL.withoutSecrets)
+        let recorder = Recorder(fd: fd, room: name, url: roomURL.withoutSecrets)
         let signals = blockTerminationSignals()
         let group = try EventLoopGroup(count: 1)
         group.start()
@@ -79,6 +78,10 @@ struct Record: ParsableCommand {
         log("recorded \(recorder.progress) to \(SafeText.display(output))", to: STDERR_FILENO)
         if let problem = recorder.problem { fail(problem) }
     }
+}
+
+extension Record: RoomWording {
+    static let roomHelp = "The room, e.g. ws://127.0.0.1:8080/rooms/demo."
 }
 
 /// Writes what a room sends as recording lines; runs on the client's loop.

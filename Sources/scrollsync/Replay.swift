@@ -16,14 +16,9 @@ struct Replay: ParsableCommand {
     @Argument(help: "A recording (scrollsync record).")
     var file: String
 
-    @Argument(help: "The room to drive, e.g. ws://127.0.0.1:8080/rooms/demo.")
-    var url: String
+    @OptionGroup var room: RoomArgument<Replay>
 
-    @Option(help: "The room's presenter key.")
-    var key: String?
-
-    @Option(help: "Your name, shown to the room.")
-    var name: String?
+    @OptionGroup var presenter: PresenterOptions<Replay>
 
     @OptionGroup var playback: PlaybackOptions
 
@@ -33,11 +28,11 @@ struct Replay: ParsableCommand {
     @OptionGroup var connection: ConnectionOptions
 
     /// A follow key without a presenter key or token is a usage error (the server refuses it).
-    func validate() throws { try connection.checkFollowKey(presenterKey: key) }
+    func validate() throws { try connection.checkFollowKey(presenterKey: presenter.key) }
 
     func run() throws {
         let recording = readRecording(file)
-        let (roomURL, _) = try roomURL(url, query: [("role", "presenter"), ("key", key), ("name", name)] + connection.access)
+        let roomURL = try room.joining(presenter.query(connection)).url
         let signals = blockTerminationSignals()
         let group = try EventLoopGroup(count: 1)
         group.start()
@@ -88,6 +83,12 @@ struct Replay: ParsableCommand {
             log("replayed \(recording.events.count) events", to: STDERR_FILENO)
         } while loop && !signalPending(signals)
     }
+}
+
+extension Replay: RoomWording, PresenterWording {
+    static let roomHelp = "The room to drive, e.g. ws://127.0.0.1:8080/rooms/demo."
+    static let keyHelp = "The room's presenter key."
+    static let nameHelp = "Your name, shown to the room."
 }
 
 /// `replay`'s progress line on a terminal (`▶ 0:42 / 3:10  17/60 events`), rewritten in place

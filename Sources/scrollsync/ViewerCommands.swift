@@ -145,17 +145,12 @@ struct Present: ParsableCommand {
         abstract: "Present a document: show it full-screen and drive a room with it.",
         discussion: "Keys: j/k or ↓/↑ (a line), space/PgDn and b/PgUp (a page), g/Home and G/End (top/bottom), n/N (next/previous heading), / and ? (search forward/backward: type a pattern, Enter jumps to the next match and highlights it, an empty pattern repeats the last, Esc cancels; the room moves with you), t (take control), f (follow the driver again after scrolling alone while another presenter drives), h or F1 (show the keys; any key hides them), q or Ctrl-C (quit). When the file changes on disk, the room gets the new version and keeps its place (the block at the top, or the nearest one left).")
 
-    @Argument(help: "The room, e.g. ws://127.0.0.1:8080/rooms/demo")
-    var url: String
+    @OptionGroup var room: RoomArgument<Present>
 
     @Argument(help: "The document: Markdown (.md) or plain text.")
     var file: String
 
-    @Option(help: "The room's presenter key (binds it when you create the room).")
-    var key: String?
-
-    @Option(help: "Your name, shown to followers.")
-    var name: String?
+    @OptionGroup var presenter: PresenterOptions<Present>
 
     @Option(help: "The same room on another node (servers sharing rooms through Redis), tried in turn when the connection drops; repeat for more.")
     var also: [String] = []
@@ -168,21 +163,27 @@ struct Present: ParsableCommand {
     /// Usage errors (a URL that names no room, a follow key without a key) with this command's
     /// usage, before anything runs.
     func validate() throws {
-        for text in [url] + also { _ = try roomURL(text, query: []) }
-        try connection.checkFollowKey(presenterKey: key)
+        for text in also { _ = try roomURL(text, query: []) }
+        try connection.checkFollowKey(presenterKey: presenter.key)
     }
 
     func run() throws {
         let document = try readDocument(file)
-        let query = [("role", "presenter"), ("key", key), ("name", name), ("record", record ? "1" : nil)] + connection.access
+        let query = presenter.query(connection) + [("record", record ? "1" : nil)]
         let others = try also.map { try roomURL($0, query: query).0 }
-        let (primary, room) = try roomURL(url, query: query)
+        let (primary, name) = try room.joining(query)
         guard Terminal.isInteractive else { throw CommandFailure("present needs a terminal") }
         let size = Terminal.size
-        let model = ViewerModel.presenter(room: room, name: document.name, format: document.format, text: document.text,
+        let model = ViewerModel.presenter(room: name, name: document.name, format: document.format, text: document.text,
                                           width: size.width, height: size.height)
         try runViewer(model: model, urls: [primary] + others, options: connection.clientOptions, watching: file)
     }
+}
+
+extension Present: RoomWording, PresenterWording {
+    static let roomHelp = "The room, e.g. ws://127.0.0.1:8080/rooms/demo"
+    static let keyHelp = "The room's presenter key (binds it when you create the room)."
+    static let nameHelp = "Your name, shown to followers."
 }
 
 struct Follow: ParsableCommand {

@@ -1,6 +1,6 @@
 import Foundation
-import ScrollModel
 @testable import Hub
+import ScrollModel
 import SyncServer
 import Testing
 import Transport

@@ -171,9 +171,10 @@ extension RecordReplayTests {
         let sent = try Self.states(in: first)
         #expect(sent.map(\.offset).prefix(2) == [10, 30] && sent.last?.anchor == "questions", "\(sent)")
         guard sent.count == 3 else { Issue.record("three moves: \(sent)"); return }
-        // The script sleeps 0.6 s between moves: the recording keeps at least that (a busy
-        // machine may add to it, never take from it).
-        #expect(sent[1].seconds - sent[0].seconds >= 0.55 && sent[2].seconds - sent[1].seconds >= 0.55, "\(sent)")
+        // The script sleeps 0.6 s between moves: the recording keeps the gaps. (Times are when
+        // the recorder read each move; a busy machine may delay one read more than the next, so
+        // a gap is checked to half, which still tells kept time from none.)
+        #expect(sent[1].seconds - sent[0].seconds >= 0.3 && sent[2].seconds - sent[1].seconds >= 0.3, "\(sent)")
 
         let second = directory.appendingPathComponent("second.rec").path
         let again = try record("fast", into: second)
@@ -186,11 +187,11 @@ extension RecordReplayTests {
         let replayed = try Self.states(in: second)
         #expect(replayed.map(\.offset) == sent.map(\.offset) && replayed.map(\.anchor) == sent.map(\.anchor), "the same moves in order")
         if replayed.count == 3 {
-            // Four times as fast: 0.15 s gaps for the recording's 0.6 s and more (the replay
-            // keeps the scaled gap at least; a busy machine may add to it).
+            // Four times as fast: 0.15 s gaps for the recording's 0.6 s and more (checked to
+            // half, as above: shorter than the recording's, and not collapsed to nothing).
             let recorded = [sent[1].seconds - sent[0].seconds, sent[2].seconds - sent[1].seconds]
             let gaps = [replayed[1].seconds - replayed[0].seconds, replayed[2].seconds - replayed[1].seconds]
-            #expect(zip(gaps, recorded).allSatisfy { $0 >= $1 / 4 - 0.05 && $0 < $1 }, "four times as fast: \(replayed)")
+            #expect(zip(gaps, recorded).allSatisfy { $0 >= $1 / 8 && $0 < $1 }, "four times as fast: \(replayed)")
         }
     }
 

@@ -1,5 +1,5 @@
-import ScrollModel
 @testable import Hub
+import ScrollModel
 @testable import SyncServer
 import Testing
 import Transport

@@ -1,8 +1,8 @@
 import Access
 import Foundation
+@testable import Hub
 @testable import RoomKit
 import ScrollModel
-@testable import Hub
 @testable import SyncServer
 import Testing
 import Transport

@@ -1,7 +1,7 @@
 import Foundation
+@testable import Hub
 import ScrollModel
 @testable import scrollsync
-@testable import Hub
 import SyncServer
 import Testing
 

@@ -1,7 +1,7 @@
 import Access
 import Foundation
-import ScrollModel
 @testable import Hub
+import ScrollModel
 @testable import SyncServer
 import Testing
 import Synchronization

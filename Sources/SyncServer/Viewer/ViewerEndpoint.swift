@@ -1,7 +1,7 @@
 package import Access
 import HTTP1
-import Hub
 import Documents
+import Hub
 import ScrollModel
 import WebSocketCore
 

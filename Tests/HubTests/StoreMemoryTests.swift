@@ -1,11 +1,10 @@
 import CLinux
 import Foundation
+@testable import Hub
 import Logging
 import ScrollModel
 import Synchronization
 import RoomKit
-@testable import Hub
-@testable import SyncServer
 import Testing
 
 /// The embedded store over many thousands of writes (issue 49): what it remembers stays one

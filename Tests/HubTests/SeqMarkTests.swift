@@ -1,5 +1,4 @@
 @testable import Hub
-@testable import SyncServer
 import Testing
 import Transport
 
