@@ -166,7 +166,7 @@ let package = Package(
                 "SyncServer", "Hub", "RoomKit", "Access", "Cluster", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
                 "scrollsync", "follow-example", "TestSupport", "TerminalFrames", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
-            exclude: ["Peers", "Simulation/seeds.txt"]
+            exclude: ["Peers", "Simulation/seeds.txt", "Simulation/seeds-redis-stops.txt"]
         ),
     ]
 )

@@ -10,7 +10,7 @@ extension RedisRoomEngine {
     /// answer, the changes heard meanwhile that are newer.
     package func answered(_ room: String, _ snapshot: RoomSnapshot?, _ reply: (RoomSnapshot?) -> Void) {
         var wait = attaching.removeValue(forKey: room) ?? SnapshotWait()
-        let (taken, then, over) = wait.answered(snapshot)
+        let (taken, then, over) = wait.answered(snapshot, seqNow: seqClock())
         if !over { attaching[room] = wait }
         reply(taken)
         for (version, change) in then { deliver(room, version: version, change) }

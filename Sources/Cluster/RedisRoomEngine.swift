@@ -255,7 +255,9 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     /// A new hash's `seq` base (`Scripts.snapshot`): the wall clock in microseconds since
     /// 2026-01-01, some 3·10¹³ a year, far faster than a room numbers states, and below the
     /// 10¹⁵ clients read until 2057. The simulation sets its virtual clock before it starts.
-    package var seqClock: @Sendable () -> Int = { wallMicroseconds() - 1_767_225_600_000_000 }
+    package var seqClock: @Sendable () -> Int = RedisRoomEngine.wallSeqClock
+    package static let wallSeqClock: @Sendable () -> Int = { wallMicroseconds() - 1_767_225_600_000_000 }
+    public var seqNow: Int { seqClock() }
 
     /// How long a led state may wait for its `HSET` (250 ms): a room's hash is written at most
     /// 4 times a second however fast it moves. Nodes that fetch the room ask for the newest

@@ -63,6 +63,9 @@ public final class ShardedRoomEngine: RoomEngine, SharedRoomsDelegate, @unchecke
     public var isAvailable: Bool { available.load(ordering: .acquiring) }
     private let available = Atomic<Bool>(false)
 
+    /// The `seq` clock (the wall clock, as each shard's).
+    public var seqNow: Int { RedisRoomEngine.wallSeqClock() }
+
     /// Every shard answers, and a cluster's every slot has a master: asked now.
     private var everyShardAnswers: Bool {
         routing.withLock { routing in

@@ -70,7 +70,8 @@ extension LocalRoomHub {
 
     /// What a room's step needs from the node, read as it starts.
     var machineContext: Room.Machine.Context {
-        .init(documents: documents.allowance, storeFailing: store?.health.failing == true, shared: engine?.isAvailable == true)
+        .init(documents: documents.allowance, storeFailing: store?.health.failing == true, shared: engine?.isAvailable == true,
+              seqNow: engine?.seqNow ?? 0)
     }
 
     /// Carries out a step's effects, in order: the one place that does.

@@ -48,6 +48,9 @@ public protocol RoomEngine: AnyObject, Sendable {
     func refused(_ refusal: SharedInput.Refusal, room: String)
     /// After an outage: merges what this node did alone into the shared room and answers it.
     func reconcile(room: String, local: RoomSnapshot, reply: @escaping @Sendable (RoomSnapshot?) -> Void)
+    /// The `seq` clock: the wall clock in microseconds since 2026-01-01, where a new hash's `seq`
+    /// starts and a new lease's first state at least (`RoomMachine.leap(above:)`).
+    var seqNow: Int { get }
 }
 
 /// What a hub hears from its engine, on the engine's loop.
@@ -118,6 +121,17 @@ package enum SharedTiming {
     /// room's hash is written at most 4 times a second however fast it moves, and a node asked
     /// for its newest state orders it again at most once per interval.
     package static let writeBackNanoseconds: UInt64 = 250_000_000
+    /// How far nodes' wall clocks may disagree (60 s, in microseconds): a state from another
+    /// node numbered up to this far above this node's `seq` clock is plausible (a new lease's
+    /// first state numbers from its node's clock).
+    package static let clockSkewMicroseconds = 60_000_000
+
+    /// The highest `seq` a state from another node may have above a room's `seq` before it is
+    /// taken for one that cannot follow (`SeqReservation.block`), or as far as the `seq` clock
+    /// and the clocks' skew allow (`seqNow` 0: no clock).
+    package static func plausibleSeq(above seq: Int, seqNow: Int) -> Int {
+        max(seq + SeqReservation.block, seqNow > 0 ? seqNow + clockSkewMicroseconds : 0)
+    }
     /// How long a take or a claim waits for its outcome at most (`RoomMachine.ControlWait`):
     /// longer than the Redis client's 3 s timeout, by which an unanswered command is answered
     /// `.unavailable`; past it, a change the engine ordered but this node never heard (a lost

@@ -5,11 +5,11 @@ import ScrollModel
 extension RoomMachine {
     /// The driver's scroll on the lease holder's node: numbered here (one above the newest this
     /// node ordered or adopted; a new lease's first state, or the first after the room was
-    /// fetched again, leaps by `handoverLeap`) and published; members here hear it when it comes
+    /// fetched again, leaps: `leap(above:)`) and published; members here hear it when it comes
     /// back on the room's channel, by the same rule as on every node (`takeLed`): the channel is
     /// the order, so a state ordered after Redis moved the lease is dropped everywhere, here too
     /// (docs/cluster.md, divergence 1).
-    mutating func lead(_ update: ScrollUpdate, from id: SessionID, sender: Sender) -> [Effect] {
+    mutating func lead(_ update: ScrollUpdate, from id: SessionID, sender: Sender, _ context: Context) -> [Effect] {
         if waitsForMerge(id) {
             heldForMerge = (update, id, sender)  // a newer scroll replaces the one waiting
             return []
@@ -23,7 +23,8 @@ extension RoomMachine {
         // Also when this node holds no state yet: another node may have numbered one it did not
         // hear (seen by the simulation: two drivers' states under `seq` 1, seed 76).
         let leaps = leapsNextLead || (own == nil && core.state.map { $0.by != state.by } == true)
-        state.seq = max(core.lastSeq, own?.seq ?? 0) + (leaps ? Self.handoverLeap : 1)
+        let above = max(core.lastSeq, own?.seq ?? 0)
+        state.seq = leaps ? leap(above: above, context) : above + 1
         leapsNextLead = false
         proposed = nil
         orderedHere = state
@@ -40,31 +41,79 @@ extension RoomMachine {
     /// Ordered under the current lease: `by` is its driver (whose own place, if it moved under
     /// this lease, or the room's place passed on to it), above everything this node ordered;
     /// heard here when it comes back on the channel, as `lead`'s (issue 46.1).
-    mutating func leadAgain() -> [Effect] {
+    mutating func leadAgain(_ context: Context) -> [Effect] {
         guard driverLeadsHere, let driver = core.driver, var state = orderedHere ?? core.state else { return [] }
         let own = orderedHere != nil
         state.by = driver.description
-        state.seq = max(core.lastSeq, orderedHere?.seq ?? 0) + (leapsNextLead || !own ? Self.handoverLeap : 1)
+        let above = max(core.lastSeq, orderedHere?.seq ?? 0)
+        state.seq = leapsNextLead || !own ? leap(above: above, context) : above + 1
         leapsNextLead = false
         orderedHere = state
         return [.publishLed(state)]
     }
 
-    mutating func takeLed(_ state: ScrollState) -> [Effect] {
+    /// The first state under a new lease (or after the room was fetched again): `handoverLeap`
+    /// above `seq`, and at least the `seq` clock (`Context.seqNow`). The leap keeps it above what
+    /// the previous holder's node sent before it heard of the change; the clock keeps it above
+    /// states this node never heard (ordered under a lease whose node died, or was paused, before
+    /// they reached the hash; a new driver's leap from a hash that lags them numbered its states
+    /// alike: docs/cluster.md §7.12). Every lease starts later than the one before it, and
+    /// numbers fewer states than microseconds pass.
+    func leap(above seq: Int, _ context: Context) -> Int {
+        max(seq + Self.handoverLeap, context.seqNow)
+    }
+
+    /// The highest `seq` a state from another node may have before it is taken for one that
+    /// cannot follow the room's (a fetch instead): `SeqReservation.block` above the room's, or as
+    /// far as the `seq` clock (a new lease's first state) and the clocks' disagreement allow.
+    func plausibleSeq(_ context: Context) -> Int {
+        SharedTiming.plausibleSeq(above: core.lastSeq, seqNow: context.seqNow)
+    }
+
+    mutating func takeLed(_ state: ScrollState, _ context: Context) -> [Effect] {
         // After missed changes the driver known here may be stale (seed 81: a node paused
         // through two hand-overs took its own driver's state ordered under a lost lease): led
         // states wait for the snapshot, which hands on those of its driver.
         guard !missedChanges else { return [] }
+        if let driver = core.driver, state.by != driver.description { return takeLastPlace(state, context) }
         // Above the state members hold, not the room's `seq` base (a new hash's): a state
         // ordered before the base is still the room's newest where nothing newer was ordered
         // (seed 23: a node back after Redis restarted empty takes the state others pass on).
         guard core.driver.map({ state.by == $0.description }) ?? true, state.seq > core.state?.seq ?? 0 else { return [] }
-        if state.seq > core.lastSeq + SeqReservation.block {
+        if state.seq > plausibleSeq(context) {
             return [.refusedShared(SharedInput.Refusal(reason: .implausible, detail: "seq \(state.seq) cannot follow the room's; fetching the room again")), .resync]
         }
         guard core.adopt(state: state) else { return [] }
         if proposed?.by != state.by { proposed = nil }
         return [.broadcast(.state(state))]
+    }
+
+    /// A state by another than the room's driver, passed on by a node that holds it: dropped,
+    /// unless this node holds no state at all. Then it is the room's last place, the driver's
+    /// predecessor's (seed 41: after Redis restarted empty the hash held only a `seq` base, and
+    /// a new presenter's claim came before the answers to its node's `Q`: its node showed no
+    /// state while every other showed the last driver's place). Members hear it while they know
+    /// no driver (told so first, then the driver again: I5), as after a snapshot.
+    /// On the lease holder's node whose driver has not moved under its lease, a newer one is
+    /// its predecessor's newest place, which this node missed (seed 20123: paused through the
+    /// previous driver's last moves): ordered again under its driver, as `leadAgain` does, so
+    /// that every node ends on it.
+    mutating func takeLastPlace(_ state: ScrollState, _ context: Context) -> [Effect] {
+        guard state.seq <= plausibleSeq(context) else { return [] }
+        if driverLeadsHere, orderedHere == nil, let held = core.state, state.seq > held.seq, let driver = core.driver {
+            var passed = state
+            passed.by = driver.description
+            passed.seq = leap(above: max(core.lastSeq, state.seq), context)
+            leapsNextLead = false
+            orderedHere = passed
+            return [.publishLed(passed)]
+        }
+        guard core.state == nil else { return [] }
+        let (driver, name) = (core.driver, core.driverName)
+        core.adopt(driver: nil)
+        guard core.adopt(state: state) else { return [] }
+        core.adopt(driver: driver, name: name)
+        return [.broadcast(.driver(nil, name: nil)), .broadcast(.state(state)), .broadcast(.driver(driver, name: name))]
     }
 
     /// A change the engine ordered. Versions come one by one: a gap means changes were missed,
@@ -83,7 +132,7 @@ extension RoomMachine {
             return [.refusedShared(held), .resync]
         }
         var leapsFar = false
-        if case .state(let state) = change { leapsFar = state.seq > core.lastSeq + SeqReservation.block }
+        if case .state(let state) = change { leapsFar = state.seq > plausibleSeq(context) }
         guard version == self.version + 1, !leapsFar else {
             missedChanges = true
             return [.refusedShared(cannotFollow), .resync]
@@ -194,7 +243,7 @@ extension RoomMachine {
     }
 
     /// Another node asked for the room's newest state (`Event.stateWanted`).
-    mutating func stateWanted(now: UInt64) -> [Effect] {
+    mutating func stateWanted(now: UInt64, _ context: Context) -> [Effect] {
         guard let state = core.state else { return [] }
         let interval = SharedTiming.writeBackNanoseconds
         func elapsed(since start: UInt64) -> UInt64 { now > start ? now - start : 0 }
@@ -209,7 +258,7 @@ extension RoomMachine {
         guard let last = orderedAgainAt, elapsed(since: last) < interval else {
             orderAgainScheduled = false
             orderedAgainAt = now
-            return leadAgain()
+            return leadAgain(context)
         }
         guard !orderAgainScheduled else { return [.passOn(state, keep: true)] }
         orderAgainScheduled = true

@@ -81,6 +81,7 @@ extension RoomMachine {
 
     /// A member's message: applied now, or (a scroll the store has no ceiling for yet) held.
     mutating func receive(_ message: ClientMessage, from id: SessionID, sender: Sender, _ context: Context) -> [Effect] {
+        if case .scroll = message { leapForNewDriverAlone(id, context) }
         guard case .scroll(let update) = message, held != nil || (seq.mustWait(after: core.lastSeq) && !context.storeFailing) else {
             return apply(message, from: id, sender: sender, context)
         }
@@ -110,6 +111,18 @@ extension RoomMachine {
         }
     }
 
+    /// A new driver's first state on a node that serves a shared room alone (Redis away, or a
+    /// take the engine could not confirm) numbers from the `seq` clock too, as under a new lease
+    /// (`leap(above:)`): nodes apart number their drivers' states apart (seed 20006 with Redis
+    /// stops: a take sent while Redis was stopped, applied alone when the node gave up waiting,
+    /// numbered its driver's state one above the room's, as the lease holder's node did its
+    /// own meanwhile), and a room created alone does not count from 1 (seed 20233). Only with an
+    /// engine (`seqNow` above 0): one node alone numbers as it always did.
+    mutating func leapForNewDriverAlone(_ id: SessionID, _ context: Context) {
+        guard context.seqNow > 0, core.driver == id, core.state?.by != id.description else { return }
+        core.continueAbove(leap(above: core.lastSeq, context) - 1)
+    }
+
     /// The held scroll may go: its release is sent to its sender's loop, once.
     mutating func release() -> [Effect] {
         guard let held, !releasing else { return [] }
@@ -130,7 +143,7 @@ extension RoomMachine {
             // The driver is this node's member, so this node holds the lease: it orders the
             // state, its members hear it at once, and the engine publishes it as it is. (While
             // the room is merged after an outage, `lead` holds it until the merge says who leads.)
-            return lead(update, from: id, sender: sender)
+            return lead(update, from: id, sender: sender, context)
         case .scroll(let update):
             let previous = proposed.flatMap { SessionID($0.by) } == id ? proposed : core.state
             switch core.proposeScroll(update, from: id, after: .some(previous)) {

@@ -135,11 +135,14 @@ extension RoomMachine {
         package var storeFailing = false
         /// Whether the room is shared through the engine now (control changes go through it).
         package var shared = false
+        /// The engine's `seq` clock as the step starts (`RoomEngine.seqNow`; 0 without an engine).
+        package var seqNow = 0
 
-        package init(documents: ByteBudget.Allowance, storeFailing: Bool = false, shared: Bool = false) {
+        package init(documents: ByteBudget.Allowance, storeFailing: Bool = false, shared: Bool = false, seqNow: Int = 0) {
             self.documents = documents
             self.storeFailing = storeFailing
             self.shared = shared
+            self.seqNow = seqNow
         }
     }
 

@@ -81,10 +81,11 @@ package struct RoomMachine<Sender> {
         self.creator = creator
     }
 
-    /// How far a new driver's first state leaps over the room's `seq`, so that states the
-    /// previous holder's node sent before it heard of the change (which Redis may still
-    /// have written to the room's hash) stay below the new driver's. Well under
-    /// `SeqReservation.block`, the most a state may leap before a node fetches the room again.
+    /// How far a new driver's first state leaps over the room's `seq` at least (`leap(above:)`),
+    /// so that states the previous holder's node sent before it heard of the change (which
+    /// Redis may still have written to the room's hash) stay below the new driver's. Well under
+    /// `SeqReservation.block`, the most a state may leap before a node fetches the room again
+    /// (but for a leap to the `seq` clock).
     package static var handoverLeap: Int { 1024 }
 
     /// Takes `event`: the room's next state, and the effects for the hub to carry out.
@@ -110,11 +111,11 @@ package struct RoomMachine<Sender> {
         case .shared(let version, let change):
             return take(change, version: version, context)
         case .lead(let update, let id, let sender):
-            return lead(update, from: id, sender: sender)
+            return lead(update, from: id, sender: sender, context)
         case .led(let state):
-            return takeLed(state)
+            return takeLed(state, context)
         case .leadAgain:
-            return leadAgain()
+            return leadAgain(context)
         case .snapshot(let snapshot):
             return adopt(snapshot, context)
         case .merging:
@@ -161,11 +162,11 @@ package struct RoomMachine<Sender> {
         case .checkLapse:
             return checkLapse()
         case .stateWanted(let now):
-            return stateWanted(now: now)
+            return stateWanted(now: now, context)
         case .orderAgain(let now):
             orderAgainScheduled = false
             orderedAgainAt = now
-            return leadAgain()
+            return leadAgain(context)
         case .forgotten:
             defer { creator = nil }
             return creator.map { [.settleCreation($0)] } ?? []

@@ -23,14 +23,15 @@ package struct SnapshotWait {
 
     /// The answer to the oldest snapshot asked for (nil: it failed). Returns the snapshot the
     /// hub takes (with the newest led state heard from its driver, within the leap a state may
-    /// take), the changes it takes after it (after the last answer only), and whether the wait
-    /// is over.
-    package mutating func answered(_ snapshot: RoomSnapshot?) -> (snapshot: RoomSnapshot?, then: [(version: Int?, change: SharedChange)], over: Bool) {
+    /// take, or as far as the `seq` clock `seqNow` allows: `RoomMachine.plausibleSeq`), the
+    /// changes it takes after it (after the last answer only), and whether the wait is over.
+    package mutating func answered(_ snapshot: RoomSnapshot?, seqNow: Int = 0) -> (snapshot: RoomSnapshot?, then: [(version: Int?, change: SharedChange)], over: Bool) {
         pending = max(0, pending - 1)
         var snapshot = snapshot
         if let driver = snapshot?.driver {
             let base = max(snapshot?.state?.seq ?? 0, snapshot?.seq ?? 0)
-            if let newest = led(by: driver).filter({ $0.seq <= base + SeqReservation.block }).max(by: { $0.seq < $1.seq }), newest.seq > base {
+            let plausible = SharedTiming.plausibleSeq(above: base, seqNow: seqNow)
+            if let newest = led(by: driver).filter({ $0.seq <= plausible }).max(by: { $0.seq < $1.seq }), newest.seq > base {
                 snapshot?.state = newest
             }
         }

@@ -116,13 +116,15 @@ public final class EventLoop: @unchecked Sendable {
     public func schedule(after nanoseconds: UInt64, _ task: @escaping () -> Void) {
         assertInEventLoop()
         let deadline = now &+ min(nanoseconds, UInt64.max / 2)
-        // Binary search for the first timer due sooner (the array is soonest last), so that
-        // thousands of timers (reconnects, slow readers) cost a memmove each, not a scan.
+        // Binary search for the first timer due no later (the array is soonest last), so that
+        // thousands of timers (reconnects, slow readers) cost a memmove each, not a scan. Timers
+        // due at the same time run in the order they were scheduled (one turn reads the clock
+        // once, so timers scheduled in one turn with one delay share a deadline).
         var low = 0
         var high = timers.count
         while low < high {
             let middle = (low + high) / 2
-            if timers[middle].deadline < deadline { high = middle } else { low = middle + 1 }
+            if timers[middle].deadline <= deadline { high = middle } else { low = middle + 1 }
         }
         timers.insert((deadline, task), at: low)
     }

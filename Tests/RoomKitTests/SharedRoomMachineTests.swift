@@ -54,6 +54,83 @@ struct SharedRoomMachineTests {
         #expect(led.map(\.seq) == [snapshot.seq + Machine.handoverLeap])
     }
 
+    /// A new lease's first state numbers from the `seq` clock at least, and another node takes
+    /// it, however far above its own `seq` (seed 20003 with Redis stops: node 0's new driver
+    /// leapt 1,024 above a hash that lagged, onto the `seq` of states a crashed node's driver
+    /// had ordered and never written back; docs/cluster.md §7.12).
+    @Test func aNewLeasesFirstStateNumbersFromTheSeqClock() {
+        var clocked = context
+        clocked.seqNow = 40_000_000_000_000
+        var holder = RoomMachineTests.room()
+        var snapshot = RoomSnapshot()
+        snapshot.driver = Self.ann.description
+        snapshot.seq = 30_000_000_000_000
+        _ = holder.step(.snapshot(snapshot), clocked)
+        let led = RoomMachineTests.led(holder.step(.lead(ScrollUpdate(offset: 20, viewport: 10, content: 100), from: Self.ann, sender: "ann"), clocked))
+        #expect(led.map(\.seq) == [clocked.seqNow], "the clock, far above the room's seq and its leap")
+        #expect(RoomMachineTests.states(holder.step(.led(led[0]), clocked)).map(\.seq) == [clocked.seqNow], "heard back on the holder's node")
+        var other = RoomMachineTests.room()
+        _ = other.step(.shared(version: 1, .driver(Self.ann, name: "Ann")), clocked)
+        #expect(RoomMachineTests.states(other.step(.led(led[0]), clocked)).map(\.seq) == [clocked.seqNow], "another node takes it, no refetch")
+        var forged = led[0]
+        forged.seq = clocked.seqNow + SharedTiming.clockSkewMicroseconds + 1
+        #expect(other.step(.led(forged), clocked).contains { if case .resync = $0 { true } else { false } }, "beyond the clocks' skew: fetched again")
+    }
+
+    /// A node that serves a shared room alone numbers a new driver's first state from the `seq`
+    /// clock too (seeds 20006, 20233 with Redis stops: a take applied alone when Redis did not
+    /// answer numbered its driver's state one above the room's, as the lease holder's node did
+    /// its own); one node without an engine counts from 1 as before.
+    @Test func aNewDriversFirstStateAloneNumbersFromTheSeqClock() {
+        var clocked = context
+        clocked.seqNow = 40_000_000_000_000
+        var alone = RoomMachineTests.room()
+        let first = RoomMachineTests.states(alone.step(.unshared(RoomMachineTests.scroll(10), from: Self.ann, sender: "ann"), clocked))
+        let next = RoomMachineTests.states(alone.step(.unshared(RoomMachineTests.scroll(20), from: Self.ann, sender: "ann"), clocked))
+        #expect(first.map(\.seq) == [clocked.seqNow] && next.map(\.seq) == [clocked.seqNow + 1])
+        var single = RoomMachineTests.room()
+        #expect(RoomMachineTests.states(single.step(.message(RoomMachineTests.scroll(10), from: Self.ann, sender: "ann"), context)).map(\.seq) == [1])
+    }
+
+    /// A node that holds no state takes the room's last place passed on by another node, also
+    /// when it is not by the driver it knows (seed 41: a new presenter's claim came before the
+    /// answers to its node's `Q`, and the room showed nothing there); its members hear it while
+    /// they know no driver (I5). Once it holds a state, another driver's is dropped again.
+    @Test func aNodeWithoutAStateTakesTheLastPlaceOfAnEarlierDriver() {
+        var room = RoomMachineTests.room()
+        var snapshot = RoomSnapshot()
+        snapshot.driver = Self.carol.description
+        snapshot.seq = 30_000_000_000_000
+        _ = room.step(.snapshot(snapshot), context)
+        let last = Self.state(29_999_999_999_000, by: Self.bob)
+        let effects = room.step(.led(last), context)
+        #expect(effects.map { effect -> String in
+            switch effect {
+            case .broadcast(.driver(let driver, _)): "driver \(driver?.description ?? "none")"
+            case .broadcast(.state(let state)): "state \(state.seq)"
+            default: "other"
+            }
+        } == ["driver none", "state \(last.seq)", "driver \(Self.carol.description)"])
+        #expect(room.core.state == last && room.core.driver == Self.carol)
+        #expect(room.step(.led(Self.state(29_999_999_999_500, by: Self.bob)), context).isEmpty, "not the driver's, and the node holds a state")
+    }
+
+    /// The lease holder's node whose driver has not moved yet orders its predecessor's newer
+    /// place again under its driver when another node passes it on (seed 20123: the node was
+    /// paused through the predecessor's last moves; it alone kept an older state).
+    @Test func aNewDriversNodeOrdersItsPredecessorsNewerPlaceAgain() {
+        var room = RoomMachineTests.room()
+        var snapshot = RoomSnapshot()
+        snapshot.driver = Self.ann.description
+        snapshot.state = Self.state(1_000, by: Self.carol)
+        _ = room.step(.snapshot(snapshot), context)
+        let newer = Self.state(1_500, by: Self.carol)
+        let led = RoomMachineTests.led(room.step(.led(newer), context))
+        #expect(led.map(\.by) == [Self.ann.description] && led.map(\.offset) == [newer.offset])
+        #expect(led.map(\.seq) == [1_500 + Machine.handoverLeap], "a new lease's first ordering leaps")
+        #expect(RoomMachineTests.led(room.step(.led(Self.state(1_600, by: Self.carol)), context)).isEmpty, "once: it ordered under its lease")
+    }
+
     /// I5: a snapshot's state by a driver before the snapshot's (the new one has not moved yet)
     /// is heard while members know no driver, or after they are told nobody drives (seed 11: a
     /// node paused through a whole driver's turn).

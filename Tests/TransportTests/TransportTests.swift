@@ -199,6 +199,18 @@ struct TimerTests {
         while fired.withLock({ $0.count }) < 1000 && monotonicNanoseconds() < deadline { usleep(10_000) }
         #expect(fired.withLock { $0 } == Array(0..<1000))
     }
+
+    /// Timers due at the same time run in the order they were scheduled (they ran newest
+    /// first: the cluster simulation's in-order links, which deliver at one time after a
+    /// pause, ran a node's commands backwards).
+    @Test func timersDueAtOnceFireInTheOrderScheduled() throws {
+        let loop = try EventLoop.embedded()
+        var fired: [Int] = []
+        for index in 0..<100 { loop.schedule(after: UInt64(index % 3) * 1_000) { fired.append(index) } }
+        loop.advance(to: loop.now + 10_000)
+        let byDeadline = (0..<3).flatMap { due in (0..<100).filter { $0 % 3 == due } }
+        #expect(fired == byDeadline)
+    }
 }
 
 /// Keeps what a server channel reads, and whether it was accepted.

@@ -3,8 +3,9 @@ import Testing
 
 /// The cluster simulation's seeds (docs/cluster.md §8): a sweep of short schedules in
 /// `swift test`, a longer campaign with `Scripts/simulate`. A seed that broke an invariant is
-/// kept in `seeds.txt`: `fixed` ones run every time, `open` ones (still failing) are skipped by
-/// the sweep and listed there.
+/// kept in `seeds.txt` (`seeds-redis-stops.txt`: found with Redis stops among the faults):
+/// `fixed` ones run every time, `open` ones (still failing) are skipped by the sweep and listed
+/// there.
 @Suite("Cluster simulation")
 struct ClusterSimulationTests {
     /// `SCROLLSYNC_SIM_FIRST`, `_SEEDS`, `_STEPS`, `_FAULTS` (0 or 1), `_REDIS_STOPS` (0 or 1), `_REPORT`, `_ALL` (1: the open
@@ -13,16 +14,20 @@ struct ClusterSimulationTests {
         ProcessInfo.processInfo.environment["SCROLLSYNC_SIM_" + name].flatMap(Int.init) ?? fallback
     }
 
-    /// `seeds.txt`: seed and status per line.
-    static let kept: [(seed: UInt64, fixed: Bool)] = {
-        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("seeds.txt").path
+    /// A file of kept seeds: seed and status per line.
+    static func kept(_ file: String) -> [(seed: UInt64, fixed: Bool)] {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(file).path
         let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             let words = line.split(separator: " ")
             guard words.count >= 2, let seed = UInt64(words[0]) else { return nil }
             return (seed, words[1] == "fixed")
         }
-    }()
+    }
+
+    /// The seeds kept for the sweep's options: with Redis stops or without.
+    static let kept = kept("seeds.txt")
+    static let keptWithRedisStops = kept("seeds-redis-stops.txt")
 
     static var options: ClusterSimulation.Options {
         var options = ClusterSimulation.Options()
@@ -49,7 +54,7 @@ struct ClusterSimulationTests {
     /// Runs every seed of `seeds`; the first `REPORT` failures are recorded with their traces,
     /// every one is counted, and the summary is printed.
     @discardableResult
-    static func run(_ seeds: some Sequence<UInt64>) throws -> Summary {
+    static func run(_ seeds: some Sequence<UInt64>, options: ClusterSimulation.Options = options) throws -> Summary {
         var summary = Summary()
         for seed in seeds {
             let outcome = try ClusterSimulation(seed: seed, options: options).run()
@@ -65,7 +70,8 @@ struct ClusterSimulationTests {
 
     @Test func seededSchedulesKeepTheInvariants() throws {
         let first = UInt64(Self.setting("FIRST", 1))
-        let open = Self.setting("ALL", 0) != 0 ? [] : Set(Self.kept.filter { !$0.fixed }.map(\.seed))
+        let kept = Self.options.redisStops ? Self.keptWithRedisStops : Self.kept
+        let open = Self.setting("ALL", 0) != 0 ? [] : Set(kept.filter { !$0.fixed }.map(\.seed))
         try Self.run((first..<(first + UInt64(Self.setting("SEEDS", 100)))).filter { !open.contains($0) })
     }
 
@@ -155,5 +161,11 @@ struct ClusterSimulationTests {
 
     @Test func seedsThatBrokeAnInvariantOnceKeepThem() throws {
         try Self.run(Self.kept.filter(\.fixed).map(\.seed))
+    }
+
+    @Test func seedsThatBrokeAnInvariantWithRedisStopsKeepThem() throws {
+        var options = Self.options
+        options.redisStops = true
+        try Self.run(Self.keptWithRedisStops.filter(\.fixed).map(\.seed), options: options)
     }
 }
