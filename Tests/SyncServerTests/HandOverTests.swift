@@ -67,7 +67,13 @@ struct HandOverTests {
         first.tmux.wait { $0.statusLine.contains("PRESENTING") && $0.statusLine.contains("● live") }
         let follower = try RoomConnection(port: server.port, path: "/rooms/\(name)")
         #expect(follower.wait { $0.contains(#""type":"welcome""#) })
-        for _ in 0..<5 { try first.tmux.keys("n") }
+        // One move at a time, each seen by the follower: on a busy machine the screen can hold
+        // still between two keys long enough to look settled.
+        for _ in 0..<5 {
+            let count = states(follower).count
+            try first.tmux.keys("n")
+            #expect(follower.wait { _ in self.states(follower).count > count }, "a move per key")
+        }
         let place = try settled(first)
         #expect(follower.wait { $0.contains(#""id":"\#(place.blocks[0])""#) })
         try first.tmux.keys("q")
