@@ -174,30 +174,21 @@ public final class FileRoomStore: RoomStore, @unchecked Sendable {
             queue.withLock { $0.health.damagedFiles += 1 }
             logger.error("stored file damaged", metadata: ["file": "\(directory)/\(file)", "reason": "\(why)"])
         }
-        switch read("\(name).key") {
-        case nil: break
-        case .failure(let error): damaged("\(name).key", error.description); keyed = true
-        case .success(let contents):
-            let digest = String(decoding: contents.payload, as: UTF8.self)
-            if PresenterKey.isValid(digest) {
-                room.keyDigest = digest
-            } else {
-                damaged("\(name).key", "not a key digest")
-                keyed = true
+        /// A one-line record (`NAME.key`, `NAME.follow`): its text if `isValid`; a damaged or
+        /// invalid file is counted and logged, and says the room had one (`lost`).
+        func record(_ file: String, _ isValid: (String) -> Bool, invalid: String) -> (text: String?, lost: Bool) {
+            switch read(file) {
+            case nil: return (nil, false)
+            case .failure(let error): damaged(file, error.description); return (nil, true)
+            case .success(let contents):
+                let text = String(decoding: contents.payload, as: UTF8.self)
+                if isValid(text) { return (text, false) }
+                damaged(file, invalid)
+                return (nil, true)
             }
         }
-        switch read("\(name).follow") {
-        case nil: break
-        case .failure(let error): damaged("\(name).follow", error.description); followKeyed = true
-        case .success(let contents):
-            let record = String(decoding: contents.payload, as: UTF8.self)
-            if FollowKey.isValid(record) {
-                room.followKey = record
-            } else {
-                damaged("\(name).follow", "not a follow key record")
-                followKeyed = true
-            }
-        }
+        (room.keyDigest, keyed) = record("\(name).key", PresenterKey.isValid, invalid: "not a key digest")
+        (room.followKey, followKeyed) = record("\(name).follow", FollowKey.isValid, invalid: "not a follow key record")
         switch read("\(name).state") {
         case nil: break
         case .failure(let error): damaged("\(name).state", error.description)
