@@ -94,13 +94,15 @@ extension RoomMachine {
     /// a new presenter's claim came before the answers to its node's `Q`: its node showed no
     /// state while every other showed the last driver's place). Members hear it while they know
     /// no driver (told so first, then the driver again: I5), as after a snapshot.
-    /// On the lease holder's node whose driver has not moved under its lease, a newer one is
-    /// its predecessor's newest place, which this node missed (seed 20123: paused through the
-    /// previous driver's last moves): ordered again under its driver, as `leadAgain` does, so
-    /// that every node ends on it.
+    /// On the lease holder's node whose driver has not moved under its lease, a newer one (or
+    /// any, while it holds none) is its predecessor's newest place, which this node missed
+    /// (seed 20123: paused through the previous driver's last moves) or another node may lack
+    /// (seed 30632: taken here as the last place while a node that held that driver's older
+    /// place dropped it): ordered again under its driver, as `leadAgain` does, so that every
+    /// node ends on it.
     mutating func takeLastPlace(_ state: ScrollState, _ context: Context) -> [Effect] {
         guard state.seq <= plausibleSeq(context) else { return [] }
-        if driverLeadsHere, orderedHere == nil, let held = core.state, state.seq > held.seq, let driver = core.driver {
+        if driverLeadsHere, orderedHere == nil, state.seq > core.state?.seq ?? 0, let driver = core.driver {
             var passed = state
             passed.by = driver.description
             passed.seq = leap(above: max(core.lastSeq, state.seq), context)

@@ -131,6 +131,23 @@ struct SharedRoomMachineTests {
         #expect(RoomMachineTests.led(room.step(.led(Self.state(1_600, by: Self.carol)), context)).isEmpty, "once: it ordered under its lease")
     }
 
+    /// The same when the new driver's node holds no state yet (seed 30632: after Redis
+    /// restarted empty, a new node's presenter claimed the room before the other nodes merged;
+    /// it took the earlier driver's newest place as the room's last, but a node that held that
+    /// driver's older place kept it, as a state by another than its driver).
+    @Test func aNewDriversNodeWithoutAStateOrdersThePassedOnPlaceAgain() {
+        var room = RoomMachineTests.room()
+        var snapshot = RoomSnapshot()
+        snapshot.driver = Self.ann.description
+        _ = room.step(.snapshot(snapshot), context)
+        let passed = Self.state(1_500, by: Self.carol)
+        let led = RoomMachineTests.led(room.step(.led(passed), context))
+        #expect(led.map(\.by) == [Self.ann.description] && led.map(\.offset) == [passed.offset], "ordered again under Ann")
+        #expect(led.map(\.seq) == [1_500 + Machine.handoverLeap])
+        guard let again = led.first else { return }
+        #expect(RoomMachineTests.states(room.step(.led(again), context)) == [again], "heard when it comes back, by Ann")
+    }
+
     /// I5: a snapshot's state by a driver before the snapshot's (the new one has not moved yet)
     /// is heard while members know no driver, or after they are told nobody drives (seed 11: a
     /// node paused through a whole driver's turn).
