@@ -195,10 +195,7 @@ final class ClusterSimulation {
             note("node \(node) loses its Redis connections")
             for link in redis.links where link.node == node && link.isReady { link.drop("killed") }
         case 1:
-            let pause = random.next(in: 500_000_000...7_000_000_000)
-            note("node \(node) pauses for \(pause / 1_000_000) ms")
-            pausedUntil[node] = loop.now + pause
-            for link in redis.links where link.node == node { link.frozenUntil = loop.now + pause }
+            pause(node, for: random.next(in: 500_000_000...7_000_000_000))
         case 2:
             crash(node)
         case 4:
@@ -209,6 +206,13 @@ final class ClusterSimulation {
             note("redis restarts empty")
             redis.restartEmpty()
         }
+    }
+
+    /// `node` stops (SIGSTOP) for `nanoseconds`: its members and its links to Redis are frozen.
+    func pause(_ node: Int, for nanoseconds: UInt64) {
+        note("node \(node) pauses for \(nanoseconds / 1_000_000) ms")
+        pausedUntil[node] = loop.now + nanoseconds
+        for link in redis.links where link.node == node { link.frozenUntil = loop.now + nanoseconds }
     }
 
     /// `node` dies (its members' connections and its links to Redis with it); a new node starts.

@@ -95,6 +95,34 @@ struct ClusterSimulationTests {
         #expect(outcome.broken.isEmpty, "\(outcome.description)")
     }
 
+    /// A node that wakes from a pause hears a driver change, that driver's state and another
+    /// node's `Q`, in that order: it answers with that state, not the one it held before (the
+    /// state waited behind the change's confirmation, the question did not). The driver's node
+    /// died before writing the state back, so no other node could answer (seed 31013).
+    @Test func aNodeWakingFromAPauseAnswersAQuestionWithTheStateHeardBeforeIt() throws {
+        let simulation = try ClusterSimulation(seed: 31013, options: ClusterSimulation.Options())
+        simulation.join(.presenter, on: 0)
+        simulation.join(.presenter, on: 0)
+        simulation.join(.follower, on: 1)
+        simulation.advance(200_000_000)
+        let (ann, bob) = (simulation.members[0], simulation.members[1])
+        simulation.scroll(ann)
+        simulation.advance(300_000_000)
+        simulation.pause(1, for: 2_000_000_000)
+        simulation.send(#"{"type":"control","action":"take"}"#, from: bob, "take")
+        simulation.scroll(bob)
+        simulation.advance(100_000_000)
+        let place = Double(simulation.offset)
+        simulation.crash(0)
+        simulation.join(.follower, on: 2)
+        simulation.advance(3_000_000_000)  // node 1 is awake; no other node asks again
+        for member in simulation.members where member.alive {
+            #expect(member.state?.offset == place, "\(member.name) holds \(member.state.map { "\($0.seq) \($0.offset)" } ?? "nothing"), Bob's place \(place)")
+        }
+        simulation.quiesce()
+        #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
+    }
+
     /// Divergence 3: a shared room's first presenter is welcomed as its driver, and a presenter
     /// who sends `take` and a scroll at once (one read on its node) has the scroll applied on
     /// every node, whichever node the previous driver is on (before: its welcome said nobody
