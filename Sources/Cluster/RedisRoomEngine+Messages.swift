@@ -94,6 +94,9 @@ extension RedisRoomEngine {
                 if let refusal = SharedInput.confirm(driver: driver, name: name, version: version, lease: parts[0].text ?? "",
                                                      hashVersion: hashVersion ?? 0, driverName: parts[2].text ?? "") {
                     refused(refusal, room: room)
+                    // Under a version the room holds: overtaken (the lease moved on before this
+                    // node heard it), so this node missed what followed (seed 31637).
+                    if hashVersion ?? 0 >= version { delegate?.sharedChangesMissed(room: room) }
                 } else {
                     delegate?.shared(room: room, version: version, change: .driver(driver, name: name))
                 }

@@ -119,6 +119,9 @@ extension RoomMachine {
         case orderAgain(now: UInt64)
         /// The hub forgets the room (idle, or unclaimed and empty).
         case forgotten
+        /// A change heard here was overtaken in the engine before it could be taken (a control
+        /// change whose lease had moved on): changes were missed, as after a gap.
+        case changesMissed
         /// The engine's answer to a take or a claim (`Effect.orderControl`).
         case controlAnswered(ticket: Int, EngineResult)
         /// A take or a claim waited `SharedTiming.controlOutcomeNanoseconds`: it waits no more.

@@ -170,6 +170,12 @@ package struct RoomMachine<Sender> {
         case .forgotten:
             defer { creator = nil }
             return creator.map { [.settleCreation($0)] } ?? []
+        case .changesMissed:
+            // The driver known here may be stale: until the snapshot no led state is taken (seed
+            // 31637: a node awake from a pause, whose driver change failed its confirmation,
+            // ordered a later driver's state again under its own former driver).
+            missedChanges = true
+            return [.resync]
         }
     }
 }

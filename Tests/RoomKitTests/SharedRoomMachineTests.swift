@@ -148,6 +148,23 @@ struct SharedRoomMachineTests {
         #expect(RoomMachineTests.states(room.step(.led(again), context)) == [again], "heard when it comes back, by Ann")
     }
 
+    /// A change the engine could not confirm because the room went on past it: the room is
+    /// fetched again, and until then no led state is taken, nor ordered again under the driver
+    /// known here (seed 31637: that driver had lost the lease while its node slept).
+    @Test func anOvertakenChangeStopsLedStatesUntilTheRoomIsFetchedAgain() {
+        var room = RoomMachineTests.room()
+        var snapshot = RoomSnapshot()
+        snapshot.driver = Self.ann.description
+        snapshot.state = Self.state(1_000, by: Self.carol)
+        _ = room.step(.snapshot(snapshot), context)
+        #expect(room.step(.changesMissed, context).contains { if case .resync = $0 { true } else { false } })
+        #expect(room.step(.led(Self.state(1_500, by: Self.carol)), context).isEmpty, "nothing ordered again, nothing taken")
+        snapshot.version = 3
+        snapshot.driver = nil
+        _ = room.step(.snapshot(snapshot), context)
+        #expect(RoomMachineTests.states(room.step(.led(Self.state(1_600, by: Self.carol)), context)).map(\.seq) == [1_600], "taken again after the fetch")
+    }
+
     /// I5: a snapshot's state by a driver before the snapshot's (the new one has not moved yet)
     /// is heard while members know no driver, or after they are told nobody drives (seed 11: a
     /// node paused through a whole driver's turn).

@@ -123,6 +123,33 @@ struct ClusterSimulationTests {
         #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
     }
 
+    /// A node that wakes from a pause and cannot confirm the driver change it heard (the lease
+    /// moved on meanwhile) knows it missed changes: it takes no led state until it has fetched
+    /// the room again. Before, its driver, who lost the lease while it slept, ordered the next
+    /// driver's place again under her own name, above every later state (seed 31637).
+    @Test func aNodeWhoseDriverChangeWasOvertakenOrdersNothingUnderItsFormerDriver() throws {
+        var options = ClusterSimulation.Options()
+        options.nodes = 2
+        let simulation = try ClusterSimulation(seed: 31637, options: options)
+        simulation.join(.presenter, on: 1)
+        simulation.advance(200_000_000)
+        simulation.join(.presenter, on: 0)
+        simulation.join(.follower, on: 0)
+        simulation.advance(200_000_000)
+        let (ann, bob) = (simulation.members[0], simulation.members[1])
+        #expect(ann.driver == ann.id, "Ann drives; her node holds the lease")
+        simulation.pause(1, for: 2_000_000_000)
+        simulation.send(#"{"type":"control","action":"take"}"#, from: bob, "take")
+        simulation.scroll(bob)
+        simulation.advance(400_000_000)
+        simulation.send(#"{"type":"control","action":"release"}"#, from: bob, "release")
+        simulation.quiesce()
+        for member in simulation.members where member.alive {
+            #expect(member.state?.by == bob.id, "\(member.name) holds a state by \(member.state?.by ?? "nobody"), not Bob's last")
+        }
+        #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
+    }
+
     /// Divergence 3: a shared room's first presenter is welcomed as its driver, and a presenter
     /// who sends `take` and a scroll at once (one read on its node) has the scroll applied on
     /// every node, whichever node the previous driver is on (before: its welcome said nobody
