@@ -253,7 +253,13 @@ extension RoomMachine {
             // Another node's driver, or none: passed on at most once per interval, however
             // often asked (issue 46.7: every node answering every `Q` made answers grow with
             // the questions); still answered when the lease holder's node died and cannot.
-            if let last = passedOnAt, elapsed(since: last) < interval { return [] }
+            // A question within the interval is answered at its end (seed 31067: a node that
+            // fetched the room 22 ms after another's question heard no answer, and no state).
+            if let last = passedOnAt, elapsed(since: last) < interval {
+                guard !orderAgainScheduled else { return [] }
+                orderAgainScheduled = true
+                return [.scheduleOrderAgain(after: interval - elapsed(since: last))]
+            }
             passedOnAt = now
             return [.passOn(state, keep: false)]
         }

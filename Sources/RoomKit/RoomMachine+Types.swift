@@ -115,7 +115,8 @@ extension RoomMachine {
         /// above what the others published). Another node passes its state on, at most once per
         /// interval (it still answers when the lease holder's node has died and cannot).
         case stateWanted(now: UInt64)
-        /// The interval after a question ended (`scheduleOrderAgain`): ordered again now.
+        /// The interval after a question ended (`scheduleOrderAgain`): ordered again now (the
+        /// lease holder's node), or passed on as it is (another).
         case orderAgain(now: UInt64)
         /// The hub forgets the room (idle, or unclaimed and empty).
         case forgotten

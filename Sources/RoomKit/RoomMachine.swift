@@ -165,8 +165,13 @@ package struct RoomMachine<Sender> {
             return stateWanted(now: now, context)
         case .orderAgain(let now):
             orderAgainScheduled = false
-            orderedAgainAt = now
-            return leadAgain(context)
+            guard !driverLeadsHere else {
+                orderedAgainAt = now
+                return leadAgain(context)
+            }
+            guard let state = core.state else { return [] }
+            passedOnAt = now
+            return [.passOn(state, keep: false)]
         case .forgotten:
             defer { creator = nil }
             return creator.map { [.settleCreation($0)] } ?? []
