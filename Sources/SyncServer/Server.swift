@@ -4,6 +4,7 @@ package import Cluster
 import CoreMetrics
 import Hub
 import Logging
+import Operations
 package import RedisClient
 package import RoomKit
 import ScrollModel
