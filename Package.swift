@@ -28,7 +28,7 @@ import PackageDescription
 ///                      store, recordings, terminal readers, server counters; RoomKit, Access, TerminalFrames
 ///                      (never Cluster or SyncServer: it hears its engine as RoomKit's RoomEngine)
 ///   Operations       – configuration and operations: the setting table, the configuration, its checks and
-///                      warnings, the log's output; Access, RedisClient, Transport, WebSocketCore (never Hub,
+///                      warnings, the log's output, the metrics' format and bridge; Access, RedisClient, Transport, WebSocketCore (never Hub,
 ///                      Cluster or SyncServer)
 ///   SyncServer       – the front (server, router, endpoints, WebSocket peer, viewer, metrics); Hub, Cluster,
 ///                      Operations; docs/architecture.md draws the picture
@@ -102,12 +102,14 @@ let package = Package(
             ]
         ),
         // Configuration and operations: the setting table, the configuration it fills, its checks
-        // and warnings, the log's output; never the hub, the cluster or the front.
+        // and warnings, the log's output, the metrics' format and swift-metrics bridge; never the
+        // hub, the cluster or the front.
         .target(
             name: "Operations",
             dependencies: [
                 "Access", "RedisClient", "ScrollModel", "TextSafety", "Transport", "WebSocketCore",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
