@@ -43,6 +43,9 @@ let package = Package(
         .library(name: "TerminalUI", targets: ["TerminalUI"]),
         .library(name: "ScrollModel", targets: ["ScrollModel"]),
         .library(name: "SyncServer", targets: ["SyncServer"]),
+        // The server's configuration (`ServerConfiguration`, the setting table), for an
+        // application that embeds `SyncServer`.
+        .library(name: "Operations", targets: ["Operations"]),
         .library(name: "Transport", targets: ["Transport"]),
     ],
     dependencies: [
