@@ -107,15 +107,10 @@ let package = Package(
         // Configuration and operations: the setting table, the configuration it fills, its checks
         // and warnings, the log's output, the metrics' format and swift-metrics bridge; never the
         // hub, the cluster or the front.
-        .target(
-            name: "Operations",
-            dependencies: [
-                "Access", "RedisClient", "ScrollModel", "TextSafety", "Transport", "WebSocketCore",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "DequeModule", package: "swift-collections"),
-            ]
-        ),
+        .target(name: "Operations", dependencies: [
+            "Access", "RedisClient", "ScrollModel", "TextSafety", "Transport", "WebSocketCore", .product(name: "Logging", package: "swift-log"),
+            .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "DequeModule", package: "swift-collections"),
+        ]),
         .target(name: "FuzzHarnesses", dependencies: ["Access", "Deflate", "Documents", "HTTP1", "Hub", "Operations", "RedisClient", "RoomKit", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "TextSafety", "WebSocketCore"]),
         .target(
             name: "SyncServer",
