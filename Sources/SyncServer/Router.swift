@@ -4,6 +4,7 @@ import Deflate
 import Hub
 import Logging
 import Transport
+import WebSocketChannel
 import WebSocketCore
 
 /// Finds the endpoint for a request and negotiates the upgrade with it.
