@@ -158,6 +158,7 @@ let package = Package(
             dependencies: ["Hub", "Access", "CLinux", "RoomKit", "ScrollModel", "Transport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Bytes"]),
+        .testTarget(name: "WebSocketChannelTests", dependencies: ["WebSocketChannel", "WebSocketCore", "Transport", "Bytes"]),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient"]),
         .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "HTTP1", "ScrollModel", "WebSocketCore"]),
         .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "HTTP1", "LoadTesting", "WebSocketCore", "Transport", "ScrollModel"]),

@@ -211,7 +211,9 @@ open class WebSocketLink {
         case .open(let connection):
             if messageTimeoutSeconds > 0 && connection.hasUnfinishedMessage {
                 connection.tick(deadlineSeconds: messageTimeoutSeconds) { event in
-                    if case .failed(let error) = event, closeCode == nil { closeCode = error.closeCode }
+                    guard case .failed(let error) = event else { return }
+                    if closeCode == nil { closeCode = error.closeCode }
+                    session?.failed(error, on: self)
                 }
                 if connection.state == .closed {  // the message was not finished in time
                     counters.unfinishedMessagesClosed.add(1, ordering: .relaxed)
