@@ -15,6 +15,8 @@ import PackageDescription
 ///   RoomKit          – the server's room rules without I/O: RoomCore, the machine, seq reservation, presence
 ///                      throttle, what a node accepts from another, the engine protocol; ScrollModel only
 ///   Transport        – epoll loops, sockets, write queues, TLS; no WebSocket knowledge
+///   WebSocketChannel – one WebSocket on a Transport channel (`WebSocketLink`), for server and client:
+///                      reading, sending, ping, the close handshake and its timeout, idle, the end
 ///   Access           – who may in: presenter and follow keys, signed tokens, key admission, origins,
 ///                      per-address limits (connections, room creations, key failures); RoomKit, Transport
 ///   RedisClient      – RESP2/RESP3 client (pipelining, pub/sub, scripts, ACL, TLS) on a Transport loop
@@ -24,7 +26,7 @@ import PackageDescription
 ///   TerminalUI       – layout, Elm-style present/follow models, terminal renderer
 ///   TerminalFrames   – the follower's view rendered on a server, once per size, for terminal readers (/tty)
 ///   SyncClient       – WebSocket and room clients on the same transport
-///   Hub              – the rooms of a node: LocalRoomHub, members and the link they send through (WebSocketLink),
+///   Hub              – the rooms of a node: LocalRoomHub, members (they send through a WebSocketLink),
 ///                      store, recordings, terminal readers, server counters; RoomKit, Access, TerminalFrames
 ///                      (never Cluster or SyncServer: it hears its engine as RoomKit's RoomEngine)
 ///   Operations       – configuration and operations: the setting table, the configuration, its checks and
@@ -81,6 +83,7 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        .target(name: "WebSocketChannel", dependencies: ["Bytes", "HTTP1", "Transport", "WebSocketCore"]),
         .target(name: "RedisClient", dependencies: ["Bytes", "COpenSSL", "Transport"]),
         .target(
             name: "Access",
@@ -99,7 +102,7 @@ let package = Package(
         .target(
             name: "Hub",
             dependencies: [
-                "Access", "Bytes", "CLinux", "COpenSSL", "Deflate", "HTTP1", "RoomKit", "ScrollModel", "TerminalFrames", "Transport", "WebSocketCore",
+                "Access", "Bytes", "CLinux", "COpenSSL", "Deflate", "HTTP1", "RoomKit", "ScrollModel", "TerminalFrames", "Transport", "WebSocketChannel", "WebSocketCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
@@ -115,7 +118,7 @@ let package = Package(
         .target(
             name: "SyncServer",
             dependencies: [
-                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketCore", "Transport", "ScrollModel", "RoomKit", "Access", "Cluster", "Hub", "Operations", "COpenSSL", "CLinux", "RedisClient", "TextSafety", "TerminalFrames",
+                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketChannel", "WebSocketCore", "Transport", "ScrollModel", "RoomKit", "Access", "Cluster", "Hub", "Operations", "COpenSSL", "CLinux", "RedisClient", "TextSafety", "TerminalFrames",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -135,7 +138,7 @@ let package = Package(
         .target(
             name: "SyncClient",
             dependencies: [
-                "Bytes", "HTTP1", "WebSocketCore", "Transport", "ScrollModel",
+                "Bytes", "HTTP1", "WebSocketChannel", "WebSocketCore", "Transport", "ScrollModel",
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
@@ -169,6 +172,7 @@ let package = Package(
         ),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Bytes"]),
         .testTarget(name: "OperationsTests", dependencies: ["Operations", "ScrollModel", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "WebSocketChannelTests", dependencies: ["WebSocketChannel", "WebSocketCore", "Transport", "Bytes"]),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient"]),
         .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "HTTP1", "ScrollModel", "WebSocketCore"]),
         .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "HTTP1", "LoadTesting", "WebSocketCore", "Transport", "ScrollModel"]),

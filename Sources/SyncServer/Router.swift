@@ -5,6 +5,7 @@ import Hub
 import Logging
 import Operations
 import Transport
+import WebSocketChannel
 import WebSocketCore
 
 /// Finds the endpoint for a request and negotiates the upgrade with it.
