@@ -9,7 +9,7 @@ import Testing
 @Suite("Cluster simulation")
 struct ClusterSimulationTests {
     /// `SCROLLSYNC_SIM_FIRST`, `_SEEDS`, `_STEPS`, `_FAULTS` (0 or 1), `_REDIS_STOPS` (0 or 1), `_REPORT`, `_ALL` (1: the open
-    /// seeds too) (Scripts/simulate).
+    /// seeds too), `_CLOCK_SPREAD` (µs; 0: one clock for every node) (Scripts/simulate).
     static func setting(_ name: String, _ fallback: Int) -> Int {
         ProcessInfo.processInfo.environment["SCROLLSYNC_SIM_" + name].flatMap(Int.init) ?? fallback
     }
@@ -34,6 +34,7 @@ struct ClusterSimulationTests {
         options.steps = setting("STEPS", options.steps)
         options.faults = setting("FAULTS", 1) != 0
         options.redisStops = setting("REDIS_STOPS", 0) != 0
+        options.clockSpreadMicroseconds = setting("CLOCK_SPREAD", options.clockSpreadMicroseconds)
         return options
     }
 
