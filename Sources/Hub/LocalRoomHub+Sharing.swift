@@ -150,7 +150,7 @@ extension LocalRoomHub {
             guarded.announce = true
             step(.merging, in: &guarded, &steps)
             var local = RoomSnapshot()
-            local.state = guarded.core.state
+            local.state = guarded.machine.newestState
             local.document = guarded.core.document
             local.keyDigest = guarded.core.presenterKeyText
             local.followKey = guarded.core.followKey

@@ -62,6 +62,15 @@ package struct RoomMachine<Sender> {
     /// for a name nobody presents in): its address holds it unclaimed (`RoomCreation`).
     package internal(set) var creator: String?
 
+    /// The newest state this node holds or ordered: its driver's led states may not have come
+    /// back on the channel yet (Redis stopped with them queued), and a merge must number above
+    /// them (seed 41291: a merge published the driver's older place under the `seq` of its
+    /// first state queued in the stopped Redis).
+    package var newestState: ScrollState? {
+        guard let ordered = orderedHere, ordered.seq > core.state?.seq ?? 0 else { return core.state }
+        return ordered
+    }
+
     /// Whether `id`'s scrolls are ordered on this node (`lead`).
     package func leads(_ id: SessionID) -> Bool { core.driver == id && leaseHolder == id }
 
