@@ -162,7 +162,11 @@ extension RoomMachine {
         }
         switch core.check(message, from: id) {
         case .failure(let error): return [.refuse(error, to: sender)]
-        case .success(false): return []
+        case .success(false):
+            // The driver shown here takes control: nothing to do, unless a merge is on its way
+            // (it drove here alone): then the take goes to the engine, as the merge may name
+            // another node's driver.
+            guard case .control(true) = message, merging else { return [] }
         case .success(true): break
         }
         switch message {

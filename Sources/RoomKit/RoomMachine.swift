@@ -139,6 +139,7 @@ package struct RoomMachine<Sender> {
                 if core.members[held.from] != nil { effects.append(.resend(.scroll(held.update), from: held.sender)) }
             }
             finishControlWaits(&effects)  // the room knows who leads now, whatever version Redis counts
+            // (A take sent during the merge goes on waiting: its answer follows the merge's.)
             return effects
         case .controlAnswered(let ticket, let result):
             return controlAnswered(ticket, result, context)
