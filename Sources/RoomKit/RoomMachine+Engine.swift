@@ -148,9 +148,14 @@ extension RoomMachine {
             return [.broadcast(.state(state))]
         case .driver(let driver, let name):
             let ended = moveLease(to: driver)
+            let inherited = driver != nil && driver == inheriting
+            inheriting = nil
             guard driver != core.driver else { return ended }
             core.adopt(driver: driver, name: name)
-            return ended + [.broadcast(.driver(driver, name: name))]
+            // A lease inherited from a driver whose node died: nodes may hold different places
+            // of earlier drivers (the dead node answered no `Q`), and the heir has not moved; its
+            // node orders its place again under it, so every node ends on one (seed 30671).
+            return ended + [.broadcast(.driver(driver, name: name))] + (inherited ? leadAgain(context) : [])
         case .document(let document):
             // Held to this node's budget for documents, as a member's document is.
             let growth = ByteBudget.growth(replacing: core.document, with: document.text)
@@ -232,6 +237,7 @@ extension RoomMachine {
         guard let driver = core.driver else { return [] }
         if core.members[driver] != nil { return [.renewLease(driver)] }
         guard let id = core.members.firstID(where: { $0.role == .presenter }) else { return [] }
+        inheriting = id
         return [.inheritLease(id, name: core.names[id], stale: driver)]
     }
 

@@ -61,6 +61,9 @@ package struct RoomMachine<Sender> {
     /// The address that created the room while no presenter has claimed it (a follower asked
     /// for a name nobody presents in): its address holds it unclaimed (`RoomCreation`).
     package internal(set) var creator: String?
+    /// The presenter here whose `inherit` went to the engine last (`keepLease`): when the lease
+    /// passes to it, this node orders the room's place again under it (`take`).
+    var inheriting: SessionID?
 
     /// The newest state this node holds or ordered: its driver's led states may not have come
     /// back on the channel yet (Redis stopped with them queued), and a merge must number above
