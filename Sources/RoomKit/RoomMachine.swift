@@ -143,6 +143,10 @@ package struct RoomMachine<Sender> {
             }
             finishControlWaits(&effects)  // the room knows who leads now, whatever version Redis counts
             // (A take sent during the merge goes on waiting: its answer follows the merge's.)
+            // A place newer than the room's is passed on: the nodes that merged before this one
+            // asked while it could not answer (seed 31435: it was paused), and its merge writes
+            // it only as the hash's base.
+            if let snapshot, let mine = core.state, mine.seq > snapshot.state?.seq ?? 0 { effects.append(.passOn(mine, keep: false)) }
             return effects
         case .controlAnswered(let ticket, let result):
             return controlAnswered(ticket, result, context)

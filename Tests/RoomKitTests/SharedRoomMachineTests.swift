@@ -180,6 +180,22 @@ struct SharedRoomMachineTests {
         #expect(RoomMachineTests.led(room.step(.shared(version: 3, .driver(Self.bob, name: "Bob")), context)).isEmpty, "a take is no inheritance")
     }
 
+    /// A merge whose node holds a newer place than the room's passes it on: the nodes that
+    /// merged first asked while this one could not answer (seed 31435: it was paused), and the
+    /// merge writes it only as the hash's base. An older or equal place is not sent.
+    @Test func aMergeWithANewerPlaceThanTheRoomsPassesItOn() {
+        func passedOn(_ effects: [Machine.Effect]) -> [Int] { effects.compactMap { if case .passOn(let s, false) = $0 { s.seq } else { nil } } }
+        var room = fetched(drivenBy: Self.carol, holding: Self.state(2_000, by: Self.carol), version: 1)
+        _ = room.step(.merging, context)
+        var snapshot = RoomSnapshot()
+        snapshot.version = 1
+        snapshot.state = Self.state(1_000, by: Self.carol)
+        #expect(passedOn(room.step(.merged(snapshot), context)) == [2_000])
+        _ = room.step(.merging, context)
+        snapshot.state = Self.state(3_000, by: Self.carol)
+        #expect(passedOn(room.step(.merged(snapshot), context)).isEmpty, "the room's is newer")
+    }
+
     /// I5: a snapshot's state by a driver before the snapshot's (the new one has not moved yet)
     /// is heard while members know no driver, or after they are told nobody drives (seed 11: a
     /// node paused through a whole driver's turn).
