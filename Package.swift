@@ -29,8 +29,11 @@ import PackageDescription
 ///   Hub              – the rooms of a node: LocalRoomHub, members (they send through a WebSocketLink),
 ///                      store, recordings, terminal readers, server counters; RoomKit, Access, TerminalFrames
 ///                      (never Cluster or SyncServer: it hears its engine as RoomKit's RoomEngine)
-///   SyncServer       – the front (server, router, endpoints, WebSocket peer, viewer) with configuration and
-///                      operations; docs/architecture.md draws the picture
+///   Operations       – configuration and operations: the setting table, the configuration, its checks and
+///                      warnings, the log's output, the metrics' format and bridge; Access, RedisClient, Transport, WebSocketCore (never Hub,
+///                      Cluster or SyncServer)
+///   SyncServer       – the front (server, router, endpoints, WebSocket peer, viewer, metrics); Hub, Cluster,
+///                      Operations; docs/architecture.md draws the picture
 ///   scrollsync       – the command line
 let package = Package(
     name: "ScrollSync",
@@ -42,6 +45,9 @@ let package = Package(
         .library(name: "TerminalUI", targets: ["TerminalUI"]),
         .library(name: "ScrollModel", targets: ["ScrollModel"]),
         .library(name: "SyncServer", targets: ["SyncServer"]),
+        // The server's configuration (`ServerConfiguration`, the setting table), for an
+        // application that embeds `SyncServer`.
+        .library(name: "Operations", targets: ["Operations"]),
         .library(name: "Transport", targets: ["Transport"]),
     ],
     dependencies: [
@@ -101,11 +107,18 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
-        .target(name: "FuzzHarnesses", dependencies: ["Access", "Deflate", "Documents", "HTTP1", "Hub", "RedisClient", "RoomKit", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "TextSafety", "WebSocketCore"]),
+        // Configuration and operations: the setting table, the configuration it fills, its checks
+        // and warnings, the log's output, the metrics' format and swift-metrics bridge; never the
+        // hub, the cluster or the front.
+        .target(name: "Operations", dependencies: [
+            "Access", "RedisClient", "ScrollModel", "TextSafety", "Transport", "WebSocketCore", .product(name: "Logging", package: "swift-log"),
+            .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "DequeModule", package: "swift-collections"),
+        ]),
+        .target(name: "FuzzHarnesses", dependencies: ["Access", "Deflate", "Documents", "HTTP1", "Hub", "Operations", "RedisClient", "RoomKit", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "TextSafety", "WebSocketCore"]),
         .target(
             name: "SyncServer",
             dependencies: [
-                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketChannel", "WebSocketCore", "Transport", "ScrollModel", "RoomKit", "Access", "Cluster", "Hub", "COpenSSL", "CLinux", "RedisClient", "TextSafety", "TerminalFrames",
+                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketChannel", "WebSocketCore", "Transport", "ScrollModel", "RoomKit", "Access", "Cluster", "Hub", "Operations", "COpenSSL", "CLinux", "RedisClient", "TextSafety", "TerminalFrames",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -140,7 +153,7 @@ let package = Package(
         .executableTarget(
             name: "scrollsync",
             dependencies: [
-                "SyncServer", "Access", "SyncClient", "LoadTesting", "TerminalUI", "TerminalFrames", "ScrollModel", "Transport", "TextSafety",
+                "SyncServer", "Operations", "Access", "SyncClient", "LoadTesting", "TerminalUI", "TerminalFrames", "ScrollModel", "Transport", "TextSafety",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -158,6 +171,7 @@ let package = Package(
             dependencies: ["Hub", "Access", "CLinux", "RoomKit", "ScrollModel", "Transport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Bytes"]),
+        .testTarget(name: "OperationsTests", dependencies: ["Operations", "ScrollModel", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "WebSocketChannelTests", dependencies: ["WebSocketChannel", "WebSocketCore", "Transport", "Bytes"]),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient"]),
         .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "HTTP1", "ScrollModel", "WebSocketCore"]),
@@ -167,7 +181,7 @@ let package = Package(
         .testTarget(
             name: "SyncServerTests",
             dependencies: [
-                "SyncServer", "Hub", "RoomKit", "Access", "Cluster", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
+                "SyncServer", "Operations", "Hub", "RoomKit", "Access", "Cluster", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
                 "scrollsync", "follow-example", "TestSupport", "TerminalFrames", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             exclude: ["Peers", "Simulation/seeds.txt", "Simulation/seeds-redis-stops.txt"]

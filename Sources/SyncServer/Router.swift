@@ -3,6 +3,7 @@ import HTTP1
 import Deflate
 import Hub
 import Logging
+import Operations
 import Transport
 import WebSocketChannel
 import WebSocketCore
