@@ -13,9 +13,13 @@ import Transport
 extension LocalRoomHub {
     /// What the steps under one lock leave for after it.
     struct Steps: Sendable {
-        let room: Room
+        /// The room and the loop are `withRoom`'s own arguments, alive for as long as its
+        /// `Steps` (which never leaves it): held unretained, a `Steps` is made and destroyed
+        /// without retaining or releasing them (some 50 instructions a `withRoom`;
+        /// docs/benchmarks-log.md, "the join at join-45").
+        unowned(unsafe) let room: Room
         /// The loop the steps run on (presence is timed there).
-        let loop: EventLoop
+        unowned(unsafe) let loop: EventLoop
         /// The member whose message is stepped: its refusal goes to the caller, which answers it.
         let member: ObjectIdentifier?
         fileprivate(set) var answer: ProtocolError?
