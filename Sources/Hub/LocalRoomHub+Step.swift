@@ -78,6 +78,14 @@ extension LocalRoomHub {
               seqNow: engine?.seqNow ?? 0)
     }
 
+    /// Said in the log out of line: read in `carryOut`, the logger (a class of `var`s) is
+    /// checked for exclusive access once per call, at its start, whatever the effects (some 75
+    /// instructions a step; docs/benchmarks-log.md, "the join at join-45").
+    @inline(never)
+    func followKeyNotSet(room: Room) {
+        logger.warning("follow key not set: another node bound the room's presenter key first", metadata: ["room": "\(room.name)"])
+    }
+
     /// Carries out a step's effects, in order: the one place that does.
     func carryOut(_ effects: [Room.Machine.Effect], in guarded: inout Room.Guarded, _ steps: inout Steps) {
         let room = steps.room
@@ -111,7 +119,7 @@ extension LocalRoomHub {
             case .publishFollowKey(let record):
                 engine?.setFollowKey(room: room.name, record: record)
             case .followKeyNotSet:
-                logger.warning("follow key not set: another node bound the room's presenter key first", metadata: ["room": "\(room.name)"])
+                followKeyNotSet(room: room)
             case .claimControl(let id):
                 engine?.control(room: room.name, .claim(session: id.description, name: guarded.core.names[id])) { _ in }
             case .releaseControl(let id):
