@@ -22,13 +22,45 @@ extension LocalRoomHub {
         unowned(unsafe) let loop: EventLoop
         /// The member whose message is stepped: its refusal goes to the caller, which answers it.
         let member: ObjectIdentifier?
-        fileprivate(set) var answer: ProtocolError?
         fileprivate var resync = false
         fileprivate var forgetUnclaimed = false
-        /// A join asked for the room's recording (`.record`), and why it could not start.
+        /// A join asked for the room's recording (`.record`).
         fileprivate(set) var recordingAsked = false
-        fileprivate(set) var recordingProblem: String?
-        fileprivate var refusals: [SharedInput.Refusal] = []
+        /// What few steps leave, boxed (made when one does): a `Steps` of flags and unretained
+        /// references is destroyed with one check of `rare` instead of releasing an error, a
+        /// string and an array (some 80 instructions a `withRoom`).
+        private var rare: Rare?
+
+        /// Only the `withRoom` that made it reads it, on its loop.
+        private final class Rare: @unchecked Sendable {
+            var answer: ProtocolError?
+            var recordingProblem: String?
+            var refusals: [SharedInput.Refusal] = []
+        }
+
+        /// The refusal for `member`.
+        fileprivate(set) var answer: ProtocolError? {
+            get { rare?.answer }
+            set { boxed.answer = newValue }
+        }
+        /// Why the recording a join asked for could not start.
+        fileprivate(set) var recordingProblem: String? {
+            get { rare?.recordingProblem }
+            set { boxed.recordingProblem = newValue }
+        }
+        fileprivate var refusals: [SharedInput.Refusal] {
+            get { rare?.refusals ?? [] }
+            set { boxed.refusals = newValue }
+        }
+
+        private var boxed: Rare {
+            mutating get {
+                if let rare { return rare }
+                let made = Rare()
+                rare = made
+                return made
+            }
+        }
 
         init(room: Room, loop: EventLoop, member: RoomMember?) {
             self.room = room
