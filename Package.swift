@@ -15,6 +15,8 @@ import PackageDescription
 ///   RoomKit          – the server's room rules without I/O: RoomCore, the machine, seq reservation, presence
 ///                      throttle, what a node accepts from another, the engine protocol; ScrollModel only
 ///   Transport        – epoll loops, sockets, write queues, TLS; no WebSocket knowledge
+///   WebSocketChannel – one WebSocket on a Transport channel (`WebSocketLink`), for server and client:
+///                      reading, sending, ping, the close handshake and its timeout, idle, the end
 ///   Access           – who may in: presenter and follow keys, signed tokens, key admission, origins,
 ///                      per-address limits (connections, room creations, key failures); RoomKit, Transport
 ///   RedisClient      – RESP2/RESP3 client (pipelining, pub/sub, scripts, ACL, TLS) on a Transport loop
@@ -24,11 +26,14 @@ import PackageDescription
 ///   TerminalUI       – layout, Elm-style present/follow models, terminal renderer
 ///   TerminalFrames   – the follower's view rendered on a server, once per size, for terminal readers (/tty)
 ///   SyncClient       – WebSocket and room clients on the same transport
-///   Hub              – the rooms of a node: LocalRoomHub, members and the link they send through (WebSocketLink),
+///   Hub              – the rooms of a node: LocalRoomHub, members (they send through a WebSocketLink),
 ///                      store, recordings, terminal readers, server counters; RoomKit, Access, TerminalFrames
 ///                      (never Cluster or SyncServer: it hears its engine as RoomKit's RoomEngine)
-///   SyncServer       – the front (server, router, endpoints, WebSocket peer, viewer) with configuration and
-///                      operations; docs/architecture.md draws the picture
+///   Operations       – configuration and operations: the setting table, the configuration, its checks and
+///                      warnings, the log's output, the metrics' format and bridge; Access, RedisClient, Transport, WebSocketCore (never Hub,
+///                      Cluster or SyncServer)
+///   SyncServer       – the front (server, router, endpoints, WebSocket peer, viewer, metrics); Hub, Cluster,
+///                      Operations; docs/architecture.md draws the picture
 ///   scrollsync       – the command line
 let package = Package(
     name: "ScrollSync",
@@ -40,6 +45,9 @@ let package = Package(
         .library(name: "TerminalUI", targets: ["TerminalUI"]),
         .library(name: "ScrollModel", targets: ["ScrollModel"]),
         .library(name: "SyncServer", targets: ["SyncServer"]),
+        // The server's configuration (`ServerConfiguration`, the setting table), for an
+        // application that embeds `SyncServer`.
+        .library(name: "Operations", targets: ["Operations"]),
         .library(name: "Transport", targets: ["Transport"]),
     ],
     dependencies: [
@@ -75,6 +83,7 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        .target(name: "WebSocketChannel", dependencies: ["Bytes", "HTTP1", "Transport", "WebSocketCore"]),
         .target(name: "RedisClient", dependencies: ["Bytes", "COpenSSL", "Transport"]),
         .target(
             name: "Access",
@@ -93,16 +102,23 @@ let package = Package(
         .target(
             name: "Hub",
             dependencies: [
-                "Access", "Bytes", "CLinux", "COpenSSL", "Deflate", "HTTP1", "RoomKit", "ScrollModel", "TerminalFrames", "Transport", "WebSocketCore",
+                "Access", "Bytes", "CLinux", "COpenSSL", "Deflate", "HTTP1", "RoomKit", "ScrollModel", "TerminalFrames", "Transport", "WebSocketChannel", "WebSocketCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
-        .target(name: "FuzzHarnesses", dependencies: ["Access", "Deflate", "Documents", "HTTP1", "Hub", "RedisClient", "RoomKit", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "TextSafety", "WebSocketCore"]),
+        // Configuration and operations: the setting table, the configuration it fills, its checks
+        // and warnings, the log's output, the metrics' format and swift-metrics bridge; never the
+        // hub, the cluster or the front.
+        .target(name: "Operations", dependencies: [
+            "Access", "RedisClient", "ScrollModel", "TextSafety", "Transport", "WebSocketCore", .product(name: "Logging", package: "swift-log"),
+            .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "DequeModule", package: "swift-collections"),
+        ]),
+        .target(name: "FuzzHarnesses", dependencies: ["Access", "Deflate", "Documents", "HTTP1", "Hub", "Operations", "RedisClient", "RoomKit", "ScrollModel", "SyncClient", "SyncServer", "TerminalUI", "TextSafety", "WebSocketCore"]),
         .target(
             name: "SyncServer",
             dependencies: [
-                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketCore", "Transport", "ScrollModel", "RoomKit", "Access", "Cluster", "Hub", "COpenSSL", "CLinux", "RedisClient", "TextSafety", "TerminalFrames",
+                "Bytes", "Deflate", "Documents", "HTTP1", "WebSocketChannel", "WebSocketCore", "Transport", "ScrollModel", "RoomKit", "Access", "Cluster", "Hub", "Operations", "COpenSSL", "CLinux", "RedisClient", "TextSafety", "TerminalFrames",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -122,7 +138,7 @@ let package = Package(
         .target(
             name: "SyncClient",
             dependencies: [
-                "Bytes", "HTTP1", "WebSocketCore", "Transport", "ScrollModel",
+                "Bytes", "HTTP1", "WebSocketChannel", "WebSocketCore", "Transport", "ScrollModel",
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
@@ -137,7 +153,7 @@ let package = Package(
         .executableTarget(
             name: "scrollsync",
             dependencies: [
-                "SyncServer", "Access", "SyncClient", "LoadTesting", "TerminalUI", "TerminalFrames", "ScrollModel", "Transport", "TextSafety",
+                "SyncServer", "Operations", "Access", "SyncClient", "LoadTesting", "TerminalUI", "TerminalFrames", "ScrollModel", "Transport", "TextSafety",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -155,6 +171,8 @@ let package = Package(
             dependencies: ["Hub", "Access", "CLinux", "RoomKit", "ScrollModel", "Transport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Bytes"]),
+        .testTarget(name: "OperationsTests", dependencies: ["Operations", "ScrollModel", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "WebSocketChannelTests", dependencies: ["WebSocketChannel", "WebSocketCore", "Transport", "Bytes"]),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient"]),
         .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "HTTP1", "ScrollModel", "WebSocketCore"]),
         .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "HTTP1", "LoadTesting", "WebSocketCore", "Transport", "ScrollModel"]),
@@ -163,7 +181,7 @@ let package = Package(
         .testTarget(
             name: "SyncServerTests",
             dependencies: [
-                "SyncServer", "Hub", "RoomKit", "Access", "Cluster", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
+                "SyncServer", "Operations", "Hub", "RoomKit", "Access", "Cluster", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
                 "scrollsync", "follow-example", "TestSupport", "TerminalFrames", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             exclude: ["Peers", "Simulation/seeds.txt", "Simulation/seeds-redis-stops.txt"]

@@ -1,5 +1,6 @@
 import Foundation
 import Hub
+import Operations
 import ScrollModel
 import SyncClient
 import SyncServer

@@ -43,20 +43,20 @@ public final class LocalRoomHub: RoomHub {
         /// end. 250 ms keeps small rooms current for people; in a room of 10,000 a join storm
         /// costs one presence broadcast every 10 s, not one per join.
         public var presenceIntervalMilliseconds = 250
-        /// Distinct terminal sizes a room renders for `/tty` readers (`SizeTable`): each costs a
-        /// render per change of the room; 8 covers the usual terminals of an audience.
-        public var screenSizesPerRoom = 8
+        /// Distinct terminal sizes a room renders for `/tty` readers (`SizeTable`).
+        public var screenSizesPerRoom: Int  // limits.ttySizesPerRoom
 
         public init(requirePresenterKey: Bool, roomIdleSeconds: Int, undrivenIdleSeconds: Int, conflation: Bool, recordRooms: Bool,
                     maxRooms: Int, maxMembersPerRoom: Int, roomCreationsPerMinute: Int, unclaimedRoomsPerAddress: Int, keyFailuresPerMinute: Int,
                     documentsTotalBytes: Int, messageLimits: ClientMessage.Limits,
-                    recordingBytes: Int, recordingsTotalBytes: Int, recordingsBytesPerAddress: Int) {
+                    recordingBytes: Int, recordingsTotalBytes: Int, recordingsBytesPerAddress: Int, screenSizesPerRoom: Int) {
             (self.requirePresenterKey, self.roomIdleSeconds, self.undrivenIdleSeconds, self.conflation, self.recordRooms)
                 = (requirePresenterKey, roomIdleSeconds, undrivenIdleSeconds, conflation, recordRooms)
             (self.maxRooms, self.maxMembersPerRoom, self.roomCreationsPerMinute, self.unclaimedRoomsPerAddress, self.keyFailuresPerMinute)
                 = (maxRooms, maxMembersPerRoom, roomCreationsPerMinute, unclaimedRoomsPerAddress, keyFailuresPerMinute)
             (self.documentsTotalBytes, self.messageLimits) = (documentsTotalBytes, messageLimits)
             (self.recordingBytes, self.recordingsTotalBytes, self.recordingsBytesPerAddress) = (recordingBytes, recordingsTotalBytes, recordingsBytesPerAddress)
+            self.screenSizesPerRoom = screenSizesPerRoom
         }
     }
 

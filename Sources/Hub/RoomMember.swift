@@ -1,6 +1,7 @@
 package import RoomKit
 import ScrollModel
 import Transport
+import WebSocketChannel
 import WebSocketCore
 
 /// One connection in a room: the session that reads what it sends, and what its room

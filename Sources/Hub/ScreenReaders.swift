@@ -121,7 +121,7 @@ final class LoopScreens: @unchecked Sendable {
             guard let members = readers[frame.size] else { continue }
             for member in members where member.lastSeq.precedesWrapping(SeqMark(wrapping: frame.generation)) {
                 member.lastSeq = SeqMark(wrapping: frame.generation)
-                if member.peer.sendScreen(frame: frame.bytes) { conflated += 1 }
+                if member.peer.sendStream(frame: frame.bytes) { conflated += 1 }
                 sent += 1
                 bytes += frame.bytes.count
             }

@@ -1,30 +1,21 @@
 package import Access
 import Synchronization
+import WebSocketChannel
 import WebSocketCore
 
-/// Server-wide counters (relaxed atomics: written by every loop, read by /metrics).
+/// Server-wide counters (relaxed atomics: written by every loop, read by /metrics): what its
+/// links count (`LinkCounters`: upgraded connections, messages, bytes) and the rest.
 /// Per-message counts are summed per read or drain, never per delivery.
-public final class ServerCounters: Sendable {
-    /// Connections by phase.
+public final class ServerCounters: LinkCounters, @unchecked Sendable {
+    /// Connections by phase (upgraded ones: `connectionsUpgraded`).
     public let connectionsOpen = Atomic<Int>(0)
-    public let connectionsUpgraded = Atomic<Int>(0)
     public let connectionsAccepted = Atomic<Int>(0)
-    /// WebSocket upgrades completed.
-    public let upgrades = Atomic<Int>(0)
     /// Requests answered with an HTTP status ≥ 400, by status (see `refusalStatuses`).
     let refusals = (0..<ServerCounters.refusalStatuses.count).map { _ in Counter() }
-    /// WebSocket messages and bytes (frame payloads in; frames out).
-    public let messagesIn = Atomic<Int>(0)
-    public let bytesIn = Atomic<Int>(0)
-    public let messagesOut = Atomic<Int>(0)
-    public let bytesOut = Atomic<Int>(0)
     /// Close codes of ended WebSocket connections (1000…1015, and others as 0).
     let closeCodes = (0..<17).map { _ in Counter() }
     /// Scrolls refused with `rate_limited`.
     public let rateLimited = Atomic<Int>(0)
-    /// Connections closed for an unfinished message: over the process's budget (1013) or
-    /// past the deadline (1008).
-    public let unfinishedMessagesClosed = Atomic<Int>(0)
     /// Refusals by reason (the hub, the router and the room endpoint count into it).
     public let refusalReasons = RefusalCounters()
     /// `error` replies not sent because the connection had its share for the second.
@@ -33,7 +24,7 @@ public final class ServerCounters: Sendable {
     /// Statuses counted one by one; any other ≥ 400 counts under the last (0).
     package static let refusalStatuses = [400, 401, 403, 404, 405, 408, 426, 429, 431, 503, 0]
 
-    public init() {}
+    public override init() {}
 
     package func refused(status: Int) {
         let index = Self.refusalStatuses.firstIndex(of: status) ?? Self.refusalStatuses.count - 1
@@ -47,7 +38,7 @@ public final class ServerCounters: Sendable {
 
     public var upgradesRefused: Int { refusals.reduce(0) { $0 + $1.value } }
 
-    package func closed(code: CloseCode) {
+    public override func closed(code: CloseCode) {
         let index = (1000...1015).contains(Int(code.rawValue)) ? Int(code.rawValue) - 999 : 0
         closeCodes[index].add(1)
     }

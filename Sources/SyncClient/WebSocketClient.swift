@@ -1,11 +1,12 @@
 import HTTP1
 import Bytes
 import Transport
+import WebSocketChannel
 import WebSocketCore
 
 /// The client side of one WebSocket connection on a transport channel: it sends the
-/// upgrade, checks the answer (RFC 6455 §4.1), then speaks frames with masking.
-/// All calls must come on the channel's loop.
+/// upgrade, checks the answer (RFC 6455 §4.1), then speaks frames with masking through a
+/// `WebSocketLink`, as the server does. All calls must come on the channel's loop.
 public final class WebSocketClient: ChannelHandler {
     public enum Event {
         case open(ClientHandshake.Agreement)
@@ -21,7 +22,7 @@ public final class WebSocketClient: ChannelHandler {
     private enum Phase {
         case connecting
         case handshake([UInt8])
-        case open(WebSocketConnection)
+        case open(WebSocketLink)
         case done
     }
 
@@ -40,7 +41,7 @@ public final class WebSocketClient: ChannelHandler {
     /// The server's answer when it refused the upgrade: its status, what its body said, and
     /// its `Retry-After` in seconds.
     public private(set) var refusal: (status: Int, message: String, retryAfter: Int?)?
-    private var closeCode: CloseCode = .abnormal
+    /// The reason in the server's close frame.
     private var closeReason = ""
 
     /// Connects on `loop` (call on its thread); events arrive on the same thread.
@@ -58,7 +59,7 @@ public final class WebSocketClient: ChannelHandler {
         do {
             client.channel = try loop.connect(to: address, from: source, tls: url.secure ? tls : nil, serverName: url.host, receiveBuffer: receiveBuffer) { _ in client }
         } catch {
-            client.finish(error: "\(error)")
+            client.finish(code: .abnormal, error: "\(error)")
         }
         return client
     }
@@ -71,14 +72,13 @@ public final class WebSocketClient: ChannelHandler {
         handshake = ClientHandshake(host: url.hostHeader, target: url.target, protocols: protocols, deflate: deflate ? PerMessageDeflate() : nil)
     }
 
-    public var isOpen: Bool { if case .open(let connection) = phase { connection.isOpen } else { false } }
+    public var isOpen: Bool { if case .open(let link) = phase { link.isOpen } else { false } }
 
     /// Queues a text message; false when the connection is not open.
     @discardableResult
     public func send(text: UnsafeRawBufferPointer) -> Bool {
-        guard case .open(let connection) = phase, connection.send(text: text) else { return false }
-        flush(connection)
-        return true
+        guard case .open(let link) = phase else { return false }
+        return link.send(text: text)
     }
 
     @discardableResult
@@ -87,10 +87,8 @@ public final class WebSocketClient: ChannelHandler {
     /// Starts the close handshake; the server closes the TCP connection after its reply.
     public func close(code: CloseCode = .normal, reason: String = "") {
         switch phase {
-        case .open(let connection):
-            connection.close(code: code, reason: reason)
-            deadline = (channel?.loop.now ?? 0) + 2_000_000_000
-            flush(connection)
+        case .open(let link):
+            link.close(code: code, reason: reason)
         case .connecting, .handshake:
             channel?.abort()
         case .done:
@@ -138,14 +136,15 @@ public final class WebSocketClient: ChannelHandler {
                 permanentFailure = "not a WebSocket server this client can talk to (\(error))"
                 fail(permanentFailure!)
             case .success(let agreement):
-                let connection = WebSocketConnection(role: .client, limits: limits, deflate: agreement.deflate)
-                phase = .open(connection)
+                let link = WebSocketLink(channel: channel, counters: LinkCounters(), phase: .done)
+                phase = .open(link)
+                link.opened(WebSocketConnection(role: .client, limits: limits, deflate: agreement.deflate), session: Listener(self))
                 onEvent(self, .open(agreement))
                 var rest = Array(head[(end + 4)...])
-                if !rest.isEmpty { rest.withUnsafeMutableBytes { receive($0, connection) } }
+                if !rest.isEmpty { rest.withUnsafeMutableBytes { _ = link.read($0, budget: nil) } }
             }
-        case .open(let connection):
-            receive(bytes, connection)
+        case .open(let link):
+            _ = link.read(bytes, budget: nil)
         case .connecting, .done:
             break
         }
@@ -155,8 +154,8 @@ public final class WebSocketClient: ChannelHandler {
         switch phase {
         case .connecting, .handshake:
             if now >= deadline { fail("no handshake within 10 s") }
-        case .open(let connection):
-            if connection.state != .open && now >= deadline { channel.abort() }
+        case .open(let link):
+            _ = link.tick(now: now, idleSeconds: 0, messageTimeoutSeconds: 0)  // our close's timeout only
         case .done:
             break
         }
@@ -171,49 +170,44 @@ public final class WebSocketClient: ChannelHandler {
         if let error = channel.connectError, failure == nil {
             failure = "connect to \(url.hostHeader) failed: \(SystemError(call: "connect", errno: error).description)"
         }
-        finish(error: failure)
-    }
-
-    // MARK: Internals
-
-    private func receive(_ bytes: UnsafeMutableRawBufferPointer, _ connection: WebSocketConnection) {
-        connection.receive(bytes) { event in
-            switch event {
-            case .text(let payload): onEvent(self, .text(payload))
-            case .binary(let payload): onEvent(self, .binary(payload))
-            case .closed(let code, let reason):
-                closeCode = code
-                closeReason = reason
-            case .failed(let error):
-                failure = "protocol error: \(error.reason)"
-                closeCode = error.closeCode
-            case .pong(let payload): onEvent(self, .pong(payload))
-            case .ping: break
-            }
+        if case .open(let link) = phase {
+            link.ended {}  // its session (`Listener`) finishes with the close code
+        } else {
+            finish(code: .abnormal, error: failure)
         }
-        flush(connection)
     }
 
     /// Sends a ping (payload at most 125 bytes); its pong comes as `.pong`.
     public func ping(_ payload: [UInt8]) {
-        guard case .open(let connection) = phase else { return }
-        connection.sendPing(payload)
-        flush(connection)
+        guard case .open(let link) = phase else { return }
+        link.ping(payload)
     }
 
-    private func flush(_ connection: WebSocketConnection) {
-        connection.drainOutbound { channel?.enqueue($0) }
-        if connection.state == .closed { channel?.close() }
-    }
+    // MARK: Internals
 
     private func fail(_ reason: String) {
         failure = reason
         channel?.abort()
     }
 
-    private func finish(error: String?) {
+    private func finish(code: CloseCode, error: String?) {
         if case .done = phase { return }
         phase = .done
-        onEvent(self, .closed(code: closeCode, reason: closeReason, error: error))
+        onEvent(self, .closed(code: code, reason: closeReason, error: error))
+    }
+
+    /// What the link says, as the client's events (apart from the client, so that a session's
+    /// methods are not its API).
+    private final class Listener: WebSocketSession {
+        unowned let client: WebSocketClient
+
+        init(_ client: WebSocketClient) { self.client = client }
+
+        func received(text: UnsafeRawBufferPointer, from peer: WebSocketLink) { client.onEvent(client, .text(text)) }
+        func received(binary: UnsafeRawBufferPointer, from peer: WebSocketLink) { client.onEvent(client, .binary(binary)) }
+        func received(pong: UnsafeRawBufferPointer, from peer: WebSocketLink) { client.onEvent(client, .pong(pong)) }
+        func received(close code: CloseCode, reason: String, from peer: WebSocketLink) { client.closeReason = reason }
+        func failed(_ error: WebSocketError, on peer: WebSocketLink) { client.failure = "protocol error: \(error.reason)" }
+        func closed(_ peer: WebSocketLink, code: CloseCode) { client.finish(code: code, error: client.failure) }
     }
 }

@@ -1,5 +1,6 @@
 import HTTP1
 import Hub
+import WebSocketChannel
 import WebSocketCore
 import Transport
 

@@ -3,6 +3,7 @@ import HTTP1
 import Bytes
 import Hub
 import Transport
+import WebSocketChannel
 import WebSocketCore
 
 /// A WebSocket endpoint: it admits upgrade requests on its path and makes a session for each.

@@ -5,6 +5,7 @@ package import RoomKit
 import ScrollModel
 import Synchronization
 import Transport
+import WebSocketChannel
 import WebSocketCore
 
 /// `GET /rooms/{name}`: the ScrollSync protocol (Protocol/PROTOCOL.md).

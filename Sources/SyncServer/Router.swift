@@ -3,7 +3,9 @@ import HTTP1
 import Deflate
 import Hub
 import Logging
+import Operations
 import Transport
+import WebSocketChannel
 import WebSocketCore
 
 /// Finds the endpoint for a request and negotiates the upgrade with it.

@@ -1,5 +1,6 @@
 package import Access
 import Logging
+import Operations
 import ScrollModel
 import Transport
 

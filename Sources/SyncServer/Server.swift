@@ -4,6 +4,7 @@ package import Cluster
 import CoreMetrics
 import Hub
 import Logging
+import Operations
 package import RedisClient
 package import RoomKit
 import ScrollModel
@@ -128,7 +129,7 @@ public final class Server: Sendable {
         group.loops[0].onTick { Self.returnFreedMemory(messageBudget) }
         // An application that bootstrapped swift-metrics gets the metrics in its backend.
         if MetricsBridge.backendBootstrapped {
-            let bridge = MetricsBridge(metrics: metrics, factory: MetricsSystem.factory)
+            let bridge = MetricsBridge(snapshot: metrics.snapshot, factory: MetricsSystem.factory)
             group.loops[0].onTick { bridge.report() }
         }
         let makePeer: @Sendable (Channel) -> any ChannelHandler = { channel in WebSocketPeer(channel: channel, router: router) }
@@ -201,7 +202,7 @@ public final class Server: Sendable {
     /// A bridge of the server's metrics to `factory` (the server makes one to the bootstrapped
     /// `MetricsSystem` itself): each `report()` passes every counter and gauge of `/metrics` on.
     func metricsBridge(to factory: MetricsFactory) -> MetricsBridge {
-        MetricsBridge(metrics: metrics, factory: factory)
+        MetricsBridge(snapshot: metrics.snapshot, factory: factory)
     }
 
     /// Stops the loops and drops every connection.

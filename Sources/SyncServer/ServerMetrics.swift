@@ -1,6 +1,7 @@
 package import Cluster
 import Hub
 package import RoomKit
+import Operations
 import ScrollModel
 import Synchronization
 import Transport
@@ -126,52 +127,9 @@ struct ServerMetrics: Sendable {
     }
 }
 
-/// Metrics at one moment: families of samples, as Prometheus text or one by one.
-struct MetricsSnapshot {
-    enum Kind: String { case counter, gauge, histogram }
-
-    struct Family {
-        let name: String
-        let kind: Kind
-        let help: String
-        /// Label pairs (`code="1006"` as `("code", "1006")`) and values; for a histogram its
-        /// `_bucket`, `_sum` and `_count` lines with their own names.
-        var samples: [(name: String, labels: [(String, String)], value: Double)]
-    }
-
-    private(set) var families: [Family] = []
-
-    /// `samples`: label pairs (none for a metric without labels) and values.
-    mutating func metric(_ name: String, _ type: String, _ help: String, _ samples: [(labels: [(String, String)], value: Int)]) {
-        families.append(Family(name: name, kind: Kind(rawValue: type) ?? .gauge, help: help,
-                               samples: samples.map { (name, $0.labels, Double($0.value)) }))
-    }
-
-    mutating func gauge(_ name: String, _ help: String, _ samples: [(labels: [(String, String)], value: Double)]) {
-        families.append(Family(name: name, kind: .gauge, help: help, samples: samples.map { (name, $0.labels, $0.value) }))
-    }
-
-    mutating func histogram(_ name: String, _ help: String, buckets: [(bound: Double, count: Int)], sum: Double, count: Int) {
-        let lines = buckets.map { (name + "_bucket", [("le", "\($0.bound)")], Double($0.count)) }
-            + [(name + "_bucket", [("le", "+Inf")], Double(count)), (name + "_sum", [], sum), (name + "_count", [], Double(count))]
-        families.append(Family(name: name, kind: .histogram, help: help, samples: lines))
-    }
-
+extension MetricsSnapshot {
+    /// The hub's latency histogram as one histogram family.
     mutating func histogram(_ name: String, _ help: String, _ latency: LatencyHistogram) {
         histogram(name, help, buckets: latency.buckets, sum: latency.sumSeconds, count: latency.count)
-    }
-
-    /// The Prometheus text format (integers without a fraction).
-    var text: String {
-        var text = ""
-        for family in families {
-            text += "# HELP \(family.name) \(family.help)\n# TYPE \(family.name) \(family.kind.rawValue)\n"
-            for (name, labels, value) in family.samples {
-                let shown = value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : "\(value)"
-                let labelText = labels.map { "\($0.0)=\"\($0.1)\"" }.joined(separator: ",")
-                text += labelText.isEmpty ? "\(name) \(shown)\n" : "\(name){\(labelText)} \(shown)\n"
-            }
-        }
-        return text
     }
 }

@@ -3,6 +3,7 @@ import Bytes
 import Hub
 import TerminalFrames
 import Transport
+import WebSocketChannel
 import WebSocketCore
 
 /// One client connection as the server sees it: the HTTP upgrade, then the WebSocket
@@ -35,7 +36,7 @@ public final class WebSocketPeer: WebSocketLink, ChannelHandler {
             } else if !ServerHandshake.isUpgrade(request), let opening = router.openStream(request, for: self) {
                 switch opening {
                 case .answer(let response): refuse(response, request: request)
-                case .stream(let member, let size, let head): streaming(member, size: size, head: head)
+                case .stream(let member, let size, let head): streaming(member, stream: ReaderStream(size: size), head: head)
                 }
             } else if !ServerHandshake.isUpgrade(request), router.respond(to: request, from: channel.peerAddress, on: channel.loop, answer: { [self] response in
                 refuse(response, request: request)
@@ -65,12 +66,12 @@ public final class WebSocketPeer: WebSocketLink, ChannelHandler {
     /// A client that sent plain HTTP to the TLS port hears so in plain HTTP (as nginx does).
     public func channelFailed(_ channel: Channel, _ failure: TLSFailure) {
         guard failure == .notTLS else { return }
-        counters.refused(status: 400)
+        router.counters.refused(status: 400)
         channel.sendUnencrypted(HTTPResponse.error(400, "this server speaks TLS: use wss:// (or https://)").bytes)
     }
 
     public func channelClosed(_ channel: Channel) {
-        counters.connectionsOpen.subtract(1, ordering: .relaxed)
+        router.counters.connectionsOpen.subtract(1, ordering: .relaxed)
         router.connectionLimits.release(address: channel.peerAddress)
         ended { router.tty?.closed(address: channel.peerAddress) }
     }
@@ -81,7 +82,7 @@ public final class WebSocketPeer: WebSocketLink, ChannelHandler {
     /// with their reason, the path without its query (it may carry a key).
     private func refuse(_ response: HTTPResponse, request: HTTPRequest? = nil) {
         if response.status >= 400 {
-            counters.refused(status: response.status)
+            router.counters.refused(status: response.status)
             router.logger.info("refused", metadata: [
                 "status": "\(response.status)",
                 "reason": "\(String(decoding: response.body.last == 10 ? response.body.dropLast() : response.body[...], as: UTF8.self))",

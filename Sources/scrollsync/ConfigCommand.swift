@@ -1,4 +1,5 @@
 import ArgumentParser
+import Operations
 import Transport
 import ScrollModel
 import SyncServer

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import Operations
 import ScrollModel
 import SyncServer
 import Transport

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Operations
 import ScrollModel
 import SyncServer
 

@@ -1,5 +1,6 @@
 import Access
 import ArgumentParser
+import Operations
 import ScrollModel
 import SyncServer
 #if canImport(Glibc)

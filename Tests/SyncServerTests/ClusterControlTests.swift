@@ -1,4 +1,5 @@
 import Foundation
+import Operations
 import ScrollModel
 @testable import SyncServer
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import Operations
 import ScrollModel
 import Testing
 @testable import SyncServer

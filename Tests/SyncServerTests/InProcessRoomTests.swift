@@ -1,5 +1,6 @@
 import Foundation
 @testable import Hub
+import Operations
 import ScrollModel
 import SyncServer
 import Testing

@@ -1,6 +1,7 @@
 import Access
 import Foundation
 import Logging
+import Operations
 import ScrollModel
 import Synchronization
 @testable import SyncServer

@@ -1,4 +1,5 @@
 import MetricsTestKit
+import Operations
 @testable import SyncServer
 import Testing
 

@@ -1,5 +1,6 @@
 import Access
 import Foundation
+import Operations
 import ScrollModel
 @testable import SyncServer
 import Testing

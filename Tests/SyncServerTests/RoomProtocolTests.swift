@@ -1,4 +1,5 @@
 import Foundation
+import Operations
 @testable import SyncServer
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Hub
+import Operations
 import ScrollModel
 @testable import scrollsync
 import SyncServer

@@ -1,3 +1,4 @@
+import Operations
 import ScrollModel
 @testable import SyncServer
 import TerminalFrames

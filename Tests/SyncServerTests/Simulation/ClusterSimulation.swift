@@ -1,5 +1,6 @@
 import Cluster
 import Logging
+import Operations
 import RedisClient
 import ScrollModel
 @testable import SyncServer

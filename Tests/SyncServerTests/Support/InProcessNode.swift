@@ -1,4 +1,5 @@
 import Foundation
+import Operations
 @testable import SyncServer
 
 /// A server a test talks to over loopback TCP: a child process (`ServerProcess`) where the test

@@ -1,13 +1,13 @@
 import HTTP1
 import Bytes
-import TerminalFrames
 import Transport
 import WebSocketCore
 
-/// One client connection as the rooms see it: a WebSocket (or a terminal reader's stream) on a
-/// transport channel, and what a session sends through it: messages, broadcast frames, the
-/// latest-state slot, the close. The server's `WebSocketPeer` is one: it adds the HTTP
-/// handshake and reads (its router lives above the rooms). Its methods are final, so a
+/// One WebSocket connection on a transport channel (or a plain HTTP stream, `LinkStream`), and
+/// what a session sends through it: messages, broadcast frames, the latest-state slot, pings,
+/// the close handshake with its timeout, the idle limit, the end. The server's `WebSocketPeer`
+/// is one (it adds the HTTP handshake and reads; a room member sends through it); a client's
+/// `WebSocketClient` holds one once its own handshake is done. Its methods are final, so a
 /// delivery calls them directly.
 open class WebSocketLink {
     /// What a connection needs until its upgrade: held apart, so an open connection does
@@ -29,15 +29,15 @@ open class WebSocketLink {
         case handshake(Handshake)
         /// Upgraded; its session is `session`.
         case open(WebSocketConnection)
-        /// A terminal reader's stream of frames at this size (`TTYEndpoint`); its session is `session`.
-        case stream(ScreenSize)
+        /// A plain HTTP stream of frames (a terminal reader's); its session is `session`.
+        case stream(any LinkStream)
         case done
     }
 
     // Stored large to small: one link per connection, so its size is per-connection memory.
     public let channel: Channel
-    /// The server's counters (messages and bytes out are counted here).
-    package let counters: ServerCounters
+    /// Where it counts connections, messages and bytes (a server's counters, or a client's own).
+    package let counters: LinkCounters
     // Loop-thread only and never changed re-entrantly, like `pendingResponse`: no run-time
     // exclusivity check on every send.
     @exclusivity(unchecked) package final var phase: Phase
@@ -66,7 +66,7 @@ open class WebSocketLink {
 
     private static func milliseconds(_ nanoseconds: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: nanoseconds / 1_000_000) }
 
-    package init(channel: Channel, counters: ServerCounters, phase: Phase) {
+    package init(channel: Channel, counters: LinkCounters, phase: Phase) {
         self.channel = channel
         self.counters = counters
         self.phase = phase
@@ -121,15 +121,14 @@ open class WebSocketLink {
         return channel.enqueueLatest(frame)
     }
 
-    /// A terminal reader's size (as its room renders it, once it is in), or nil for a WebSocket.
-    package final var screenSize: ScreenSize? {
-        get { if case .stream(let size) = phase { size } else { nil } }
-        set { if case .stream = phase, let newValue { phase = .stream(newValue) } }
+    /// The plain HTTP stream it carries (a terminal reader's), or nil for a WebSocket.
+    package final var stream: (any LinkStream)? {
+        if case .stream(let stream) = phase { stream } else { nil }
     }
 
-    /// Queues a terminal reader's newest frame (one HTTP chunk) in its conflation slot.
+    /// Queues a stream's newest frame (one HTTP chunk) in its conflation slot.
     /// Returns true when it replaced an older one.
-    package final func sendScreen(frame: SharedBytes) -> Bool {
+    package final func sendStream(frame: SharedBytes) -> Bool {
         guard case .stream = phase, closingTicks == 0 else { return false }
         lastHeardMilliseconds = Self.milliseconds(channel.loop.now)
         return channel.enqueueLatest(frame)
@@ -145,11 +144,23 @@ open class WebSocketLink {
         return true
     }
 
-    /// Starts the close handshake with `code` and `reason`.
+    /// Whether the connection is open for messages (upgraded, and not closing).
+    package final var isOpen: Bool {
+        if case .open(let connection) = phase { connection.isOpen } else { false }
+    }
+
+    /// Sends a ping (payload at most 125 bytes); its pong goes to the session.
+    package final func ping(_ payload: [UInt8] = []) {
+        guard case .open(let connection) = phase else { return }
+        connection.sendPing(payload)
+        flushOutbound(connection)
+    }
+
+    /// Starts the close handshake with `code` and `reason` (a stream: its end, with the reason).
     public final func close(code: CloseCode = .normal, reason: String = "") {
-        if case .stream = phase, closingTicks == 0 {  // a terminal reader: the reason below the view, then the end
+        if case .stream(let stream) = phase, closingTicks == 0 {
             closingTicks = 1
-            channel.enqueue(ScreenStream.end(reason: reason))
+            channel.enqueue(stream.end(reason: reason))
             channel.close()
         }
         guard case .open(let connection) = phase else { return }
@@ -171,12 +182,14 @@ open class WebSocketLink {
     // every access, which the loop-confined fields above are declared not to need.
 
     /// How long the peer has to answer our close frame before the socket is closed anyway:
-    /// until the third tick of the loop's one-second timer, so 2 to 3 s.
+    /// until the third tick of the loop's one-second timer, so 2 to 3 s. A server then closes
+    /// (what it queued still goes out); a client aborts, as the server should have closed first
+    /// (RFC 6455 §7.1.1).
     package static let closeHandshakeTicks: UInt8 = 3
 
     /// Bytes read: an open connection's messages go to its session (`budget`: what unfinished
     /// messages may hold across connections). Returns the handshake under way, if any, for the
-    /// handler to read; a terminal reader has nothing to say.
+    /// handler to read; a stream's reader has nothing to say.
     package final func read(_ bytes: UnsafeMutableRawBufferPointer, budget: MessageBudget?) -> Handshake? {
         lastHeardMilliseconds = Self.milliseconds(channel.loop.now)
         pingOutstanding = false
@@ -190,15 +203,17 @@ open class WebSocketLink {
 
     /// The loop's once-a-second tick: an unfinished message past `messageTimeoutSeconds`, the
     /// close handshake's time, a ping after `idleSeconds` of silence (and the end after twice
-    /// that), a terminal reader's keep-alive. Returns the handshake under way, if any.
+    /// that), a stream's keep-alive. A limit of 0 is none. Returns the handshake under way, if any.
     package final func tick(now: UInt64, idleSeconds: Int, messageTimeoutSeconds: Int) -> Handshake? {
         switch phase {
         case .handshake(let handshake):
             return handshake
         case .open(let connection):
-            if connection.hasUnfinishedMessage {
+            if messageTimeoutSeconds > 0 && connection.hasUnfinishedMessage {
                 connection.tick(deadlineSeconds: messageTimeoutSeconds) { event in
-                    if case .failed(let error) = event, closeCode == nil { closeCode = error.closeCode }
+                    guard case .failed(let error) = event else { return }
+                    if closeCode == nil { closeCode = error.closeCode }
+                    session?.failed(error, on: self)
                 }
                 if connection.state == .closed {  // the message was not finished in time
                     counters.unfinishedMessagesClosed.add(1, ordering: .relaxed)
@@ -208,9 +223,12 @@ open class WebSocketLink {
             }
             if closingTicks > 0 {
                 if closingTicks < .max { closingTicks += 1 }
-                if closingTicks > Self.closeHandshakeTicks { channel.close() }
+                if closingTicks > Self.closeHandshakeTicks {
+                    if connection.role == .server { channel.close() } else { channel.abort() }
+                }
                 return nil
             }
+            guard idleSeconds > 0 else { return nil }
             let idle = UInt64(idleSeconds) * 1_000
             let silent = UInt64(Self.milliseconds(now) &- lastHeardMilliseconds)
             if silent >= 2 * idle {
@@ -220,12 +238,12 @@ open class WebSocketLink {
                 connection.sendPing()
                 flushOutbound(connection)
             }
-        case .stream:
-            // A quiet room: a chunk that changes nothing on the screen, so that proxies keep the stream.
+        case .stream(let stream):
+            // Quiet: a chunk that changes nothing for its reader, so that proxies keep the stream.
             let quiet = Self.milliseconds(now) &- lastHeardMilliseconds
-            guard closingTicks == 0, quiet >= ScreenStream.keepAliveSeconds * 1_000, channel.queuedBytes == 0 else { return nil }
+            guard closingTicks == 0, quiet >= stream.keepAliveSeconds * 1_000, channel.queuedBytes == 0 else { return nil }
             lastHeardMilliseconds = Self.milliseconds(now)
-            channel.enqueue(ScreenStream.keepAlive)
+            channel.enqueue(stream.keepAlive)
         case .done:
             break
         }
@@ -252,16 +270,26 @@ open class WebSocketLink {
         }
     }
 
-    /// A terminal reader's stream at `size`: `head` goes out, then its member's frames.
-    package final func streaming(_ member: any WebSocketSession, size: ScreenSize, head: SharedBytes) {
-        phase = .stream(size)
-        session = member
-        channel.enqueue(head)
-        member.opened(self)
+    /// A client's connection, upgraded by its own handshake: from now on it speaks WebSocket to
+    /// `session` (what the server sent after its answer is then `read`).
+    package final func opened(_ connection: WebSocketConnection, session: any WebSocketSession) {
+        phase = .open(connection)
+        self.session = session
+        counters.connectionsUpgraded.add(1, ordering: .relaxed)
+        counters.upgrades.add(1, ordering: .relaxed)
+        session.opened(self)
     }
 
-    /// The channel closed: the session hears it (a terminal reader's after `streamEnded`, while
-    /// its size still says where it was), and the link is done.
+    /// A plain HTTP stream: `head` goes out, then its session's frames (`sendStream`).
+    package final func streaming(_ session: any WebSocketSession, stream: any LinkStream, head: SharedBytes) {
+        phase = .stream(stream)
+        self.session = session
+        channel.enqueue(head)
+        session.opened(self)
+    }
+
+    /// The channel closed: the session hears it (a stream's after `streamEnded`, while its
+    /// stream still says what it was), and the link is done.
     package final func ended(streamEnded: () -> Void) {
         if case .open(let connection) = phase, let session {
             counters.connectionsUpgraded.subtract(1, ordering: .relaxed)
@@ -294,11 +322,15 @@ open class WebSocketLink {
             case .binary(let payload):
                 counters.messagesIn.add(1, ordering: .relaxed)
                 session.received(binary: payload, from: self)
-            case .ping, .pong: break
-            case .closed(let code, _): if closeCode == nil { closeCode = code }
+            case .ping: break
+            case .pong(let payload): session.received(pong: payload, from: self)
+            case .closed(let code, let reason):
+                if closeCode == nil { closeCode = code }
+                session.received(close: code, reason: reason, from: self)
             case .failed(let error):
                 if closeCode == nil { closeCode = error.closeCode }
                 if error == .overloaded { counters.unfinishedMessagesClosed.add(1, ordering: .relaxed) }
+                session.failed(error, on: self)
             }
         }
         flushOutbound(connection)
@@ -342,18 +374,4 @@ open class WebSocketLink {
         }
         if connection.state == .closed { channel.close() }
     }
-}
-
-/// The application side of one WebSocket connection. Calls come on its event loop.
-public protocol WebSocketSession: AnyObject {
-    func opened(_ peer: WebSocketLink)
-    func received(text: UnsafeRawBufferPointer, from peer: WebSocketLink)
-    func received(binary: UnsafeRawBufferPointer, from peer: WebSocketLink)
-    /// The connection ended: closed by either side or dropped (`.abnormal`).
-    func closed(_ peer: WebSocketLink, code: CloseCode)
-}
-
-extension WebSocketSession {
-    public func opened(_ peer: WebSocketLink) {}
-    public func received(binary: UnsafeRawBufferPointer, from peer: WebSocketLink) {}
 }

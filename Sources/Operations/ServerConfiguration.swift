@@ -1,4 +1,3 @@
-import Hub
 import ScrollModel
 import Transport
 import WebSocketCore
@@ -190,34 +189,19 @@ public struct ServerConfiguration: Sendable {
     public init() {}
 
     /// Limits for `/echo` connections.
-    var echoLimits: WebSocketConnection.Limits {
+    package var echoLimits: WebSocketConnection.Limits {
         .init(maxFrameSize: limits.echoMessageBytes, maxMessageSize: limits.echoMessageBytes)
     }
 
     /// Limits for `/rooms` connections.
-    var roomLimits: WebSocketConnection.Limits {
+    package var roomLimits: WebSocketConnection.Limits {
         .init(maxFrameSize: limits.roomMessageBytes, maxMessageSize: limits.roomMessageBytes)
     }
 
     /// What a room's state and document may hold.
-    var messageLimits: ClientMessage.Limits {
+    package var messageLimits: ClientMessage.Limits {
         var limits = ClientMessage.Limits()
         limits.maxDocumentBytes = self.limits.documentBytes
         return limits
-    }
-}
-
-extension LocalRoomHub.Options {
-    /// The hub's options: the one place they come from the configuration.
-    init(_ configuration: ServerConfiguration) {
-        let limits = configuration.limits, rooms = configuration.rooms
-        self.init(requirePresenterKey: rooms.requirePresenterKey, roomIdleSeconds: rooms.roomIdleSeconds,
-                  undrivenIdleSeconds: rooms.undrivenIdleSeconds, conflation: rooms.conflation, recordRooms: rooms.recordRooms,
-                  maxRooms: limits.rooms, maxMembersPerRoom: limits.membersPerRoom, roomCreationsPerMinute: limits.roomCreationsPerMinute,
-                  unclaimedRoomsPerAddress: limits.unclaimedRoomsPerAddress, keyFailuresPerMinute: limits.keyFailuresPerMinute,
-                  documentsTotalBytes: limits.documentsTotalBytes, messageLimits: configuration.messageLimits,
-                  recordingBytes: limits.recordingBytes, recordingsTotalBytes: limits.recordingsTotalBytes,
-                  recordingsBytesPerAddress: limits.recordingsBytesPerAddress)
-        screenSizesPerRoom = limits.ttySizesPerRoom
     }
 }

@@ -6,24 +6,25 @@ import CoreMetrics
 /// atomics on its hot paths; the bridge reads a snapshot once per report (a tick of loop 0,
 /// only when a backend is bootstrapped) and passes counters on as increments since the last
 /// report, gauges as their values. Histograms stay in `/metrics`.
-final class MetricsBridge: @unchecked Sendable {
-    private let metrics: ServerMetrics
+package final class MetricsBridge: @unchecked Sendable {
+    private let snapshot: @Sendable () -> MetricsSnapshot
     private let factory: MetricsFactory
     /// Loop 0's only (`report` runs there).
     private var counters: [String: (counter: CoreMetrics.Counter, reported: Double)] = [:]
     private var gauges: [String: Gauge] = [:]
 
-    init(metrics: ServerMetrics, factory: MetricsFactory) {
-        self.metrics = metrics
+    /// `snapshot` reads the metrics now (the front's counters, its hub's and its engine's).
+    package init(snapshot: @escaping @Sendable () -> MetricsSnapshot, factory: MetricsFactory) {
+        self.snapshot = snapshot
         self.factory = factory
     }
 
     /// Whether an application bootstrapped a backend (the default one drops everything).
-    static var backendBootstrapped: Bool { !(MetricsSystem.factory is NOOPMetricsHandler) }
+    package static var backendBootstrapped: Bool { !(MetricsSystem.factory is NOOPMetricsHandler) }
 
     /// Passes the server's metrics on to the factory's handlers.
-    func report() {
-        for family in metrics.snapshot().families where family.kind != .histogram {
+    package func report() {
+        for family in snapshot().families where family.kind != .histogram {
             for (name, labels, value) in family.samples {
                 let key = name + labels.map { "|\($0.0)=\($0.1)" }.joined()
                 switch family.kind {

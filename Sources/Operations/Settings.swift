@@ -20,8 +20,8 @@ public struct Setting: Sendable {
     public internal(set) var flags: [SettingFlag] = []
     /// A reload (SIGHUP) takes it; the others need a restart.
     public internal(set) var reloadable = false
-    let read: @Sendable (ServerConfiguration) -> JSON
-    let write: @Sendable (inout ServerConfiguration, JSON) throws(ConfigurationError) -> Void
+    package let read: @Sendable (ServerConfiguration) -> JSON
+    package let write: @Sendable (inout ServerConfiguration, JSON) throws(ConfigurationError) -> Void
     /// How an environment variable's text becomes a value.
     let fromText: @Sendable (String) -> JSON
 
