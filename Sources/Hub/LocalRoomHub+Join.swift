@@ -144,10 +144,10 @@ extension LocalRoomHub {
         let newFollowKey = role == .presenter ? member.followKey.map { key in
             Room.Machine.NewFollowKey(record: FollowKey.record(key, matching: nil)) { FollowKey.matches(key, record: $0) }
         } : nil
-        var request = Room.Machine.JoinRequest(id: member.id, role: role, name: member.name, key: given, followKey: followCheck,
+        let request = Room.Machine.JoinRequest(id: member.id, role: role, name: member.name, key: given, followKey: followCheck,
                                                authorized: member.authorized, keyRequired: options.requirePresenterKey, newFollowKey: newFollowKey,
-                                               address: member.address, asksToRecord: member.asksToRecord, recordsEveryRoom: options.recordRooms)
-        request.afterClaim = afterClaim
+                                               address: member.address, asksToRecord: member.asksToRecord, recordsEveryRoom: options.recordRooms,
+                                               afterClaim: afterClaim)
         let effects = guarded.machine.step(.join(request), machineContext)  // carried out once the member is in (below)
         if case .hashKey(let against)? = effects.first { return .hash(against: against) }
         if let ticket = effects.lazy.compactMap({ if case .orderControl(.claim, let ticket) = $0 { ticket } else { nil } }).first {

@@ -122,6 +122,17 @@ public struct RoomCore: Sendable {
     public var lastSeq: Int { max(state?.seq ?? 0, seqBase) }
 
     public var hasPresenterKey: Bool { presenterKey != nil }
+    /// Whether the room is driven, here or on another node: it has a state, a driver, a
+    /// document or a presenter key. (Tags only: `state != nil` here resolves to the
+    /// optionals' `==`, which copies a state and a document into temporaries, some 500
+    /// instructions a step.)
+    public var isDriven: Bool {
+        if case .some = driver { return true }
+        if case .some = presenterKey { return true }
+        if case .some = state { return true }
+        if case .some = document { return true }
+        return false
+    }
     /// The presenter key as the room holds it (the hub gives digests, not keys).
     public var presenterKeyText: String? { presenterKey.map { String(decoding: $0, as: UTF8.self) } }
     public var isEmpty: Bool { members.isEmpty }

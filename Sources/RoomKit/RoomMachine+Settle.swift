@@ -14,7 +14,7 @@ extension RoomMachine {
     }
 
     private mutating func settleIfDriven(_ effects: inout [Effect]) {
-        guard let creator, core.state != nil || core.driver != nil || core.document != nil || core.hasPresenterKey else { return }
+        guard let creator, core.isDriven else { return }
         self.creator = nil  // claimed: no longer held against the follower's address
         effects.append(.settleCreation(creator))
     }

@@ -4,36 +4,48 @@ import ScrollModel
 /// as the record it makes (`GivenKey`), so the raw key never leaves the hub. Not nested in the
 /// generic machine: the hub makes one per join from another module, where a type nested in a
 /// generic one is looked up at run time (its metadata) and copied through it: 400 instructions
-/// of a join (docs/benchmarks-log.md, "the join's extra instructions").
-package struct JoinRequest: Sendable {
-    package var id: SessionID
-    package var role: Role
-    package var name: String?
-    package var key: GivenKey
+/// of a join (docs/benchmarks-log.md, "the join's extra instructions"). A class, made once and
+/// never changed: as a 139-byte struct it was copied field by field into its event, into the
+/// step and out of it again, and destroyed as often (some 600 instructions a join, against
+/// one allocation); and the event stays small (`Event`).
+package final class JoinRequest: Sendable {
+    package let id: SessionID
+    package let role: Role
+    package let name: String?
+    package let key: GivenKey
     /// Whether a follow key was given, and a check of it against the room's record.
-    package var followKey: (@Sendable (String) -> Bool)?
+    package let followKey: (@Sendable (String) -> Bool)?
     /// An application's signed token admitted the session in its role: no key is asked.
-    package var authorized = false
+    package let authorized: Bool
     /// Presenters must give a key (`requirePresenterKey`).
-    package var keyRequired = false
+    package let keyRequired: Bool
     /// A presenter gave a follow key (to make the room private): it must prove itself.
-    package var newFollowKey: NewFollowKey?
+    package let newFollowKey: NewFollowKey?
     /// The client's address: a recording it starts is counted against it.
-    package var address = ""
+    package let address: String
     /// A presenter asked for the room to be recorded (`record=1`).
-    package var asksToRecord = false
+    package let asksToRecord: Bool
     /// Every room is recorded from its first member (`rooms.record`).
-    package var recordsEveryRoom = false
+    package let recordsEveryRoom: Bool
     /// A presenter's join that waited for its claim of control (a shared room nobody
     /// drove): it joins now, whatever the claim's outcome (`Effect.continueJoin`).
-    package var afterClaim = false
+    package let afterClaim: Bool
 
     package init(id: SessionID, role: Role, name: String? = nil, key: GivenKey = nil, followKey: (@Sendable (String) -> Bool)? = nil,
                  authorized: Bool = false, keyRequired: Bool = false, newFollowKey: NewFollowKey? = nil,
                  address: String = "", asksToRecord: Bool = false, recordsEveryRoom: Bool = false, afterClaim: Bool = false) {
-        (self.id, self.role, self.name, self.key) = (id, role, name, key)
-        (self.followKey, self.authorized, self.keyRequired, self.newFollowKey) = (followKey, authorized, keyRequired, newFollowKey)
-        (self.address, self.asksToRecord, self.recordsEveryRoom, self.afterClaim) = (address, asksToRecord, recordsEveryRoom, afterClaim)
+        self.id = id
+        self.role = role
+        self.name = name
+        self.key = key
+        self.followKey = followKey
+        self.authorized = authorized
+        self.keyRequired = keyRequired
+        self.newFollowKey = newFollowKey
+        self.address = address
+        self.asksToRecord = asksToRecord
+        self.recordsEveryRoom = recordsEveryRoom
+        self.afterClaim = afterClaim
     }
 }
 

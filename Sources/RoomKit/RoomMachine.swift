@@ -90,7 +90,7 @@ package struct RoomMachine<Sender> {
 
     /// Takes `event`: the room's next state, and the effects for the hub to carry out.
     @_specialize(exported: true, where Sender == MemberReference)  // the hub's (see MemberReference)
-    package mutating func step(_ event: Event, _ context: Context) -> [Effect] {
+    package mutating func step(_ event: __owned Event, _ context: Context) -> [Effect] {
         var effects = react(to: event, context)
         afterStep(&effects)
         return effects
@@ -98,7 +98,7 @@ package struct RoomMachine<Sender> {
 
     /// What `event` does, before the rules every step ends with (`afterStep`).
     @inline(__always)
-    private mutating func react(to event: Event, _ context: Context) -> [Effect] {
+    private mutating func react(to event: __owned Event, _ context: Context) -> [Effect] {
         switch event {
         case .join(let request):
             return join(request, context)

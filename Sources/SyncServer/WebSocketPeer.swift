@@ -31,16 +31,19 @@ public final class WebSocketPeer: WebSocketLink, ChannelHandler {
         case .needMore: return
         case .failed(let response): refuse(response)
         case .complete(let request, let remainder):
+            // Told apart once (its header checks are some 300 instructions): an upgrade makes
+            // no answer closure.
+            let isUpgrade = ServerHandshake.isUpgrade(request)
             if let overLimit = handshake.overLimit {
                 refuse(overLimit, request: request)
-            } else if !ServerHandshake.isUpgrade(request), let opening = router.openStream(request, for: self) {
+            } else if !isUpgrade, let opening = router.openStream(request, for: self) {
                 switch opening {
                 case .answer(let response): refuse(response, request: request)
                 case .stream(let member, let size, let head): streaming(member, stream: ReaderStream(size: size), head: head)
                 }
-            } else if !ServerHandshake.isUpgrade(request), router.respond(to: request, from: channel.peerAddress, on: channel.loop, answer: { [self] response in
+            } else if !isUpgrade, router.respond(to: request, from: channel.peerAddress, on: channel.loop, answer: { [self] response in
                 refuse(response, request: request)
-            }) {  // an upgrade is told apart first: it makes no answer closure
+            }) {
                 if case .handshake = phase { phase = .done }  // the answer comes later: nothing more is read
             } else {
                 upgrade(request, remainder: remainder)

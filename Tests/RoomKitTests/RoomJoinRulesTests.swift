@@ -129,6 +129,19 @@ struct RoomJoinRulesTests {
         #expect(Self.settled(room.step(.forgotten, shared)).isEmpty, "settled once")
     }
 
+    /// What claims a room a follower created (`RoomCore.isDriven`, read by tags): any one of a
+    /// state, a driver, a document or a presenter key; an empty room is not driven.
+    @Test(arguments: ["nothing", "state", "driver", "document", "key"])
+    func aRoomIsDrivenByAnyOneOfFourThings(_ what: String) {
+        let state = ScrollState(seq: 1, offset: 5, viewport: 10, content: 100, progress: 0.05, direction: .down, anchor: nil,
+                                atTop: false, atBottom: false, by: Self.ann.description, t: nil, doc: nil)
+        var core = RoomCore(name: "r", state: what == "state" ? state : nil,
+                            document: what == "document" ? SharedDocument(name: "d", format: .text, text: "x", by: "a") : nil,
+                            presenterKey: what == "key" ? Array("r1".utf8) : nil)
+        if what == "driver" { core.adopt(driver: Self.ann, name: "Ann") }
+        #expect(core.isDriven == (what != "nothing"), "\(what)")
+    }
+
     @Test func aJoinStartsTheRecordingItAsksFor() {
         var room = Machine(core: RoomCore(name: "r"))
         let follower = room.step(.join(.init(id: Self.bob, role: .follower, address: "f", asksToRecord: true)), context)
