@@ -148,7 +148,7 @@ extension LocalRoomHub {
                                                authorized: member.authorized, keyRequired: options.requirePresenterKey, newFollowKey: newFollowKey,
                                                address: member.address, asksToRecord: member.asksToRecord, recordsEveryRoom: options.recordRooms,
                                                afterClaim: afterClaim)
-        let effects = guarded.machine.step(.join(request), machineContext)  // carried out once the member is in (below)
+        let effects = guarded.machine.step(join: request, machineContext)  // carried out once the member is in (below)
         if case .hashKey(let against)? = effects.first { return .hash(against: against) }
         if let ticket = effects.lazy.compactMap({ if case .orderControl(.claim, let ticket) = $0 { ticket } else { nil } }).first {
             // A shared room nobody drives: the join waits for its claim's outcome.

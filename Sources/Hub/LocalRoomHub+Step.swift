@@ -13,18 +13,54 @@ import Transport
 extension LocalRoomHub {
     /// What the steps under one lock leave for after it.
     struct Steps: Sendable {
-        let room: Room
+        /// The room and the loop are `withRoom`'s own arguments, alive for as long as its
+        /// `Steps` (which never leaves it): held unretained, a `Steps` is made and destroyed
+        /// without retaining or releasing them (some 50 instructions a `withRoom`;
+        /// docs/benchmarks-log.md, "the join at join-45").
+        unowned(unsafe) let room: Room
         /// The loop the steps run on (presence is timed there).
-        let loop: EventLoop
+        unowned(unsafe) let loop: EventLoop
         /// The member whose message is stepped: its refusal goes to the caller, which answers it.
         let member: ObjectIdentifier?
-        fileprivate(set) var answer: ProtocolError?
         fileprivate var resync = false
         fileprivate var forgetUnclaimed = false
-        /// A join asked for the room's recording (`.record`), and why it could not start.
+        /// A join asked for the room's recording (`.record`).
         fileprivate(set) var recordingAsked = false
-        fileprivate(set) var recordingProblem: String?
-        fileprivate var refusals: [SharedInput.Refusal] = []
+        /// What few steps leave, boxed (made when one does): a `Steps` of flags and unretained
+        /// references is destroyed with one check of `rare` instead of releasing an error, a
+        /// string and an array (some 80 instructions a `withRoom`).
+        private var rare: Rare?
+
+        /// Only the `withRoom` that made it reads it, on its loop.
+        private final class Rare: @unchecked Sendable {
+            var answer: ProtocolError?
+            var recordingProblem: String?
+            var refusals: [SharedInput.Refusal] = []
+        }
+
+        /// The refusal for `member`.
+        fileprivate(set) var answer: ProtocolError? {
+            get { rare?.answer }
+            set { boxed.answer = newValue }
+        }
+        /// Why the recording a join asked for could not start.
+        fileprivate(set) var recordingProblem: String? {
+            get { rare?.recordingProblem }
+            set { boxed.recordingProblem = newValue }
+        }
+        fileprivate var refusals: [SharedInput.Refusal] {
+            get { rare?.refusals ?? [] }
+            set { boxed.refusals = newValue }
+        }
+
+        private var boxed: Rare {
+            mutating get {
+                if let rare { return rare }
+                let made = Rare()
+                rare = made
+                return made
+            }
+        }
 
         init(room: Room, loop: EventLoop, member: RoomMember?) {
             self.room = room
@@ -74,6 +110,14 @@ extension LocalRoomHub {
               seqNow: engine?.seqNow ?? 0)
     }
 
+    /// Said in the log out of line: read in `carryOut`, the logger (a class of `var`s) is
+    /// checked for exclusive access once per call, at its start, whatever the effects (some 75
+    /// instructions a step; docs/benchmarks-log.md, "the join at join-45").
+    @inline(never)
+    func followKeyNotSet(room: Room) {
+        logger.warning("follow key not set: another node bound the room's presenter key first", metadata: ["room": "\(room.name)"])
+    }
+
     /// Carries out a step's effects, in order: the one place that does.
     func carryOut(_ effects: [Room.Machine.Effect], in guarded: inout Room.Guarded, _ steps: inout Steps) {
         let room = steps.room
@@ -107,7 +151,7 @@ extension LocalRoomHub {
             case .publishFollowKey(let record):
                 engine?.setFollowKey(room: room.name, record: record)
             case .followKeyNotSet:
-                logger.warning("follow key not set: another node bound the room's presenter key first", metadata: ["room": "\(room.name)"])
+                followKeyNotSet(room: room)
             case .claimControl(let id):
                 engine?.control(room: room.name, .claim(session: id.description, name: guarded.core.names[id])) { _ in }
             case .releaseControl(let id):

@@ -9,11 +9,13 @@ import Synchronization
 package final class ByteBudget: Sendable {
     /// Bytes all rooms may hold together; 0 is no limit.
     package let limit: Int
-    /// What is counted, for the refusal ("shared documents").
-    package let holding: String
+    /// What is counted, for the refusal ("shared documents"): a static string, so that an
+    /// `Allowance` (read into every room step's `Context`) holds no reference to retain and
+    /// release (docs/benchmarks-log.md, "the join at join-45").
+    package let holding: StaticString
     private let held = Atomic<Int>(0)
 
-    package init(limit: Int, holding: String = "shared documents") {
+    package init(limit: Int, holding: StaticString = "shared documents") {
         self.limit = limit
         self.holding = holding
     }
@@ -41,9 +43,9 @@ package final class ByteBudget: Sendable {
     package struct Allowance: Sendable {
         package var limit: Int
         package var held: Int
-        package var holding: String
+        package var holding: StaticString
 
-        package init(limit: Int, held: Int = 0, holding: String = "shared documents") {
+        package init(limit: Int, held: Int = 0, holding: StaticString = "shared documents") {
             self.limit = limit
             self.held = held
             self.holding = holding

@@ -108,6 +108,18 @@ package struct RoomMachine<Sender> {
         return effects
     }
 
+    /// Takes a join: `step(.join(request), context)`, the rules and `afterStep` the same, without
+    /// the event: the specialized step's switch copies its event whole and destroys it twice,
+    /// through the event's value witnesses (`switch consume event` would not copy, but crashes
+    /// Swift 6.3.1), some 230 instructions of every join (docs/benchmarks-log.md, "the join at
+    /// join-45"). The hub joins through here; `.join` stays the same step for everyone else.
+    @_specialize(exported: true, where Sender == MemberReference)
+    package mutating func step(join request: JoinRequest, _ context: Context) -> [Effect] {
+        var effects = join(request, context)
+        afterStep(&effects)
+        return effects
+    }
+
     /// What `event` does, before the rules every step ends with (`afterStep`).
     @inline(__always)
     private mutating func react(to event: __owned Event, _ context: Context) -> [Effect] {

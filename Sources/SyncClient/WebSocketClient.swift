@@ -44,7 +44,8 @@ public final class WebSocketClient: ChannelHandler {
     /// The reason in the server's close frame.
     private var closeReason = ""
 
-    /// Connects on `loop` (call on its thread); events arrive on the same thread.
+    /// Connects on `loop` (call on its thread); events arrive on the same thread, never
+    /// before this call has returned (a connection that fails at once is told on the next turn).
     /// - Parameters:
     ///   - address: `url`'s host, resolved beforehand (lookups block; do them off the loop).
     ///   - tls: the client TLS context, required for `wss://`.
@@ -59,7 +60,10 @@ public final class WebSocketClient: ChannelHandler {
         do {
             client.channel = try loop.connect(to: address, from: source, tls: url.secure ? tls : nil, serverName: url.host, receiveBuffer: receiveBuffer) { _ in client }
         } catch {
-            client.finish(code: .abnormal, error: "\(error)")
+            // Told on the loop's next turn, not inside this call: the caller has not yet
+            // stored the client it is about to be told about.
+            let message = "\(error)"
+            loop.schedule(after: 0) { client.finish(code: .abnormal, error: message) }
         }
         return client
     }

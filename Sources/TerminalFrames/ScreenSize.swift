@@ -27,12 +27,13 @@ public struct ScreenSize: Hashable, Sendable, CustomStringConvertible {
     public static func parse(columns: String?, rows: String?) -> Result<ScreenSize, Malformed> {
         func number(_ text: String?, _ name: String, _ fallback: Int, _ range: ClosedRange<Int>) -> Result<Int, Malformed> {
             guard let text else { return .success(fallback) }
-            // At most 6 digits: a larger number is clamped all the same, and no text is echoed long.
-            guard !text.isEmpty, text.utf8.count <= 6, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(text) else {
+            // Digits only; however many, a number past the range is clamped like any other (a
+            // 7-digit one was refused as "not a whole number"). No text is echoed long.
+            guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
                 let shown = String(text.unicodeScalars.prefix(16).map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" })
-                return .failure(Malformed(message: "\(name) must be a whole number (\(range.lowerBound)–\(range.upperBound)), not \"\(shown)\""))
+                return .failure(Malformed(message: "\(name) must be a whole number (kept within \(range.lowerBound)–\(range.upperBound)), not \"\(shown)\""))
             }
-            return .success(value)
+            return .success(Int(text) ?? range.upperBound)
         }
         return number(columns, "cols", standard.columns, columnRange).flatMap { width in
             number(rows, "rows", standard.rows, rowRange).map { height in ScreenSize(columns: width, rows: height) }

@@ -4,7 +4,13 @@ import ScrollModel
 /// anchor — the block at the top, or, when that block is gone, the nearest one that is left —
 /// and the room gets the new text, then (driving) the place in it, so followers move with it.
 func reload(name: String, format: SharedDocument.Format, text: String, _ model: inout ViewerModel) -> [ViewerCommand] {
-    guard model.role == .presenter, let old = model.layout, text != model.sharedText?.text else { return [] }
+    guard model.role == .presenter, let old = model.layout else { return [] }
+    guard text != model.sharedText?.text else {
+        // Saved back to the version shown (after a save that could not be read): nothing to
+        // share, but the warning that the file could not be read is over.
+        if model.notice?.hasPrefix(reloadNoticePrefix) == true { model.notice = nil }
+        return []
+    }
     let anchor = old.anchor(atRow: model.top)
     let layout = Layout(document: Document(text: text, format: format, name: name), width: model.width)
     model.sharedText = (name, format, text)
@@ -21,6 +27,9 @@ func reload(name: String, format: SharedDocument.Format, text: String, _ model: 
     // Offline, the next welcome shares the new text (`sharedText`).
     return model.connection == .connected ? [.send(.document(name: name, format: format, text: text))] : []
 }
+
+/// How the notice of a save that could not be read starts (`⚠ reload` on the status line).
+public let reloadNoticePrefix = "reload:"
 
 /// The row `anchor` (a block of `old`) is at in `layout`: the block itself if its id is still
 /// there, else the start of the nearest block of `old` that is (the one before first).

@@ -111,12 +111,13 @@ func allMatches(of pattern: String, in layout: Layout) -> [SearchMatch] {
 }
 
 /// The status line's search field, just after a search: the pattern and what it found
-/// (`/install 2/5`), shortened to what it found on a narrow terminal.
+/// (`/install 2/5`, `?install 1/5`), shortened to what it found on a narrow terminal.
 func searchField(_ model: ViewerModel) -> StatusField? {
     guard let message = model.search.message else { return nil }
     let importance = model.search.match == nil ? StatusImportance.problem : StatusImportance.connection
     guard let pattern = model.search.pattern else { return StatusField(message, importance) }
-    return StatusField(full: "/\(pattern) \(message)", StatusImportance.roleHint, short: message, importance)
+    let mark = model.search.promptBackward ? "?" : "/"  // as it was typed: `?` searched backward
+    return StatusField(full: "\(mark)\(pattern) \(message)", StatusImportance.roleHint, short: message, importance)
 }
 
 /// The prompt line that stands in for the status line while a pattern is typed.

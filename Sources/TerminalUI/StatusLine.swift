@@ -62,8 +62,9 @@ func statusFields(_ model: ViewerModel) -> [StatusField] {
     case .stopped: fields.append(StatusField("○ closed", I.problem))
     case .connecting, .connected: break
     }
-    // A refusal of one message (too_large, rate_limited…) matters more than what follows.
-    if let notice = model.notice {
+    // A refusal of one message (too_large, rate_limited…) matters more than what follows;
+    // the error that came with a refusal of the connection says what the refusal says.
+    if let notice = model.notice, !repeatsRefusal(notice, model.connection) {
         let code = notice.prefix { $0 != ":" }
         fields.append(StatusField(full: "⚠ \(notice)", I.problemReason, short: "⚠ \(code)", I.problem, problem: true))
     }
@@ -85,14 +86,18 @@ func statusFields(_ model: ViewerModel) -> [StatusField] {
         let progress = model.maxTop > 0 ? "\(arrow) \(Int((Double(model.top) / Double(model.maxTop) * 100).rounded()))%" : "\(arrow) all"
         fields.append(StatusField(progress, I.progress))
     }
-    if let driver = model.driver {
-        fields.append(StatusField("driver " + (driver == model.you ? "you" : model.driverName ?? String(driver.prefix(6))), I.driver))
-    } else {
-        fields.append(StatusField("nobody driving", I.driver))
+    // The room's driver and followers only once the room has said them: a view that never
+    // joined (connecting, offline, refused) knows neither (it was shown `nobody driving`).
+    if model.you != nil || model.connection == .connected || model.playback != nil {
+        if let driver = model.driver {
+            fields.append(StatusField("driver " + (driver == model.you ? "you" : model.driverName ?? String(driver.prefix(6))), I.driver))
+        } else {
+            fields.append(StatusField("nobody driving", I.driver))
+        }
+        let followers = model.presence.followers
+        fields.append(StatusField("\(followers) follower\(followers == 1 ? "" : "s")"
+            + (model.presence.detached > 0 ? " (\(model.presence.detached) detached)" : ""), I.followers))
     }
-    let followers = model.presence.followers
-    fields.append(StatusField("\(followers) follower\(followers == 1 ? "" : "s")"
-        + (model.presence.detached > 0 ? " (\(model.presence.detached) detached)" : ""), I.followers))
     if let search = searchField(model) { fields.append(search) }
     if let roundTrip = model.roundTripMs, model.connection == .connected { fields.append(StatusField("rtt \(roundTrip) ms", I.roundTrip)) }
     if model.role == .follower, let moved = model.movedAtMs, model.nowMs >= moved {
@@ -123,6 +128,13 @@ private func roleField(_ model: ViewerModel) -> StatusField {
     }
 }
 
+/// Whether `notice` (`code: message`, the server's error) only repeats the reason the
+/// connection was refused with: it is said once, as the refusal (`✕ wrong key`).
+private func repeatsRefusal(_ notice: String, _ connection: ConnectionStatus) -> Bool {
+    guard case .refused(let reason) = connection, !reason.isEmpty else { return false }
+    return notice.hasSuffix(reason)
+}
+
 /// A refusal in a few words, for the narrowest status line (the full reason is on the
 /// detail line): the server's reasons name what was wrong.
 func shortRefusal(_ reason: String) -> String {
@@ -151,7 +163,9 @@ func fitFields(_ fields: [StatusField], width: Int) -> (line: String, details: [
     var used = 1 + kept.indices.reduce(0) { $0 + widths[$1][0] } + 2 * max(0, kept.count - 1)
     var origin = Array(fields.indices)  // kept[i] is fields[origin[i]]
     while used > width {
-        let least = kept.indices.max { kept[$0].field.forms[kept[$0].form].importance < kept[$1].field.forms[kept[$1].form].importance }!
+        // Of equally important forms, the one further right goes first (the line reads most
+        // important first: an offline or refused field stays before a later notice).
+        let least = kept.indices.reversed().max { kept[$0].field.forms[kept[$0].form].importance < kept[$1].field.forms[kept[$1].form].importance }!
         let formWidths = widths[origin[least]]
         if kept[least].form + 1 < kept[least].field.forms.count {
             used += formWidths[kept[least].form + 1] - formWidths[kept[least].form]

@@ -12,7 +12,7 @@ import WebSocketCore
 open class WebSocketLink {
     /// What a connection needs until its upgrade: held apart, so an open connection does
     /// not carry it.
-    package final class Handshake {
+    @usableFromInline package final class Handshake {
         package var parser: HTTPRequestParser
         package let deadline: UInt64
         /// The answer for a connection over a limit, given once its request has arrived.
@@ -25,7 +25,7 @@ open class WebSocketLink {
         }
     }
 
-    package enum Phase {
+    @usableFromInline package enum Phase {
         case handshake(Handshake)
         /// Upgraded; its session is `session`.
         case open(WebSocketConnection)
@@ -40,7 +40,7 @@ open class WebSocketLink {
     package let counters: LinkCounters
     // Loop-thread only and never changed re-entrantly, like `pendingResponse`: no run-time
     // exclusivity check on every send.
-    @exclusivity(unchecked) package final var phase: Phase
+    @exclusivity(unchecked) @usableFromInline package final var phase: Phase
     /// The session of an open connection, held apart from `phase`: every send copies the
     /// connection out of it, and that is one reference count, not two. Cleared when the
     /// connection closes (the session holds its link).
@@ -48,15 +48,15 @@ open class WebSocketLink {
     /// The upgrade response while the session opens: it leaves in one chunk with the
     /// session's first messages, framed into it (one write, and no queue storage for an
     /// idle connection).
-    @exclusivity(unchecked) private final var pendingResponse: [UInt8]?
+    @exclusivity(unchecked) @usableFromInline final var pendingResponse: [UInt8]?
     /// When the peer was last heard, in milliseconds of the loop's clock (wrapping: only
     /// differences under 49 days are read, and the idle limit is at most 2 days). A terminal
     /// reader says nothing: for it, when it was last sent a frame (`ScreenStream.keepAlive`).
-    @exclusivity(unchecked) private final var lastHeardMilliseconds: UInt32
+    @exclusivity(unchecked) @usableFromInline final var lastHeardMilliseconds: UInt32
     /// The close code this connection ended with (sent or received), or 0.
     @exclusivity(unchecked) private final var closeCodeValue: UInt16 = 0
     /// 1 + the ticks since our close frame went out, or 0 (see `closeHandshakeTicks`).
-    @exclusivity(unchecked) private final var closingTicks: UInt8 = 0
+    @exclusivity(unchecked) @usableFromInline final var closingTicks: UInt8 = 0
     @exclusivity(unchecked) private final var pingOutstanding = false
 
     private final var closeCode: CloseCode? {
@@ -64,7 +64,7 @@ open class WebSocketLink {
         set { closeCodeValue = newValue?.rawValue ?? 0 }
     }
 
-    private static func milliseconds(_ nanoseconds: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: nanoseconds / 1_000_000) }
+    @inlinable static func milliseconds(_ nanoseconds: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: nanoseconds / 1_000_000) }
 
     package init(channel: Channel, counters: LinkCounters, phase: Phase) {
         self.channel = channel
@@ -106,8 +106,12 @@ open class WebSocketLink {
         return connection.send(binary: binary)
     }
 
+    // The sends of a broadcast are inlinable: a room (the hub, another module) delivers through
+    // them to every member, and a call per delivery costs some 13 instructions (callgrind,
+    // `Scripts/bench-delivery-instructions`). The fields they read are loop-confined as above.
+
     /// Queues a frame encoded once for many receivers (a broadcast).
-    @discardableResult
+    @inlinable @discardableResult
     public final func send(frame: SharedBytes) -> SendStatus {
         guard readyForFrames() else { return .dropped }
         return channel.enqueue(frame)
@@ -115,20 +119,21 @@ open class WebSocketLink {
 
     /// Queues a broadcast frame that a newer one may replace while it waits (conflation).
     /// Returns true when it replaced an older one.
-    @discardableResult
+    @inlinable @discardableResult
     public final func sendLatest(frame: SharedBytes) -> Bool {
         guard readyForFrames() else { return false }
         return channel.enqueueLatest(frame)
     }
 
-    /// The plain HTTP stream it carries (a terminal reader's), or nil for a WebSocket.
-    package final var stream: (any LinkStream)? {
+    /// The plain HTTP stream it carries (a terminal reader's), or nil for a WebSocket (asked
+    /// twice a join: inlined, as a call cost some 35 instructions a join).
+    @inlinable package final var stream: (any LinkStream)? {
         if case .stream(let stream) = phase { stream } else { nil }
     }
 
     /// Queues a stream's newest frame (one HTTP chunk) in its conflation slot.
     /// Returns true when it replaced an older one.
-    package final func sendStream(frame: SharedBytes) -> Bool {
+    @inlinable package final func sendStream(frame: SharedBytes) -> Bool {
         guard case .stream = phase, closingTicks == 0 else { return false }
         lastHeardMilliseconds = Self.milliseconds(channel.loop.now)
         return channel.enqueueLatest(frame)
@@ -137,8 +142,8 @@ open class WebSocketLink {
     /// Whether the connection is open for broadcast frames, after its pending upgrade
     /// response (if any) is queued. The connection is looked at here only, so that a send does
     /// not hold it (a reference count) across the enqueue.
-    @inline(__always)
-    private final func readyForFrames() -> Bool {
+    @inlinable @inline(__always)
+    final func readyForFrames() -> Bool {
         guard case .open(let connection) = phase, connection.isOpen else { return false }
         if pendingResponse != nil { sendPendingResponse(connection) }
         return true
@@ -339,7 +344,7 @@ open class WebSocketLink {
     // MARK: Writing
 
     /// Queues the upgrade response with whatever the session sent while it opened.
-    private final func sendPendingResponse(_ connection: WebSocketConnection) {
+    @usableFromInline final func sendPendingResponse(_ connection: WebSocketConnection) {
         guard let response = pendingResponse else { return }
         pendingResponse = nil
         let frameBytes = connection.outboundByteCount

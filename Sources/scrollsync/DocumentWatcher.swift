@@ -20,11 +20,11 @@ final class DocumentWatcher: @unchecked Sendable {
                         let document = try readDocument(path)
                         app.post(.documentEdited(name: document.name, format: document.format, text: document.text))
                     } catch {
-                        app.post(.documentUnreadable("reload: \(SafeText.display("\(error)")); showing the last version"))
+                        app.post(.documentUnreadable("\(reloadNoticePrefix) \(SafeText.display("\(error)")); showing the last version"))
                     }
                 }
             } catch {
-                app.post(.documentUnreadable("reload: not watching \(SafeText.display(path)) for changes (\(error))"))
+                app.post(.documentUnreadable("\(reloadNoticePrefix) not watching \(SafeText.display(path)) for changes (\(error))"))
             }
         }
     }

@@ -10,18 +10,21 @@ struct RoomScreensTests {
         ("80", "24", ScreenSize(columns: 80, rows: 24)), (nil, nil, ScreenSize(columns: 80, rows: 24)),
         ("5", "1", ScreenSize(columns: 20, rows: 5)), ("100000", "999999", ScreenSize(columns: 400, rows: 200)),
         ("120", nil, ScreenSize(columns: 120, rows: 24)),
+        // A whole number of any length is clamped, not refused as "not a whole number".
+        ("1234567", "00000000000000000000000000000007", ScreenSize(columns: 400, rows: 7)),
+        (String(repeating: "9", count: 40), "0", ScreenSize(columns: 400, rows: 5)),
     ] as [(String?, String?, ScreenSize)])
     func sizesAreClampedToWhatIsRendered(columns: String?, rows: String?, expected: ScreenSize) throws {
         #expect(try ScreenSize.parse(columns: columns, rows: rows).get() == expected)
     }
 
-    @Test(arguments: ["", "-3", "1e3", "80x", "\u{1B}[2J", "1234567"])
+    @Test(arguments: ["", "-3", "1e3", "80x", "\u{1B}[2J", "+80", " 80", "８０"])
     func aSizeThatIsNoNumberIsRefusedSayingWhich(text: String) {
         guard case .failure(let malformed) = ScreenSize.parse(columns: text, rows: "24") else {
             Issue.record("\(text) was taken")
             return
         }
-        #expect(malformed.message.hasPrefix("cols must be a whole number (20–400)"), "\(malformed.message)")
+        #expect(malformed.message.hasPrefix("cols must be a whole number (kept within 20–400), not"), "\(malformed.message)")
         #expect(!malformed.message.contains("\u{1B}"), "no escape is echoed")
     }
 

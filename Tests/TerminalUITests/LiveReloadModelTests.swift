@@ -48,4 +48,15 @@ struct LiveReloadModelTests {
         #expect(update(&model, .documentUnreadable("reload: talk.md is not UTF-8 text; showing the last version")).isEmpty)
         #expect(model.notice?.hasPrefix("reload:") == true && model.layout?.document.fingerprint == before)
     }
+
+    /// A save that could not be read, then the file put back as it was shown (the same text):
+    /// the warning goes (it stayed `⚠ reload` until the next real change).
+    @Test func theWarningGoesWhenTheFileIsReadableAgain() {
+        var model = Self.presenter(at: "two")
+        _ = update(&model, .documentUnreadable("reload: talk.md is not UTF-8 text; showing the last version"))
+        #expect(status(model).contains("⚠ reload"))
+        let commands = update(&model, .documentEdited(name: "talk.md", format: .markdown, text: Self.talk(zero: false, two: true)))
+        #expect(commands.isEmpty, "the same text: nothing to share")
+        #expect(model.notice == nil && !status(model).contains("⚠"), "\(status(model))")
+    }
 }

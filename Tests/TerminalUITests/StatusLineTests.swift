@@ -70,6 +70,37 @@ struct StatusLineTests {
         #expect(screen.contains("press q"))
     }
 
+    /// Issue 47.1 as the server says it: the error (`unauthorized: …`) comes before the
+    /// refusal with the same reason. At every width from 20 columns the refusal's short form
+    /// comes first (`⚠ unauthorized` took its place at 20), the reason is said once, and a
+    /// presenter that never joined shows no driver or followers (it showed `nobody driving`
+    /// while another presenter drove).
+    @Test(arguments: [20, 40, 80, 120, 150])
+    func aRefusalAfterItsErrorIsSaidOnceAndFirst(_ width: Int) {
+        var model = ViewerModel.presenter(room: "r", name: "guide.md", format: .markdown, text: sample, width: width, height: 12)
+        let reason = "wrong or missing presenter key for room r"
+        _ = update(&model, .server(.error(code: "unauthorized", message: reason)))
+        _ = update(&model, .connection(.refused(reason: reason)))
+        let line = status(model)
+        #expect(line.hasPrefix(" ✕ wrong"), "\(width): \(line)")
+        #expect(!line.contains("⚠"), "the error repeats the refusal: \(line)")
+        #expect(!line.contains("driving") && !line.contains("follower"), "never joined: \(line)")
+        let screen = view(model).lines.map(Self.plain).joined(separator: " ").split(separator: " ").joined(separator: " ")
+        #expect(screen.components(separatedBy: "wrong or missing").count == 2, "the reason once at \(width): \(screen)")
+    }
+
+    /// A follower still connecting, or offline before it ever joined, shows no room values
+    /// that look real; once it joined, offline keeps what it last knew.
+    @Test func roomFieldsOnlyOnceTheRoomAnswered() {
+        var model = ViewerModel.follower(room: "r", localDocument: nil, width: 120, height: 12)
+        #expect(!status(model).contains("driving") && !status(model).contains("follower"), "\(status(model))")
+        _ = update(&model, .connection(.waiting(retryIn: 1, reason: "connect failed")))
+        #expect(!status(model).contains("driving") && !status(model).contains("follower"), "\(status(model))")
+        var joined = Self.connectedFollower(width: 120)
+        _ = update(&joined, .connection(.waiting(retryIn: 1, reason: "connect failed")))
+        #expect(status(joined).contains("driver Ann Example") && status(joined).contains("3 followers"), "\(status(joined))")
+    }
+
     /// An error the server answered (a refused message) shows at every width too.
     @Test(arguments: [20, 40, 80, 120])
     func anErrorShowsAtEveryWidth(_ width: Int) {

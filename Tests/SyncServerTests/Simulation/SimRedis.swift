@@ -194,6 +194,8 @@ final class SimRedis {
             return hget(text[1], text[2]).map(RedisReply.string) ?? .null
         case "PEXPIRE":
             return .integer(pexpire(text[1], Int(text[2]) ?? 0))
+        case "EXISTS":
+            return .integer(exists(text[1]) ? 1 : 0)
         case "EVAL":
             return SimScripts.run(script: text[1], keys: Array(text[3..<(3 + (Int(text[2]) ?? 0))]),
                                   arguments: Array(arguments[(3 + (Int(text[2]) ?? 0))...]), in: self)
