@@ -51,13 +51,16 @@ extension RedisRoomEngine {
                 deliver(room, version: nil, .state(state))
             }
         case .success(.stateWanted?):
-            delegate?.sharedStateWanted(room: room)
+            deliver(room, version: nil, nil)
         }
     }
 
-    /// Hands a change (`version` nil: a led state) to the hub, behind a control change being
-    /// confirmed; a control change is confirmed first.
-    package func deliver(_ room: String, version: Int?, _ change: SharedChange) {
+    /// Hands a change (`version` nil: a led state; `change` nil: a node's `Q`) to the hub,
+    /// behind a control change being confirmed; a control change is confirmed first. A `Q` is
+    /// answered in channel order too, from the state the changes before it made (seed 31013: a
+    /// node that woke from a pause answered with the state it held before the driver's last
+    /// one, which waited behind the driver change's confirmation, and no node asked again).
+    package func deliver(_ room: String, version: Int?, _ change: SharedChange?) {
         if !confirming.isEmpty, confirming[room] != nil {
             guard confirming[room]!.count < Self.maxWaitingBehindConfirmation else {
                 return refused(SharedInput.Refusal(reason: .implausible, detail: "too many changes while a control change is confirmed"), room: room)
@@ -65,6 +68,7 @@ extension RedisRoomEngine {
             confirming[room]!.append((version, change))
             return
         }
+        guard let change else { return delegate?.sharedStateWanted(room: room) ?? () }
         guard let version else {
             if case .state(let state) = change { delegate?.shared(room: room, led: state) }
             return
@@ -90,6 +94,9 @@ extension RedisRoomEngine {
                 if let refusal = SharedInput.confirm(driver: driver, name: name, version: version, lease: parts[0].text ?? "",
                                                      hashVersion: hashVersion ?? 0, driverName: parts[2].text ?? "") {
                     refused(refusal, room: room)
+                    // Under a version the room holds: overtaken (the lease moved on before this
+                    // node heard it), so this node missed what followed (seed 31637).
+                    if hashVersion ?? 0 >= version { delegate?.sharedChangesMissed(room: room) }
                 } else {
                     delegate?.shared(room: room, version: version, change: .driver(driver, name: name))
                 }

@@ -44,8 +44,9 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     private let available = Atomic<Bool>(false)
     /// Rooms whose snapshot (a fetch or a merge) is on its way, and the changes heard meanwhile.
     package var attaching: [String: SnapshotWait] = [:]
-    /// Rooms whose control change is being confirmed, and the changes heard meanwhile, in order.
-    package var confirming: [String: [(version: Int?, change: SharedChange)]] = [:]
+    /// Rooms whose control change is being confirmed, and the changes heard meanwhile, in order
+    /// (`change` nil: a node's `Q`).
+    package var confirming: [String: [(version: Int?, change: SharedChange?)]] = [:]
     package let logger: Logger
     package let counters: EngineCounters
     /// Signs what this node publishes and checks what it reads (`redis.secret`), if set.

@@ -155,6 +155,10 @@ public final class ShardedRoomEngine: RoomEngine, SharedRoomsDelegate, @unchecke
         delegate?.sharedStateWanted(room: room)
     }
 
+    public func sharedChangesMissed(room: String) {
+        delegate?.sharedChangesMissed(room: room)
+    }
+
     public func shared(room: String, node: String, presence: Presence) {
         delegate?.shared(room: room, node: node, presence: presence)
     }

@@ -165,6 +165,7 @@ extension LocalRoomHub {
                 keyFailed(room: name, address: member.address, ticket: role == .presenter ? proof?.ticket : nil, now: loop.now)
             }
             if error.code == .unauthorized, role == .follower { refusals.count(.followKey) }
+            carryOut(effects, in: &guarded, &steps)  // a claim it won goes back (`releaseControl`)
             return .done(.failure(error))
         }
         for case .upgradeKey(let legacy) in effects { if let key { upgradeLegacyKey(key, from: legacy, room: room, loop: loop) } }

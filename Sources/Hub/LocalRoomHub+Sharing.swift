@@ -59,6 +59,15 @@ extension LocalRoomHub {
         }
     }
 
+    /// A change heard here was overtaken before it could be confirmed: the room is fetched
+    /// again, and takes no led state until then (`RoomMachine.Event.changesMissed`).
+    package func sharedChangesMissed(room name: String) {
+        guard let room = rooms.withLock({ $0[name] }), let loop = homeLoop else { return }
+        withRoom(room, on: loop) { guarded, steps in
+            if guarded.attached { step(.changesMissed, in: &guarded, &steps) }
+        }
+    }
+
     /// The interval after a question ended: the lease holder's node orders its driver's state
     /// again (`leadAgain`), if it still leads.
     func orderAgain(_ room: Room) {
@@ -141,7 +150,7 @@ extension LocalRoomHub {
             guarded.announce = true
             step(.merging, in: &guarded, &steps)
             var local = RoomSnapshot()
-            local.state = guarded.core.state
+            local.state = guarded.machine.newestState
             local.document = guarded.core.document
             local.keyDigest = guarded.core.presenterKeyText
             local.followKey = guarded.core.followKey
@@ -205,6 +214,7 @@ final class SharedRoomsBridge: SharedRoomsDelegate, @unchecked Sendable {
     func shared(room: String, version: Int, change: SharedChange) { hub?.shared(room: room, version: version, change: change) }
     func shared(room: String, led state: ScrollState) { hub?.shared(room: room, led: state) }
     func sharedStateWanted(room: String) { hub?.sharedStateWanted(room: room) }
+    func sharedChangesMissed(room: String) { hub?.sharedChangesMissed(room: room) }
     func shared(room: String, node: String, presence: Presence) { hub?.shared(room: room, node: node, presence: presence) }
     func sharedAvailability(_ available: Bool) { hub?.sharedAvailability(available) }
 }

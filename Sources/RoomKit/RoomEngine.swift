@@ -61,6 +61,9 @@ public protocol SharedRoomsDelegate: AnyObject, Sendable {
     func shared(room: String, led state: ScrollState)
     /// Another node fetched the room: publish this node's newest state of it again.
     func sharedStateWanted(room: String)
+    /// A change this node heard was overtaken before it could be confirmed (the room went on
+    /// past it: this node was paused or slow): it missed changes and fetches the room again.
+    func sharedChangesMissed(room: String)
     /// Another node's member counts.
     func shared(room: String, node: String, presence: Presence)
     /// The engine became available (after an outage, rooms should reconcile) or went away.

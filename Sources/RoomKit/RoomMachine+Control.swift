@@ -86,11 +86,15 @@ extension RoomMachine {
         }
     }
 
-    /// Every wait ends (a merge's answer says who leads, whatever version Redis counts now).
+    /// Every wait the engine answered ends (a merge's answer says who leads, whatever version
+    /// Redis counts now). One not answered yet was sent after the merge (on the same link, so
+    /// its answer comes after the merge's and counts the merged room's versions): it waits on
+    /// (a take during the merge by the driver shown here alone: its held scroll goes once the
+    /// take is applied, not at the merge, where another driver may be named).
     mutating func finishControlWaits(_ effects: inout [Effect]) {
         let waits = controlWaits
-        controlWaits = []
-        for wait in waits { finish(wait, &effects) }
+        controlWaits = waits.filter { $0.version == nil && !$0.joining }
+        for wait in waits where wait.version != nil || wait.joining { finish(wait, &effects) }
     }
 
     /// What waited goes: the held scroll again, as its sender's (refused then if the take

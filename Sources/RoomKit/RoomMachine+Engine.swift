@@ -94,13 +94,15 @@ extension RoomMachine {
     /// a new presenter's claim came before the answers to its node's `Q`: its node showed no
     /// state while every other showed the last driver's place). Members hear it while they know
     /// no driver (told so first, then the driver again: I5), as after a snapshot.
-    /// On the lease holder's node whose driver has not moved under its lease, a newer one is
-    /// its predecessor's newest place, which this node missed (seed 20123: paused through the
-    /// previous driver's last moves): ordered again under its driver, as `leadAgain` does, so
-    /// that every node ends on it.
+    /// On the lease holder's node whose driver has not moved under its lease, a newer one (or
+    /// any, while it holds none) is its predecessor's newest place, which this node missed
+    /// (seed 20123: paused through the previous driver's last moves) or another node may lack
+    /// (seed 30632: taken here as the last place while a node that held that driver's older
+    /// place dropped it): ordered again under its driver, as `leadAgain` does, so that every
+    /// node ends on it.
     mutating func takeLastPlace(_ state: ScrollState, _ context: Context) -> [Effect] {
         guard state.seq <= plausibleSeq(context) else { return [] }
-        if driverLeadsHere, orderedHere == nil, let held = core.state, state.seq > held.seq, let driver = core.driver {
+        if driverLeadsHere, orderedHere == nil, state.seq > core.state?.seq ?? 0, let driver = core.driver {
             var passed = state
             passed.by = driver.description
             passed.seq = leap(above: max(core.lastSeq, state.seq), context)
@@ -146,9 +148,14 @@ extension RoomMachine {
             return [.broadcast(.state(state))]
         case .driver(let driver, let name):
             let ended = moveLease(to: driver)
+            let inherited = driver != nil && driver == inheriting
+            inheriting = nil
             guard driver != core.driver else { return ended }
             core.adopt(driver: driver, name: name)
-            return ended + [.broadcast(.driver(driver, name: name))]
+            // A lease inherited from a driver whose node died: nodes may hold different places
+            // of earlier drivers (the dead node answered no `Q`), and the heir has not moved; its
+            // node orders its place again under it, so every node ends on one (seed 30671).
+            return ended + [.broadcast(.driver(driver, name: name))] + (inherited ? leadAgain(context) : [])
         case .document(let document):
             // Held to this node's budget for documents, as a member's document is.
             let growth = ByteBudget.growth(replacing: core.document, with: document.text)
@@ -230,6 +237,7 @@ extension RoomMachine {
         guard let driver = core.driver else { return [] }
         if core.members[driver] != nil { return [.renewLease(driver)] }
         guard let id = core.members.firstID(where: { $0.role == .presenter }) else { return [] }
+        inheriting = id
         return [.inheritLease(id, name: core.names[id], stale: driver)]
     }
 
@@ -251,7 +259,13 @@ extension RoomMachine {
             // Another node's driver, or none: passed on at most once per interval, however
             // often asked (issue 46.7: every node answering every `Q` made answers grow with
             // the questions); still answered when the lease holder's node died and cannot.
-            if let last = passedOnAt, elapsed(since: last) < interval { return [] }
+            // A question within the interval is answered at its end (seed 31067: a node that
+            // fetched the room 22 ms after another's question heard no answer, and no state).
+            if let last = passedOnAt, elapsed(since: last) < interval {
+                guard !orderAgainScheduled else { return [] }
+                orderAgainScheduled = true
+                return [.scheduleOrderAgain(after: interval - elapsed(since: last))]
+            }
             passedOnAt = now
             return [.passOn(state, keep: false)]
         }

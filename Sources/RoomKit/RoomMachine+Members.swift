@@ -28,7 +28,10 @@ extension RoomMachine {
             // A wrong key where there is one to match (not a locked room's, not a missing one).
             let wrongKey = error.code == .unauthorized
                 && (request.role == .presenter ? hadKey && !locked : request.followKey != nil)
-            return [.joinRefused(error, keyFailed: wrongKey)]
+            // Its claim won, but its key lost the binding race to another node's: the lease
+            // goes back now, not when it expires (a driver in no room for 5 s).
+            let claimed = context.shared && core.driver == request.id
+            return [.joinRefused(error, keyFailed: wrongKey)] + (claimed ? [.releaseControl(request.id)] : [])
         case .success(let welcome):
             // The welcome first, then what the room did for the join, then its broadcasts.
             var front = 0
@@ -159,7 +162,11 @@ extension RoomMachine {
         }
         switch core.check(message, from: id) {
         case .failure(let error): return [.refuse(error, to: sender)]
-        case .success(false): return []
+        case .success(false):
+            // The driver shown here takes control: nothing to do, unless a merge is on its way
+            // (it drove here alone): then the take goes to the engine, as the merge may name
+            // another node's driver.
+            guard case .control(true) = message, merging else { return [] }
         case .success(true): break
         }
         switch message {

@@ -127,10 +127,14 @@ extension RoomMachine {
         /// above what the others published). Another node passes its state on, at most once per
         /// interval (it still answers when the lease holder's node has died and cannot).
         case stateWanted(now: UInt64)
-        /// The interval after a question ended (`scheduleOrderAgain`): ordered again now.
+        /// The interval after a question ended (`scheduleOrderAgain`): ordered again now (the
+        /// lease holder's node), or passed on as it is (another).
         case orderAgain(now: UInt64)
         /// The hub forgets the room (idle, or unclaimed and empty).
         case forgotten
+        /// A change heard here was overtaken in the engine before it could be taken (a control
+        /// change whose lease had moved on): changes were missed, as after a gap.
+        case changesMissed
         /// The engine's answer to a take or a claim (`Effect.orderControl`).
         case controlAnswered(ticket: Int, EngineResult)
         /// A take or a claim waited `SharedTiming.controlOutcomeNanoseconds`: it waits no more.

@@ -61,6 +61,18 @@ package struct RoomMachine<Sender> {
     /// The address that created the room while no presenter has claimed it (a follower asked
     /// for a name nobody presents in): its address holds it unclaimed (`RoomCreation`).
     package internal(set) var creator: String?
+    /// The presenter here whose `inherit` went to the engine last (`keepLease`): when the lease
+    /// passes to it, this node orders the room's place again under it (`take`).
+    var inheriting: SessionID?
+
+    /// The newest state this node holds or ordered: its driver's led states may not have come
+    /// back on the channel yet (Redis stopped with them queued), and a merge must number above
+    /// them (seed 41291: a merge published the driver's older place under the `seq` of its
+    /// first state queued in the stopped Redis).
+    package var newestState: ScrollState? {
+        guard let ordered = orderedHere, ordered.seq > core.state?.seq ?? 0 else { return core.state }
+        return ordered
+    }
 
     /// Whether `id`'s scrolls are ordered on this node (`lead`).
     package func leads(_ id: SessionID) -> Bool { core.driver == id && leaseHolder == id }
@@ -142,6 +154,11 @@ package struct RoomMachine<Sender> {
                 if core.members[held.from] != nil { effects.append(.resend(.scroll(held.update), from: held.sender)) }
             }
             finishControlWaits(&effects)  // the room knows who leads now, whatever version Redis counts
+            // (A take sent during the merge goes on waiting: its answer follows the merge's.)
+            // A place newer than the room's is passed on: the nodes that merged before this one
+            // asked while it could not answer (seed 31435: it was paused), and its merge writes
+            // it only as the hash's base.
+            if let snapshot, let mine = core.state, mine.seq > snapshot.state?.seq ?? 0 { effects.append(.passOn(mine, keep: false)) }
             return effects
         case .controlAnswered(let ticket, let result):
             return controlAnswered(ticket, result, context)
@@ -177,11 +194,22 @@ package struct RoomMachine<Sender> {
             return stateWanted(now: now, context)
         case .orderAgain(let now):
             orderAgainScheduled = false
-            orderedAgainAt = now
-            return leadAgain(context)
+            guard !driverLeadsHere else {
+                orderedAgainAt = now
+                return leadAgain(context)
+            }
+            guard let state = core.state else { return [] }
+            passedOnAt = now
+            return [.passOn(state, keep: false)]
         case .forgotten:
             defer { creator = nil }
             return creator.map { [.settleCreation($0)] } ?? []
+        case .changesMissed:
+            // The driver known here may be stale: until the snapshot no led state is taken (seed
+            // 31637: a node awake from a pause, whose driver change failed its confirmation,
+            // ordered a later driver's state again under its own former driver).
+            missedChanges = true
+            return [.resync]
         }
     }
 }

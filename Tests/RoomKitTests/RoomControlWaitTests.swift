@@ -163,4 +163,47 @@ struct RoomControlWaitTests {
         guard case .joinRefused(let error, true)? = wrong.first else { Issue.record("\(wrong)"); return }
         #expect(error.code == .unauthorized && keyed.controlWaits.isEmpty)
     }
+
+    /// A first presenter's claim wins, but its key lost the binding race to another node's in
+    /// the same instant: its join is refused after all. Its node gives the lease back at once
+    /// (before: a lease held by a session in no room, until it expired 5 s later).
+    @Test func aClaimWhoseJoinIsRefusedGivesTheLeaseBack() throws {
+        var room = Machine(core: RoomCore(name: "race"))
+        let binding = room.step(.join(.init(id: Self.bob, role: .presenter, key: .hashed(record: "mine", against: nil))), shared)
+        let (_, ticket) = try #require(Self.ordered(binding))
+        _ = room.step(.keyBound(kept: "theirs", digest: "mine"), shared)  // another node bound its key first
+        _ = room.step(.controlAnswered(ticket: ticket, .ordered(version: 1)), shared)
+        let applied = room.step(.shared(version: 1, .driver(Self.bob, name: "Bob")), shared)
+        #expect(applied.contains { if case .continueJoin(ticket) = $0 { true } else { false } })
+        let again = room.step(.join(.init(id: Self.bob, role: .presenter, key: .hashed(record: "mine", against: nil), afterClaim: true)), shared)
+        guard case .hashKey(against: "theirs")? = again.first else { Issue.record("hashed against the kept record: \(again)"); return }
+        let refused = room.step(.join(.init(id: Self.bob, role: .presenter, key: .hashed(record: "wrong", against: "theirs"))), shared)
+        guard case .joinRefused? = refused.first else { Issue.record("\(refused)"); return }
+        #expect(refused.contains { if case .releaseControl(Self.bob) = $0 { true } else { false } }, "the lease goes back: \(refused)")
+        #expect(room.core.members[Self.bob] == nil)
+    }
+
+    /// A presenter who drove here alone (Redis away) takes control while the room's merge is on
+    /// its way: the take goes to the engine (before, nothing: it was the driver shown here, and
+    /// the merge then named another node's driver), and its scroll waits for the take, not for
+    /// the merge, which names the other driver first.
+    @Test func aTakeDuringAMergeByTheDriverShownHereGoesToTheEngine() throws {
+        var room = Machine(core: RoomCore(name: "merge"))
+        _ = room.step(.join(.init(id: Self.bob, role: .presenter, name: "Bob")), Machine.Context(documents: .init(limit: 100)))
+        #expect(room.core.driver == Self.bob, "Bob drives here alone")
+        _ = room.step(.merging, shared)
+        let take = room.step(.message(.control(take: true), from: Self.bob, sender: "bob"), shared)
+        let (action, ticket) = try #require(Self.ordered(take), "the take goes to the engine: \(take)")
+        guard case .take(Self.bob.description, "Bob") = action else { Issue.record("\(action)"); return }
+        #expect(room.step(.message(.scroll(Self.update(30)), from: Self.bob, sender: "bob"), shared).isEmpty, "held for the take")
+        var snapshot = RoomSnapshot()
+        snapshot.version = 4
+        snapshot.driver = Self.ann.description
+        snapshot.driverName = "Ann"
+        #expect(Self.resent(room.step(.merged(snapshot), shared)).isEmpty, "the merge names Ann: Bob's scroll still waits")
+        _ = room.step(.controlAnswered(ticket: ticket, .ordered(version: 5)), shared)
+        let applied = room.step(.shared(version: 5, .driver(Self.bob, name: "Bob")), shared)
+        #expect(Self.resent(applied).map(\.0.offset) == [30], "once the take is applied: \(applied)")
+        #expect(room.leads(Self.bob))
+    }
 }

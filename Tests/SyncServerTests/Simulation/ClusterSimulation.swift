@@ -21,6 +21,12 @@ final class ClusterSimulation {
         /// Redis itself stops for a while too (SIGSTOP; off by default so that the kept seeds'
         /// schedules stay as they were).
         var redisStops = false
+        /// How far each node's wall clock (its `seq` clock) may be off, either way: real nodes'
+        /// clocks differ (NTP keeps a LAN within a millisecond or two). With one clock for all,
+        /// nodes that number alone at the same instant numbered alike (seed 20126 with Redis
+        /// stops, 40004), a split real clocks make unlikely. Drawn per node from its own
+        /// generator, so the schedule stays the seed's.
+        var clockSpreadMicroseconds = 2_000
     }
 
     /// What a run found: the broken invariants (empty: none) and the schedule's last steps.
@@ -43,6 +49,8 @@ final class ClusterSimulation {
     let loop: EventLoop
     let redis: SimRedis
     private var random: SimRandom
+    /// Draws each node's clock offset (`Options.clockSpreadMicroseconds`).
+    private var clocks: SimRandom
     /// Each node's server (nil: crashed); `pausedUntil` its members' and links' freeze.
     private(set) var servers: [Server?] = []
     private var pausedUntil: [UInt64] = []
@@ -63,6 +71,7 @@ final class ClusterSimulation {
         loop = try EventLoop.embedded()
         redis = SimRedis(loop: loop, seed: seed)
         random = SimRandom(seed: seed)
+        clocks = SimRandom(seed: seed ^ 0xC10C_C10C)
         for _ in 0..<options.nodes { try addNode() }
         advance(50_000_000)
     }
@@ -74,8 +83,11 @@ final class ClusterSimulation {
         let index = servers.count
         let server = try Server(configuration: configuration, logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() },
                                 embedded: loop, redisLinks: redis.links(node: index))
-        // One wall clock for every node, on the simulation's time (a new hash's `seq` base).
-        (server.engine as? RedisRoomEngine)?.seqClock = { [loop] in Self.epoch + Int(loop.now / 1000) }
+        // Each node's wall clock, on the simulation's time and off by its own offset (a new
+        // hash's `seq` base, a new lease's first state).
+        let spread = UInt64(options.clockSpreadMicroseconds)
+        let offset = Int(clocks.next(in: 0...2 * spread)) - Int(spread)
+        (server.engine as? RedisRoomEngine)?.seqClock = { [loop] in Self.epoch + Int(loop.now / 1000) + offset }
         servers.append(server)
         pausedUntil.append(0)
     }
@@ -196,10 +208,7 @@ final class ClusterSimulation {
             note("node \(node) loses its Redis connections")
             for link in redis.links where link.node == node && link.isReady { link.drop("killed") }
         case 1:
-            let pause = random.next(in: 500_000_000...7_000_000_000)
-            note("node \(node) pauses for \(pause / 1_000_000) ms")
-            pausedUntil[node] = loop.now + pause
-            for link in redis.links where link.node == node { link.frozenUntil = loop.now + pause }
+            pause(node, for: random.next(in: 500_000_000...7_000_000_000))
         case 2:
             crash(node)
         case 4:
@@ -210,6 +219,13 @@ final class ClusterSimulation {
             note("redis restarts empty")
             redis.restartEmpty()
         }
+    }
+
+    /// `node` stops (SIGSTOP) for `nanoseconds`: its members and its links to Redis are frozen.
+    func pause(_ node: Int, for nanoseconds: UInt64) {
+        note("node \(node) pauses for \(nanoseconds / 1_000_000) ms")
+        pausedUntil[node] = loop.now + nanoseconds
+        for link in redis.links where link.node == node { link.frozenUntil = loop.now + nanoseconds }
     }
 
     /// `node` dies (its members' connections and its links to Redis with it); a new node starts.
