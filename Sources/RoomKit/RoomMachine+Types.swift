@@ -4,11 +4,12 @@ import ScrollModel
 /// as the record it makes (`GivenKey`), so the raw key never leaves the hub. Not nested in the
 /// generic machine: the hub makes one per join from another module, where a type nested in a
 /// generic one is looked up at run time (its metadata) and copied through it: 400 instructions
-/// of a join (docs/benchmarks-log.md, "the join's extra instructions"). A class, made once and
-/// never changed: as a 139-byte struct it was copied field by field into its event, into the
-/// step and out of it again, and destroyed as often (some 600 instructions a join, against
-/// one allocation); and the event stays small (`Event`).
-package final class JoinRequest: Sendable {
+/// of a join (docs/benchmarks-log.md, "the join's extra instructions"). A struct the hub makes
+/// and lends to `RoomMachine.step(join:)` (no event carries it there: no copy, no allocation);
+/// its `init` is `@inlinable`, so the hub builds it in place (made across the module boundary
+/// it was built twice and one destroyed, 288 instructions). The event's `.join` boxes it
+/// (`indirect`), so that every other event stays small.
+package struct JoinRequest: Sendable {
     package let id: SessionID
     package let role: Role
     package let name: String?
@@ -31,6 +32,7 @@ package final class JoinRequest: Sendable {
     /// drove): it joins now, whatever the claim's outcome (`Effect.continueJoin`).
     package let afterClaim: Bool
 
+    @inlinable
     package init(id: SessionID, role: Role, name: String? = nil, key: GivenKey = nil, followKey: (@Sendable (String) -> Bool)? = nil,
                  authorized: Bool = false, keyRequired: Bool = false, newFollowKey: NewFollowKey? = nil,
                  address: String = "", asksToRecord: Bool = false, recordsEveryRoom: Bool = false, afterClaim: Bool = false) {
@@ -68,7 +70,7 @@ extension RoomMachine {
     /// An input to the room. The engine's large inputs (a state, a change, a snapshot: up to
     /// 300 bytes) are boxed, so that an event is some 100 bytes: every step copies its event.
     package enum Event {
-        case join(JoinRequest)
+        indirect case join(JoinRequest)
         case leave(SessionID)
         /// A member's message: applied on this node, or (a shared room) checked and sent to the
         /// engine to be ordered for every node (`share`; the lease holder's driver's scroll is
