@@ -32,7 +32,7 @@ extension RedisRoomEngine {
             if counts == Presence() {
                 commands.send(["HDEL", k.nodes, node])
             } else {
-                commands.send(["HSET", k.nodes, node, text + " " + String(wallMilliseconds())])
+                commands.send(["HSET", k.nodes, node, text + " " + String(wallClock())])
                 commands.send(["PEXPIRE", k.nodes, String(roomIdleMilliseconds)])
             }
             commands.send(["PEXPIRE", k.hash, String(roomIdleMilliseconds)])

@@ -73,7 +73,7 @@ extension RedisRoomEngine {
             if let name = table[index].text, let value = table[index + 1].text { nodes.append((name, value)) }
         }
         let (snapshot, refusedFields) = SharedInput.snapshot(hash: fields, leaseHolder: parts[1].text, nodes: nodes, node: node,
-                                                             now: wallMilliseconds(), limits: limits)
+                                                             now: wallClock(), limits: limits)
         if !refusedFields.isEmpty {
             refused(SharedInput.Refusal(reason: .snapshot, detail: "fields \(refusedFields.joined(separator: ", ")) fail validation"), room: room)
         }

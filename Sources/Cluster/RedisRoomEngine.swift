@@ -257,6 +257,9 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     /// 2026-01-01, some 3·10¹³ a year, far faster than a room numbers states, and below the
     /// 10¹⁵ clients read until 2057. The simulation sets its virtual clock before it starts.
     package var seqClock: @Sendable () -> Int = RedisRoomEngine.wallSeqClock
+    /// The wall clock in ms since 1970 (a node's presence counts in Redis and their age): the
+    /// simulation's virtual time there.
+    package var wallClock: @Sendable () -> Int = { wallMilliseconds() }
     package static let wallSeqClock: @Sendable () -> Int = { wallMicroseconds() - 1_767_225_600_000_000 }
     public var seqNow: Int { seqClock() }
 

@@ -18,10 +18,13 @@ public final class RoomMember: WebSocketSession {
         /// Messages of any kind per connection (nil: no limit); past its burst: close 1008.
         package let messageLimit: RateLimit?
         package let counters: ServerCounters?
+        /// Where its members' ids come from (the process's source unless the server was given one).
+        package let ids: SessionIDSource
 
         package init(hub: any RoomHub, limits: ClientMessage.Limits, scrollLimit: RateLimit?, documentLimit: RateLimit?, messageLimit: RateLimit? = nil,
-             counters: ServerCounters?) {
+             counters: ServerCounters?, ids: SessionIDSource = .process) {
             self.hub = hub
+            self.ids = ids
             self.limits = limits
             self.scrollLimit = scrollLimit
             self.documentLimit = documentLimit
@@ -155,7 +158,7 @@ public final class RoomMember: WebSocketSession {
 
     public func opened(_ peer: WebSocketLink) {
         guard stage == .new, peer === self.peer, let extras else { return }
-        id = SessionID.make()
+        id = shared.ids.make()
         if let deflate = peer.deflate {
             let bits = deflate.serverMaxWindowBits ?? 15
             window = bits >= 9 ? Int8(bits) : 0

@@ -49,7 +49,8 @@ public struct RoomEndpoint: WebSocketEndpoint {
     ///   limit), `documentBurst` of them at once; `messagesPerSecond`: any message per
     ///   connection (0: no limit), `messageBurst` at once, past it close 1008.
     init(hub: any RoomHub, limits: WebSocketConnection.Limits, messageLimits: ClientMessage.Limits, scrollRate: Double, scrollBurst: Int,
-         documentsPerMinute: Int, documentBurst: Int, messagesPerSecond: Double, messageBurst: Int, counters: ServerCounters?) {
+         documentsPerMinute: Int, documentBurst: Int, messagesPerSecond: Double, messageBurst: Int, counters: ServerCounters?,
+         ids: SessionIDSource = .process) {
         self.limits = limits
         func number(_ value: Double) -> String { value.rounded() == value ? String(Int(value)) : String(value) }
         let scrolls = scrollRate > 0 ? RateLimit(rate: scrollRate, burst: Double(max(1, scrollBurst)), description: "\(number(scrollRate)) scrolls per second") : nil
@@ -58,7 +59,7 @@ public struct RoomEndpoint: WebSocketEndpoint {
         let messages = messagesPerSecond > 0
             ? RateLimit(rate: messagesPerSecond, burst: Double(max(1, messageBurst)), description: "\(number(messagesPerSecond)) messages per second") : nil
         shared = RoomMember.Shared(hub: hub, limits: messageLimits, scrollLimit: scrolls, documentLimit: documents, messageLimit: messages,
-                                   counters: counters)
+                                   counters: counters, ids: ids)
     }
 
     /// By UTF-8 bytes: a `Character` comparison costs about 4,000 instructions per upgrade.

@@ -57,8 +57,10 @@ public final class Server: Sendable {
     }
 
     /// The same, with Redis reached through `redisLinks` (a test's simulated Redis) instead of
-    /// connections to `configuration.redisURL` (which must still be set).
-    init(configuration: ServerConfiguration, logger: Logger, embedded: EventLoop?, redisLinks: RedisLinkFactory?) throws {
+    /// connections to `configuration.redisURL` (which must still be set), and its session ids
+    /// (its members' and its node id) drawn from `sessionIDs` (the cluster simulation's, seeded).
+    init(configuration: ServerConfiguration, logger: Logger, embedded: EventLoop?, redisLinks: RedisLinkFactory?,
+         sessionIDs: SessionIDSource = .process) throws {
         self.configuration = configuration
         current = Reloadable(configuration)
         self.logger = logger
@@ -89,7 +91,8 @@ public final class Server: Sendable {
         let roomOptions = LocalRoomHub.Options(configuration)
         let messageLimits = roomOptions.messageLimits
         let engine = Self.roomEngine(redis, cluster: configuration.redisCluster, loop: group.loops[0], roomIdleSeconds: roomOptions.roomIdleSeconds,
-                                     limits: messageLimits, secret: configuration.redisSecret, logger: logger, links: redisLinks)
+                                     limits: messageLimits, secret: configuration.redisSecret, logger: logger, links: redisLinks,
+                                     ids: sessionIDs)
         self.engine = engine
         let shards = RedisShardList(engine: engine)
         hub = try LocalRoomHub(loops: group.loops, options: roomOptions, store: store, engine: engine, recordingsDirectory: store == nil ? nil : configuration.dataDirectory.map { $0 + "/recordings" },
@@ -101,7 +104,7 @@ public final class Server: Sendable {
                                  scrollRate: configuration.limits.scrollRate, scrollBurst: configuration.limits.scrollBurst,
                                  documentsPerMinute: configuration.limits.documentsPerMinute, documentBurst: configuration.limits.documentBurst,
                                  messagesPerSecond: configuration.limits.inboundMessages.rate, messageBurst: configuration.limits.inboundMessages.burst,
-                                 counters: counters)
+                                 counters: counters, ids: sessionIDs)
         rooms.tokens = configuration.authSecret.map(TokenVerifier.init(secret:))
         rooms.tokenRequired = configuration.authRequired
         var endpoints: [any WebSocketEndpoint] = [rooms]
@@ -157,9 +160,9 @@ public final class Server: Sendable {
     /// node id for all).
     static func roomEngine(_ redis: [RedisEndpoint], cluster: Bool, loop: EventLoop, roomIdleSeconds: Int,
                            limits: ClientMessage.Limits, secret: String? = nil, logger: Logger,
-                           links: RedisLinkFactory? = nil) -> (any RoomEngine)? {
+                           links: RedisLinkFactory? = nil, ids: SessionIDSource = .process) -> (any RoomEngine)? {
         guard !redis.isEmpty else { return nil }
-        let node = SessionID.make().description
+        let node = ids.make().description
         let counters = cluster ? EngineCounters() : nil
         let make = { (endpoint: RedisEndpoint) in
             RedisRoomEngine(endpoint: endpoint, loop: loop, roomIdleSeconds: roomIdleSeconds, limits: limits, logger: logger,

@@ -244,6 +244,16 @@ public final class EventLoop: @unchecked Sendable {
         EventLoop(index: 0, io: try EmbeddedIO())
     }
 
+    /// The same, its clock starting at `start` instead of the monotonic clock's time: a
+    /// simulation whose every run must be the same (its times, and what is computed from them,
+    /// would otherwise depend on when it ran).
+    public static func embedded(startingAt start: UInt64) throws(SystemError) -> EventLoop {
+        let loop = try embedded()
+        loop.clock = start
+        loop.nextTick = start + tickNanoseconds
+        return loop
+    }
+
     /// Moves the clock by `nanoseconds` and runs everything due: tasks (other threads' too),
     /// timers, pending reads, flushes, and the one-second tick when it is due.
     public func advance(by nanoseconds: UInt64 = 0) {

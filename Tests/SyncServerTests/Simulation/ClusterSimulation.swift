@@ -2,6 +2,7 @@ import Cluster
 import Logging
 import Operations
 import RedisClient
+import RoomKit
 import ScrollModel
 @testable import SyncServer
 import Transport
@@ -27,6 +28,9 @@ final class ClusterSimulation {
         /// stops, 40004), a split real clocks make unlikely. Drawn per node from its own
         /// generator, so the schedule stays the seed's.
         var clockSpreadMicroseconds = 2_000
+        /// Fold every event into a digest (`Outcome.digest`): a replay's check, off by default
+        /// for speed.
+        var digest = false
     }
 
     /// What a run found: the broken invariants (empty: none) and the schedule's last steps.
@@ -36,6 +40,9 @@ final class ClusterSimulation {
         var trace: [String]
         /// Faults the schedule made (lost connections, pauses, crashes, Redis restarts).
         var faults = 0
+        /// With `Options.digest`: the digest of every event recorded, and how many.
+        var digest: UInt64?
+        var events = 0
         /// The invariants broken, each once ("I1", "I5", …).
         var invariants: [String] { Array(Set(broken.compactMap { $0.split(separator: ":").first.map(String.init) })).sorted() }
         var description: String {
@@ -49,6 +56,10 @@ final class ClusterSimulation {
     let loop: EventLoop
     let redis: SimRedis
     private var random: SimRandom
+    /// Every node's session ids (its members', its node id), seeded from the seed: with the
+    /// process's source (a random seed, one counter for the process) a seed's ids differed
+    /// from run to run and from a campaign to a replay alone, and what depends on them with it.
+    let sessionIDs: SessionIDSource
     /// Draws each node's clock offset (`Options.clockSpreadMicroseconds`).
     private var clocks: SimRandom
     /// Each node's server (nil: crashed); `pausedUntil` its members' and links' freeze.
@@ -64,12 +75,17 @@ final class ClusterSimulation {
     static let room = "sim"
     /// The simulated `seq` clock at loop time 0, in microseconds (a year after 2026-01-01).
     static let epoch = 31_536_000_000_000
+    /// The loop's clock at the start, the same for every run (an embedded loop's clock starts at
+    /// the monotonic clock's time otherwise: a run's times and `seq`s depended on when it ran).
+    static let start: UInt64 = 86_400_000_000_000
 
     init(seed: UInt64, options: Options = Options()) throws {
         self.seed = seed
         self.options = options
-        loop = try EventLoop.embedded()
+        loop = try EventLoop.embedded(startingAt: Self.start)
         redis = SimRedis(loop: loop, seed: seed)
+        redis.digesting = options.digest
+        sessionIDs = SessionIDSource(seed: seed ^ 0x1D5_1D5_1D5_1D5)
         random = SimRandom(seed: seed)
         clocks = SimRandom(seed: seed ^ 0xC10C_C10C)
         for _ in 0..<options.nodes { try addNode() }
@@ -82,12 +98,14 @@ final class ClusterSimulation {
         configuration.redisURL = "redis://simulated.invalid:6379"
         let index = servers.count
         let server = try Server(configuration: configuration, logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() },
-                                embedded: loop, redisLinks: redis.links(node: index))
+                                embedded: loop, redisLinks: redis.links(node: index), sessionIDs: sessionIDs)
         // Each node's wall clock, on the simulation's time and off by its own offset (a new
         // hash's `seq` base, a new lease's first state).
         let spread = UInt64(options.clockSpreadMicroseconds)
         let offset = Int(clocks.next(in: 0...2 * spread)) - Int(spread)
         (server.engine as? RedisRoomEngine)?.seqClock = { [loop] in Self.epoch + Int(loop.now / 1000) + offset }
+        // Its wall clock in ms since 1970 (presence counts in Redis): the same time.
+        (server.engine as? RedisRoomEngine)?.wallClock = { [loop] in 1_767_225_600_000 + (Self.epoch + Int(loop.now / 1000) + offset) / 1000 }
         servers.append(server)
         pausedUntil.append(0)
     }
@@ -111,7 +129,8 @@ final class ClusterSimulation {
     var outcome: Outcome {
         var broken = checker.broken
         broken += redis.hashSeqDecreases.prefix(5).map { "I4: \($0)" }
-        return Outcome(seed: seed, broken: broken, trace: Array(trace.suffix(40)), faults: faults)
+        return Outcome(seed: seed, broken: broken, trace: Array(trace.suffix(40)), faults: faults,
+                       digest: options.digest ? redis.digest : nil, events: redis.events)
     }
 
     /// Moves virtual time, every timer at its own time, and takes what members were sent.
@@ -123,7 +142,7 @@ final class ClusterSimulation {
     }
 
     private func note(_ text: String) {
-        trace.append("\(loop.now / 1_000_000) ms: \(text)")
+        trace.append("\((loop.now - Self.start) / 1_000_000) ms: \(text)")
         redis.log("— \(text)")
     }
 
@@ -184,7 +203,7 @@ final class ClusterSimulation {
         }
         note("\(name) joins")
         let member = SimMember(client: client, node: node, role: role, name: name)
-        if SimRedis.logs { member.heard = { [redis] text in redis.log(text) } }
+        if SimRedis.logs || options.digest { member.heard = { [redis] text in redis.log(text) } }
         members.append(member)
     }
 

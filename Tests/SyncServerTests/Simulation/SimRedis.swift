@@ -54,8 +54,22 @@ final class SimRedis {
     /// failing seed's whole story, beyond its trace).
     static let logs = ProcessInfo.processInfo.environment["SCROLLSYNC_SIM_LOG"] == "1"
 
+    /// Whether every event logged is folded into `digest` (`ClusterSimulation.Options.digest`).
+    var digesting = false
+    /// FNV-1a over every event logged (each command with its reply, channel message, member's
+    /// message and the schedule's notes), with its time in nanoseconds: two runs of a seed are
+    /// the same run when their digests and `events` are.
+    private(set) var digest: UInt64 = 0xCBF2_9CE4_8422_2325
+    private(set) var events = 0
+
     func log(_ text: @autoclosure () -> String) {
-        if Self.logs { print("\(loop.now / 1_000_000) ms: \(text())") }
+        guard Self.logs || digesting else { return }
+        let text = text()
+        if digesting {
+            events += 1
+            for byte in "\(loop.now) \(text)\n".utf8 { digest = (digest ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        }
+        if Self.logs { print("\((loop.now - ClusterSimulation.start) / 1_000_000) ms: \(text)") }
     }
 
     /// A command as the log shows it: a script by its first line, arguments cut short.
@@ -117,7 +131,7 @@ final class SimRedis {
         expire(key)
         if field == "seq", key.hasSuffix("}"), let old = hgetText(key, "seq").flatMap(Int.init),
            let new = Int(String(decoding: value, as: UTF8.self)), new < old {
-            hashSeqDecreases.append("\(key) seq \(old) -> \(new) at \(loop.now / 1_000_000) ms")
+            hashSeqDecreases.append("\(key) seq \(old) -> \(new) at \((loop.now - ClusterSimulation.start) / 1_000_000) ms")
         }
         var fields = hashes[key] ?? []
         if let index = fields.firstIndex(where: { $0.field == field }) { fields[index].value = value } else { fields.append((field, value)) }
