@@ -137,12 +137,14 @@ package enum Scripts {
     /// local state, and of the hash's state `suf` as the node read it just before (a state
     /// whose key the node could not know goes unpublished: the version still counts it, so
     /// other nodes fetch the room at the next change); the `seq` base of a hash without one
-    /// (as `snapshot`).
+    /// (as `snapshot`); the local state as it was ordered when the suffix (published under the
+    /// local driver) names another `by` (empty: the same).
     /// The local driver keeps control if the lease is free or its own; its state then goes
     /// out again with a `seq` above every node's. Only that node publishes a state: it is the
     /// only one that ordered states alone meanwhile. Another node's newer state goes into the
-    /// hash as a base only (no publish: published above the hash's `seq`, it could take a
-    /// number the driver's node gave another state alone, docs/cluster.md divergence 9); the
+    /// hash as a base only, as it was ordered (no publish: published above the hash's `seq`, it
+    /// could take a number the driver's node gave another state alone, docs/cluster.md
+    /// divergence 9; under its node's driver at its own `seq`, a second state under it, §7.14); the
     /// node asks the others for their newest (`Q`) after the merge. A document goes out from
     /// any node when the room has none (or from the driver's node when it differs): nodes that
     /// merged before it would not hear of it otherwise.
@@ -176,7 +178,7 @@ package enum Scripts {
         if mine and ARGV[4] ~= '' then
           suffix = ARGV[4]
         elseif localSeq > cur and ARGV[4] ~= '' then
-          redis.call('HSET', KEYS[1], 'seq', ARGV[3], 'suf', ARGV[4])
+          redis.call('HSET', KEYS[1], 'seq', ARGV[3], 'suf', (ARGV[18] ~= '' and ARGV[18]) or ARGV[4])
         end
         if suffix then
           local seq = math.max(cur, localSeq) + 1

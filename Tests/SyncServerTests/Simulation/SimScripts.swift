@@ -136,7 +136,7 @@ enum SimScripts {
             suffix = arg(4)
         } else if localSeq > cur && !arg(4).isEmpty {
             redis.hset(hash, "seq", text(3))
-            redis.hset(hash, "suf", arg(4))
+            redis.hset(hash, "suf", arguments.count > 17 && !arg(18).isEmpty ? arg(18) : arg(4))
         }
         if let suffix {
             let seq = max(cur, localSeq) + 1
