@@ -140,7 +140,9 @@ package enum Scripts {
     /// (as `snapshot`); the local state as it was ordered when the suffix (published under the
     /// local driver) names another `by` (empty: the same).
     /// The local driver keeps control if the lease is free or its own; its state then goes
-    /// out again with a `seq` above every node's. Only that node publishes a state: it is the
+    /// out again numbered as a new lease's first state (`RoomMachine.leap(above:)`: 1,024 above
+    /// the hash's `seq`, the `seq` clock at least), above every node's and above led states
+    /// the hash never heard (docs/cluster.md §7.14). Only that node publishes a state: it is the
     /// only one that ordered states alone meanwhile. Another node's newer state goes into the
     /// hash as a base only, as it was ordered (no publish: published above the hash's `seq`, it
     /// could take a number the driver's node gave another state alone, docs/cluster.md
@@ -181,7 +183,7 @@ package enum Scripts {
           redis.call('HSET', KEYS[1], 'seq', ARGV[3], 'suf', (ARGV[18] ~= '' and ARGV[18]) or ARGV[4])
         end
         if suffix then
-          local seq = math.max(cur, localSeq) + 1
+          local seq = math.max(cur + \(SharedTiming.handoverLeap), localSeq + 1, tonumber(ARGV[17]))
           redis.call('HSET', KEYS[1], 'seq', digits(seq), 'suf', suffix)
           local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
           local key = ''

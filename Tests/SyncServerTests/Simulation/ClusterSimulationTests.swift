@@ -73,6 +73,13 @@ struct ClusterSimulationTests {
         return summary
     }
 
+    /// A simulation of two nodes for a directed schedule (the seed draws only delays and offsets).
+    static func twoNodes(seed: UInt64) throws -> ClusterSimulation {
+        var options = ClusterSimulation.Options()
+        options.nodes = 2
+        return try ClusterSimulation(seed: seed, options: options)
+    }
+
     @Test func seededSchedulesKeepTheInvariants() throws {
         let first = UInt64(Self.setting("FIRST", 1))
         let kept = Self.options.redisStops ? Self.keptWithRedisStops : Self.kept
@@ -84,9 +91,7 @@ struct ClusterSimulationTests {
     /// every node then agrees nobody drives (`lapse`), and a follower who joins on a new node
     /// is told the same, with the room's newest state.
     @Test func afterTheDriversNodeDiesEveryNodeAgreesNobodyDrives() throws {
-        var options = ClusterSimulation.Options()
-        options.nodes = 2
-        let simulation = try ClusterSimulation(seed: 6, options: options)
+        let simulation = try Self.twoNodes(seed: 6)
         simulation.join(.presenter, on: 0)
         simulation.join(.follower, on: 1)
         simulation.advance(100_000_000)
@@ -133,9 +138,7 @@ struct ClusterSimulationTests {
     /// the room again. Before, its driver, who lost the lease while it slept, ordered the next
     /// driver's place again under her own name, above every later state (seed 31637).
     @Test func aNodeWhoseDriverChangeWasOvertakenOrdersNothingUnderItsFormerDriver() throws {
-        var options = ClusterSimulation.Options()
-        options.nodes = 2
-        let simulation = try ClusterSimulation(seed: 31637, options: options)
+        let simulation = try Self.twoNodes(seed: 31637)
         simulation.join(.presenter, on: 1)
         simulation.advance(200_000_000)
         simulation.join(.presenter, on: 0)
@@ -193,9 +196,7 @@ struct ClusterSimulationTests {
     /// the merge's answer while node 1's held Ann's state under that `seq` (I1; seeds 40282,
     /// 41361, 41495 with Redis stops).
     @Test func aMergeThatLosesTheLeaseWritesItsStateAsItWasOrdered() throws {
-        var options = ClusterSimulation.Options()
-        options.nodes = 2
-        let simulation = try ClusterSimulation(seed: 40282, options: options)
+        let simulation = try Self.twoNodes(seed: 40282)
         simulation.join(.presenter, on: 0)
         simulation.advance(100_000_000)
         simulation.join(.presenter, on: 0)
@@ -232,9 +233,7 @@ struct ClusterSimulationTests {
     /// place (ClusterTests' frozen Redis, with the timings each seed picks).
     @Test(arguments: UInt64(1)...80)
     func afterRedisStopsAndAnswersAgainEveryMemberEndsOnThePresentersNewestPlace(_ seed: UInt64) throws {
-        var options = ClusterSimulation.Options()
-        options.nodes = 2
-        let simulation = try ClusterSimulation(seed: seed, options: options)
+        let simulation = try Self.twoNodes(seed: seed)
         simulation.join(.presenter, on: 0)
         simulation.join(.follower, on: 0)
         simulation.join(.follower, on: 1)

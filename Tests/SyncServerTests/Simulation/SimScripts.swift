@@ -139,7 +139,7 @@ enum SimScripts {
             redis.hset(hash, "suf", arguments.count > 17 && !arg(18).isEmpty ? arg(18) : arg(4))
         }
         if let suffix {
-            let seq = max(cur, localSeq) + 1
+            let seq = max(cur + SharedTiming.handoverLeap, localSeq + 1, Int(text(17)) ?? 0)
             redis.hset(hash, "seq", String(seq))
             redis.hset(hash, "suf", suffix)
             let ver = redis.hincrby(hash, "ver", 1)
