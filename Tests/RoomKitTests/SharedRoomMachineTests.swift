@@ -219,6 +219,18 @@ struct SharedRoomMachineTests {
         #expect(again.count == 1 && again.allSatisfy { $0.seq > clocked.seqNow }, "after the merge, above its state: \(again.map(\.seq))")
     }
 
+    /// A scroll applied alone (Redis away) numbers above the led states this node ordered, not
+    /// only above the state its members hold: a led state that had not come back on the channel
+    /// when Redis went away still holds its `seq` on the nodes that heard it (seeds 43286, 43435
+    /// with Redis stops).
+    @Test func aScrollAppliedAloneNumbersAboveTheLedStatesThisNodeOrdered() {
+        var room = fetched(drivenBy: Self.ann, holding: Self.state(5_000, by: Self.ann), version: 1)
+        let led = RoomMachineTests.led(room.step(.lead(ScrollUpdate(offset: 20, viewport: 10, content: 100), from: Self.ann, sender: "ann"), context))
+        #expect(led.count == 1)
+        let alone = RoomMachineTests.states(room.step(.unshared(RoomMachineTests.scroll(30), from: Self.ann, sender: "ann"), context))
+        #expect(alone.map(\.seq) == led.map { $0.seq + 1 }, "above \(led.map(\.seq)), not the room's 5000")
+    }
+
     /// I5: a snapshot's state by a driver before the snapshot's (the new one has not moved yet)
     /// is heard while members know no driver, or after they are told nobody drives (seed 11: a
     /// node paused through a whole driver's turn).
