@@ -41,16 +41,20 @@ package enum Scripts {
         return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]) or '', redis.call('HGETALL', KEYS[3])}
         """
 
-    /// KEYS hash, lease; ARGV session, suffix, channel, signing key. A scroll sent before its node has heard
-    /// that it holds the lease (the lease holder's node publishes its driver's states itself,
-    /// without a script: `RedisRoomEngine.publish(led:seq:by:room:keep:)`). The hash's expiry is not
-    /// renewed here: the lease holder's node renews the lease and the hash every second.
+    /// KEYS hash, lease; ARGV session, suffix, channel, signing key, `seq` floor. A scroll sent before its
+    /// node has heard that it holds the lease (the lease holder's node publishes its driver's states
+    /// itself, without a script: `RedisRoomEngine.publish(led:seq:by:room:keep:)`). Numbered one above
+    /// the hash's `seq` and at least the floor the node sends: the hash lags the led states (written
+    /// back every 250 ms, a pending write dropped when the lease moves), so one above it alone could
+    /// be a `seq` the previous holder's node already gave another state (docs/cluster.md §7.2, I1).
+    /// The hash's expiry is not renewed here: the lease holder's node renews the lease and the hash
+    /// every second.
     package static let scroll = """
         \(sign)
         if redis.call('GET', KEYS[2]) ~= ARGV[1] then return redis.error_reply('NOTDRIVER') end
-        local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+        local seq = math.max((tonumber(redis.call('HGET', KEYS[1], 'seq')) or 0) + 1, tonumber(ARGV[5]) or 0)
         local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
-        redis.call('HSET', KEYS[1], 'suf', ARGV[2])
+        redis.call('HSET', KEYS[1], 'seq', digits(seq), 'suf', ARGV[2])
         redis.call('PUBLISH', ARGV[3], signed(ARGV[4], ver, digits(seq)) .. ver .. ' \(String(decoding: statePrefix, as: UTF8.self))' .. digits(seq) .. ARGV[2])
         return seq
         """

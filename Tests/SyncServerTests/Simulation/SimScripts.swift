@@ -64,11 +64,12 @@ enum SimScripts {
         .array([redis.hgetall(keys[0]), .string(redis.get(keys[1]) ?? []), redis.hgetall(keys[2])])
     }
 
-    /// KEYS hash, lease; ARGV session, suffix, channel, signing key.
+    /// KEYS hash, lease; ARGV session, suffix, channel, signing key, `seq` floor.
     static func scroll(_ keys: [String], _ argv: [String], _ arguments: [[UInt8]], _ redis: SimRedis) -> RedisReply {
         guard let holder = redis.get(keys[1]), holder == arguments[0] else { return .error("ERR NOTDRIVER") }  // as redis-server 7 says it
-        let seq = redis.hincrby(keys[0], "seq", 1)
+        let seq = max((redis.hgetText(keys[0], "seq").flatMap(Int.init) ?? 0) + 1, argv.count > 4 ? Int(argv[4]) ?? 0 : 0)
         let ver = redis.hincrby(keys[0], "ver", 1)
+        redis.hset(keys[0], "seq", String(seq))
         redis.hset(keys[0], "suf", arguments[1])
         redis.publish(argv[2], Array("\(ver) ".utf8) + statePrefix + Array(String(seq).utf8) + arguments[1])
         return .integer(seq)
