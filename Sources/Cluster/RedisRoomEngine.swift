@@ -216,7 +216,10 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     public func scroll(room: String, session: String, suffix: [UInt8], seq: Int, done: @escaping @Sendable (EngineResult) -> Void) {
         loop.execute { [self] in
             counters.scriptedChanges.add(1, ordering: .relaxed)
-            commands.send(scrollArguments(room: room, session: session, suffix: suffix, seq: seq)) { answer in
+            let k = keys(room)
+            let arguments: [[UInt8]] = ["EVAL", scripts.scroll, "2", k.hash, k.lease, session].map { Array($0.utf8) }
+                + [suffix, Array(k.channel.utf8), scriptKey(statePrefix + suffix, channel: k.channel), Array(String(seq).utf8)]
+            commands.send(arguments) { answer in
                 switch answer {
                 // redis-server 7 says `ERR NOTDRIVER` (a script's error without a code gets ERR).
                 case .error(let message) where message.hasPrefix("NOTDRIVER") || message.hasPrefix("ERR NOTDRIVER"):
@@ -226,13 +229,6 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
                 }
             }
         }
-    }
-
-    /// The `scroll` script's call (`Scripts.scroll`).
-    package func scrollArguments(room: String, session: String, suffix: [UInt8], seq: Int) -> [[UInt8]] {
-        let k = keys(room)
-        return ["EVAL", scripts.scroll, "2", k.hash, k.lease, session].map { Array($0.utf8) }
-            + [suffix, Array(k.channel.utf8), scriptKey(statePrefix + suffix, channel: k.channel), Array(String(seq).utf8)]
     }
 
     /// `PUBLISH` of `S MESSAGE` at once; `seq` and `suf` written into the hash (for nodes that
