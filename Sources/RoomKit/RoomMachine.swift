@@ -58,6 +58,10 @@ package struct RoomMachine<Sender> {
     /// outcome is known here (`ControlWait`), and the ticket the next one gets.
     package internal(set) var controlWaits: [ControlWait] = []
     var nextControlTicket = 0
+    /// Presenters whose claim this node sent and whose outcome it never learned (no answer in
+    /// time, the engine away, a merge first): the lease may be theirs. When they leave, or their
+    /// join ends without them, it goes back (`giveBackClaim`).
+    package internal(set) var unsettledClaims: [SessionID] = []
     /// The address that created the room while no presenter has claimed it (a follower asked
     /// for a name nobody presents in): its address holds it unclaimed (`RoomCreation`).
     package internal(set) var creator: String?
@@ -166,7 +170,7 @@ package struct RoomMachine<Sender> {
             var effects: [Effect] = []
             if let index = controlWaits.firstIndex(where: { $0.ticket == ticket }) {
                 let wait = controlWaits.remove(at: index)
-                finish(wait, &effects)
+                finish(wait, settled: false, &effects)
             }
             return effects
         case .ceilingWritten(let ceiling):
