@@ -166,6 +166,8 @@ extension LocalRoomHub {
                 share(request, message: message, from: sender, room: room)
             case .passOn(let state, let keep):
                 engine?.publish(led: ServerMessage.state(state), seq: state.seq, by: state.by, room: room.name, keep: keep)
+            case .askNewest:
+                engine?.askNewest(room: room.name)
             case .scheduleOrderAgain(let delay):
                 steps.loop.schedule(after: delay) { [weak self] in self?.orderAgain(room) }
             case .orderControl(let action, let ticket):

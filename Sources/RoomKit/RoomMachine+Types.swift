@@ -232,6 +232,9 @@ extension RoomMachine {
         /// Publish the room's state as it is (`keep`: also as the room's newest, the lease
         /// holder's node within the interval), for a node that asked.
         indirect case passOn(ScrollState, keep: Bool)
+        /// Ask every other node that holds the room for its newest state (`Q`), which each
+        /// passes on (`RoomEngine.askNewest`).
+        case askNewest
         /// Step `.orderAgain` after this many nanoseconds, on the room's home loop.
         case scheduleOrderAgain(after: UInt64)
         /// A take or a claim whose outcome the room waits for (`ControlWait`): to the engine,

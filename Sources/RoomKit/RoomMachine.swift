@@ -68,6 +68,10 @@ package struct RoomMachine<Sender> {
     /// The presenter here whose `inherit` went to the engine last (`keepLease`): when the lease
     /// passes to it, this node orders the room's place again under it (`take`).
     var inheriting: SessionID?
+    /// The driver whose lapsed lease this node asked the engine to end last (`checkLapse`):
+    /// when the room hears nobody drives after it, nodes may hold different places of earlier
+    /// drivers, so this node passes its own on and asks for the newest (`take`).
+    var lapsing: SessionID?
 
     /// The newest state this node holds or ordered: its driver's led states may not have come
     /// back on the channel yet (Redis stopped with them queued), and a merge must number above
