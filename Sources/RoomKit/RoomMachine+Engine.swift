@@ -254,7 +254,6 @@ extension RoomMachine {
     mutating func checkLapse() -> [Effect] {
         guard let driver = core.driver, core.members[driver] == nil,
               core.members.firstID(where: { $0.role == .presenter }) == nil else { return [] }
-        lapsing = driver
         return [.lapseLease(stale: driver)]
     }
 

@@ -120,6 +120,9 @@ extension RoomMachine {
         /// The 5 s heartbeat of a shared room: a lease whose node died and that nobody here can
         /// inherit is checked (`lapseLease`).
         case checkLapse
+        /// This node's `lapse` of `stale`'s lease took effect (the engine ordered it): when the
+        /// room hears nobody drives, this node passes its place on and asks for the newest.
+        case lapsed(stale: SessionID)
         /// Another node fetched or merged the room and asks for its newest state (`now`: the
         /// node's monotonic clock, nanoseconds). The lease holder's node orders it again
         /// (`leadAgain`) at most once per `SharedTiming.writeBackNanoseconds`: anyone who can

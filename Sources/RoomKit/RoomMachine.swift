@@ -68,9 +68,9 @@ package struct RoomMachine<Sender> {
     /// The presenter here whose `inherit` went to the engine last (`keepLease`): when the lease
     /// passes to it, this node orders the room's place again under it (`take`).
     var inheriting: SessionID?
-    /// The driver whose lapsed lease this node asked the engine to end last (`checkLapse`):
-    /// when the room hears nobody drives after it, nodes may hold different places of earlier
-    /// drivers, so this node passes its own on and asks for the newest (`take`).
+    /// The driver whose lapsed lease this node's `lapse` ended (`Event.lapsed`, answered before
+    /// the room hears the change): when it hears nobody drives, nodes may hold different places
+    /// of earlier drivers, so this node passes its own on and asks for the newest (`take`).
     var lapsing: SessionID?
 
     /// The newest state this node holds or ordered: its driver's led states may not have come
@@ -198,6 +198,9 @@ package struct RoomMachine<Sender> {
             return keepLease()
         case .checkLapse:
             return checkLapse()
+        case .lapsed(let stale):
+            lapsing = stale
+            return []
         case .stateWanted(let now):
             return stateWanted(now: now, context)
         case .orderAgain(let now):
