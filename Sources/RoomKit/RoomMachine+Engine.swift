@@ -159,7 +159,7 @@ extension RoomMachine {
             // With nobody to inherit it, the lease lapses: nothing is ordered again, so the node
             // that asked for the lapse passes its place on and asks every node for theirs; with
             // nobody driving, each takes whatever is newer than its own (`takeLed`), and all end
-            // on the newest (docs/cluster.md §7.6).
+            // on the newest (docs/cluster.md §7.14).
             let broadcast: [Effect] = [.broadcast(.driver(driver, name: name))]
             if lapsed { return ended + broadcast + (core.state.map { [.passOn($0, keep: false)] } ?? []) + [.askNewest] }
             return ended + broadcast + (inherited ? leadAgain(context) : [])
