@@ -30,7 +30,7 @@ extension RoomMachine {
                 && (request.role == .presenter ? hadKey && !locked : request.followKey != nil)
             // Its claim won (or may have), but its key lost the binding race to another
             // node's: the lease goes back now, not when it expires (a driver in no room for 5 s).
-            let claimed = context.shared && giveBackClaim(of: request.id)
+            let claimed = giveBackClaim(of: request.id) && context.shared  // (forgotten either way)
             return [.joinRefused(error, keyFailed: wrongKey)] + (claimed ? [.releaseControl(request.id)] : [])
         case .success(let welcome):
             // The welcome first, then what the room did for the join, then its broadcasts.

@@ -217,6 +217,22 @@ struct RoomControlWaitTests {
         #expect(!Self.released(room.step(.leave(Self.bob), shared), Self.bob), "once")
     }
 
+    /// A claim whose outcome is unknown, and whose join is then refused while the node serves
+    /// the room alone (Redis away): no release (it could not reach Redis; the lease expires), and
+    /// the claim is forgotten all the same.
+    @Test func aClaimWhoseJoinIsRefusedWhileAloneIsForgotten() throws {
+        var room = Machine(core: RoomCore(name: "alone"))
+        let (_, ticket) = try #require(Self.ordered(room.step(.join(.init(id: Self.bob, role: .presenter,
+                                                                            key: .hashed(record: "mine", against: nil))), shared)))
+        _ = room.step(.keyBound(kept: "theirs", digest: "mine"), shared)
+        _ = room.step(.controlOverdue(ticket: ticket), shared)
+        #expect(room.unsettledClaims == [Self.bob])
+        let alone = Machine.Context(documents: .init(limit: 100))
+        let refused = room.step(.join(.init(id: Self.bob, role: .presenter, key: .hashed(record: "wrong", against: "theirs"))), alone)
+        guard case .joinRefused? = refused.first else { Issue.record("\(refused)"); return }
+        #expect(!Self.released(refused, Self.bob) && room.unsettledClaims.isEmpty, "\(refused)")
+    }
+
     /// A claim that was refused, or whose change the room holds, is settled: its presenter
     /// going gives back only what it holds.
     @Test func aSettledClaimIsGivenBackOnlyIfItWon() throws {
