@@ -39,7 +39,7 @@ extension RedisRoomEngine {
             // every 250 ms, and a merge publishes only its driver's); the nodes that hold the
             // room publish theirs (the lease holder's ordered again), driven or not.
             if snapshot != nil {
-                commands.send([Array(publishCommand.utf8), Array(k.channel.utf8), signed(Array(("Q " + node).utf8), channel: k.channel)])
+                askNewest(channel: k.channel)
             }
         }
     }
