@@ -24,7 +24,7 @@ extension RedisRoomEngine {
         // Published (when the merge keeps the local driver) under that driver, as `leadAgain`
         // orders it: a driver who has not moved passes on its predecessor's place (I5). Written
         // as the hash's base (when another holds the lease) as it was ordered: under another
-        // `by` at its own `seq` it was a second state under that `seq` (docs/cluster.md §7.14).
+        // `by` at its own `seq` it was a second state under that `seq` (docs/cluster.md §7.15).
         var published = local.state
         if let driver = local.driver { published?.by = driver }
         let suffix = published.map(stateSuffix) ?? []
@@ -46,7 +46,7 @@ extension RedisRoomEngine {
             // every 250 ms, and a merge publishes only its driver's); the nodes that hold the
             // room publish theirs (the lease holder's ordered again), driven or not.
             if snapshot != nil {
-                commands.send([Array(publishCommand.utf8), Array(k.channel.utf8), signed(Array(("Q " + node).utf8), channel: k.channel)])
+                askNewest(channel: k.channel)
             }
         }
     }

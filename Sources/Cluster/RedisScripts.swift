@@ -144,11 +144,11 @@ package enum Scripts {
     /// The local driver keeps control if the lease is free or its own; its state then goes
     /// out again numbered as a new lease's first state (`RoomMachine.leap(above:)`: 1,024 above
     /// the hash's `seq`, the `seq` clock at least), above every node's and above led states
-    /// the hash never heard (docs/cluster.md §7.14). Only that node publishes a state: it is the
+    /// the hash never heard (docs/cluster.md §7.15). Only that node publishes a state: it is the
     /// only one that ordered states alone meanwhile. Another node's newer state goes into the
     /// hash as a base only, as it was ordered (no publish: published above the hash's `seq`, it
     /// could take a number the driver's node gave another state alone, docs/cluster.md
-    /// divergence 9; under its node's driver at its own `seq`, a second state under it, §7.14); the
+    /// divergence 9; under its node's driver at its own `seq`, a second state under it, §7.15); the
     /// node asks the others for their newest (`Q`) after the merge. A document goes out from
     /// any node when the room has none (or from the driver's node when it differs): nodes that
     /// merged before it would not hear of it otherwise.

@@ -27,6 +27,9 @@ public protocol RoomEngine: AnyObject, Sendable {
     func publish(led message: [UInt8], seq: Int, by: String, room: String, keep: Bool)
     /// This node's driver lost the room's lease: a led state not yet written back is dropped.
     func forgetLed(room: String)
+    /// Asks every other node that holds the room for its newest state (`sharedStateWanted`
+    /// there): each passes it on, and each node takes what is newer than its own.
+    func askNewest(room: String)
     /// Changes or keeps the room's driver lease.
     func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void)
     /// Publishes a `document` message (its JSON text).

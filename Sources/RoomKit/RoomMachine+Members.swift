@@ -28,9 +28,9 @@ extension RoomMachine {
             // A wrong key where there is one to match (not a locked room's, not a missing one).
             let wrongKey = error.code == .unauthorized
                 && (request.role == .presenter ? hadKey && !locked : request.followKey != nil)
-            // Its claim won, but its key lost the binding race to another node's: the lease
-            // goes back now, not when it expires (a driver in no room for 5 s).
-            let claimed = context.shared && core.driver == request.id
+            // Its claim won (or may have), but its key lost the binding race to another
+            // node's: the lease goes back now, not when it expires (a driver in no room for 5 s).
+            let claimed = giveBackClaim(of: request.id) && context.shared  // (forgotten either way)
             return [.joinRefused(error, keyFailed: wrongKey)] + (claimed ? [.releaseControl(request.id)] : [])
         case .success(let welcome):
             // The welcome first, then what the room did for the join, then its broadcasts.
@@ -70,9 +70,10 @@ extension RoomMachine {
     }
 
     /// A member left: its control goes (through the engine, when shared), and a room nobody
-    /// claimed goes with its last member.
+    /// claimed goes with its last member. Also a presenter whose join waited for its claim and
+    /// ends without it (it left, or its key check was refused): a lease it won goes back.
     mutating func leave(_ id: SessionID, _ context: Context) -> [Effect] {
-        let drove = core.driver == id
+        let drove = giveBackClaim(of: id)
         var effects = core.leave(id).map(Effect.broadcast)
         // Members here hear at once that nobody drives (the room here no longer has a
         // driver: the release, when it comes back, changes nothing here and would not be

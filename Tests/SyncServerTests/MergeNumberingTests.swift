@@ -5,7 +5,7 @@ import ScrollModel
 import Testing
 @testable import Cluster
 
-/// docs/cluster.md §7.14: a merge that keeps its driver publishes its state numbered as a new
+/// docs/cluster.md §7.15: a merge that keeps its driver publishes its state numbered as a new
 /// lease's first state. The room's hash lags its led states (written every 250 ms, never after
 /// the lease is gone), so a number one above the hash's `seq` could be one that other nodes
 /// already hold another state under (seeds 41774, 41921 with Redis stops).
