@@ -153,6 +153,23 @@ struct SharedRoomMachineTests {
         #expect(RoomMachineTests.states(room.step(.led(again), context)) == [again], "heard when it comes back, by Ann")
     }
 
+    /// The lease holder's node whose driver has moved orders the driver's own place again
+    /// above a newer state another node passes on (seeds 41381, 41537: a node apart from Redis
+    /// numbered a state alone from a clock that ran later, and its merge wrote it into the hash;
+    /// the driver's node answered `Q` below it, and the nodes ended on two places).
+    @Test func aDriversNodeOrdersItsPlaceAgainAboveANewerPassedOnState() {
+        var room = fetched(drivenBy: Self.ann, holding: Self.state(1_000, by: Self.carol))
+        let own = RoomMachineTests.lead(20, from: Self.ann, &room)
+        #expect(own.map(\.offset) == [20], "Ann moved under her lease")
+        let apart = Self.state((own.first?.seq ?? 0) + 500, by: Self.carol)
+        let led = RoomMachineTests.led(room.step(.led(apart), context))
+        #expect(led.map(\.by) == [Self.ann.description] && led.map(\.offset) == [20], "Ann's place, not the passed-on one")
+        #expect(led.map(\.seq) == [apart.seq + Machine.handoverLeap])
+        guard let again = led.first else { return }
+        #expect(RoomMachineTests.states(room.step(.led(again), context)) == [again], "heard when it comes back: by the driver, above")
+        #expect(RoomMachineTests.led(room.step(.led(Self.state(apart.seq + 1, by: Self.carol)), context)).isEmpty, "below it now: dropped")
+    }
+
     /// A change the engine could not confirm because the room went on past it: the room is
     /// fetched again, and until then no led state is taken, nor ordered again under the driver
     /// known here (seed 31637: that driver had lost the lease while its node slept).
