@@ -1,3 +1,4 @@
+import Cluster
 import Foundation
 import Testing
 
@@ -126,6 +127,35 @@ struct ClusterSimulationTests {
         }
         simulation.quiesce()
         #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
+    }
+
+    /// A node that fetches the room answers a `Q` heard while its fetch was on its way, once it
+    /// holds the room (seed 40989 with Redis stops: a node that joined during the stop waited
+    /// for its driver's state; the questions heard meanwhile went to a room it did not hold yet
+    /// and were dropped, though it alone had heard the newest place). Nobody drives: node 0
+    /// answers node 1's own question, node 1 the one it heard while fetching (before: none).
+    @Test func aQuestionHeardWhileANodeFetchesTheRoomIsAnsweredOnceItHoldsIt() throws {
+        var options = ClusterSimulation.Options()
+        options.nodes = 2
+        let simulation = try ClusterSimulation(seed: 40989, options: options)
+        simulation.join(.presenter, on: 0)
+        simulation.join(.follower, on: 0)
+        simulation.advance(200_000_000)
+        let ann = simulation.members[0]
+        simulation.scroll(ann)
+        simulation.advance(100_000_000)
+        simulation.send(#"{"type":"control","action":"release"}"#, from: ann, "release")
+        simulation.advance(400_000_000)  // past node 0's interval between answers
+        let engine = try #require(simulation.servers[1]?.engine as? RedisRoomEngine)
+        simulation.join(.follower, on: 1)
+        for _ in 0..<100 where engine.attaching[ClusterSimulation.room] == nil { simulation.advance(100_000) }
+        #expect(engine.attaching[ClusterSimulation.room] != nil, "node 1 is fetching the room")
+        simulation.redis.published = []
+        engine.received(channel: ArraySlice(RedisRoomEngine.roomKey(ClusterSimulation.room).utf8), payload: Array("Q 0123456789abcdef".utf8))
+        simulation.advance(200_000_000)
+        let answers = (simulation.redis.published ?? []).filter { $0.starts(with: Array("S ".utf8)) }
+        #expect(answers.count == 2, "\(answers.count) answers")
+        #expect(simulation.members.allSatisfy { $0.state?.offset == Double(simulation.offset) })
     }
 
     /// A node that wakes from a pause and cannot confirm the driver change it heard (the lease
