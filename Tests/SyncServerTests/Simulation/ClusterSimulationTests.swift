@@ -74,6 +74,13 @@ struct ClusterSimulationTests {
         return summary
     }
 
+    /// A directed schedule's simulation: the default options but for the number of nodes.
+    static func simulation(seed: UInt64, nodes: Int) throws -> ClusterSimulation {
+        var options = ClusterSimulation.Options()
+        options.nodes = nodes
+        return try ClusterSimulation(seed: seed, options: options)
+    }
+
     @Test func seededSchedulesKeepTheInvariants() throws {
         let first = UInt64(Self.setting("FIRST", 1))
         let kept = Self.options.redisStops ? Self.keptWithRedisStops : Self.kept
@@ -135,9 +142,7 @@ struct ClusterSimulationTests {
     /// and were dropped, though it alone had heard the newest place). Nobody drives: node 0
     /// answers node 1's own question, node 1 the one it heard while fetching (before: none).
     @Test func aQuestionHeardWhileANodeFetchesTheRoomIsAnsweredOnceItHoldsIt() throws {
-        var options = ClusterSimulation.Options()
-        options.nodes = 2
-        let simulation = try ClusterSimulation(seed: 40989, options: options)
+        let simulation = try Self.simulation(seed: 40989, nodes: 2)
         simulation.join(.presenter, on: 0)
         simulation.join(.follower, on: 0)
         simulation.advance(200_000_000)
