@@ -152,13 +152,20 @@ extension RoomMachine {
         case .driver(let driver, let name):
             let ended = moveLease(to: driver)
             let inherited = driver != nil && driver == inheriting
-            inheriting = nil
+            let lapsed = driver == nil && lapsing != nil && lapsing == core.driver
+            (inheriting, lapsing) = (nil, nil)
             guard driver != core.driver else { return ended }
             core.adopt(driver: driver, name: name)
             // A lease inherited from a driver whose node died: nodes may hold different places
             // of earlier drivers (the dead node answered no `Q`), and the heir has not moved; its
             // node orders its place again under it, so every node ends on one (seed 30671).
-            return ended + [.broadcast(.driver(driver, name: name))] + (inherited ? leadAgain(context) : [])
+            // With nobody to inherit it, the lease lapses: nothing is ordered again, so the node
+            // that asked for the lapse passes its place on and asks every node for theirs; with
+            // nobody driving, each takes whatever is newer than its own (`takeLed`), and all end
+            // on the newest (docs/cluster.md §7.14).
+            let broadcast: [Effect] = [.broadcast(.driver(driver, name: name))]
+            if lapsed { return ended + broadcast + (core.state.map { [.passOn($0, keep: false)] } ?? []) + [.askNewest] }
+            return ended + broadcast + (inherited ? leadAgain(context) : [])
         case .document(let document):
             // Held to this node's budget for documents, as a member's document is.
             let growth = ByteBudget.growth(replacing: core.document, with: document.text)
@@ -272,12 +279,18 @@ extension RoomMachine {
             passedOnAt = now
             return [.passOn(state, keep: false)]
         }
+        // The lease holder's node: the first question of an interval orders the driver's place
+        // again; the next passes the state on at once (a node that fetched the room after that
+        // ordering was published, from a hash that may lag it, gets the newest within its
+        // welcome's wait) and orders once more at the interval's end; later ones wait for that
+        // ordering. At most two answers per interval, whatever the number of questions (a
+        // `PUBLISH` of `Q` is all anyone on that Redis needs to ask: one `S` per `Q` before).
         guard let last = orderedAgainAt, elapsed(since: last) < interval else {
             orderAgainScheduled = false
             orderedAgainAt = now
             return leadAgain(context)
         }
-        guard !orderAgainScheduled else { return [.passOn(state, keep: true)] }
+        guard !orderAgainScheduled else { return [] }
         orderAgainScheduled = true
         return [.passOn(state, keep: true), .scheduleOrderAgain(after: interval - elapsed(since: last))]
     }

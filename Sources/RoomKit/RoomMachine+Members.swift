@@ -28,9 +28,9 @@ extension RoomMachine {
             // A wrong key where there is one to match (not a locked room's, not a missing one).
             let wrongKey = error.code == .unauthorized
                 && (request.role == .presenter ? hadKey && !locked : request.followKey != nil)
-            // Its claim won, but its key lost the binding race to another node's: the lease
-            // goes back now, not when it expires (a driver in no room for 5 s).
-            let claimed = context.shared && core.driver == request.id
+            // Its claim won (or may have), but its key lost the binding race to another
+            // node's: the lease goes back now, not when it expires (a driver in no room for 5 s).
+            let claimed = giveBackClaim(of: request.id) && context.shared  // (forgotten either way)
             return [.joinRefused(error, keyFailed: wrongKey)] + (claimed ? [.releaseControl(request.id)] : [])
         case .success(let welcome):
             // The welcome first, then what the room did for the join, then its broadcasts.
@@ -70,9 +70,10 @@ extension RoomMachine {
     }
 
     /// A member left: its control goes (through the engine, when shared), and a room nobody
-    /// claimed goes with its last member.
+    /// claimed goes with its last member. Also a presenter whose join waited for its claim and
+    /// ends without it (it left, or its key check was refused): a lease it won goes back.
     mutating func leave(_ id: SessionID, _ context: Context) -> [Effect] {
-        let drove = core.driver == id
+        let drove = giveBackClaim(of: id)
         var effects = core.leave(id).map(Effect.broadcast)
         // Members here hear at once that nobody drives (the room here no longer has a
         // driver: the release, when it comes back, changes nothing here and would not be
@@ -148,10 +149,15 @@ extension RoomMachine {
             // the room is merged after an outage, `lead` holds it until the merge says who leads.)
             return lead(update, from: id, sender: sender, context)
         case .scroll(let update):
-            let previous = proposed.flatMap { SessionID($0.by) } == id ? proposed : core.state
-            switch core.proposeScroll(update, from: id, after: .some(previous)) {
+            let sentBefore = proposed.flatMap { SessionID($0.by) } == id
+            switch core.proposeScroll(update, from: id, after: .some(sentBefore ? proposed : core.state)) {
             case .failure(let error): return [.refuse(error, to: sender)]
-            case .success(let state):
+            case .success(var state):
+                // The `scroll` script numbers it above the room's hash and this `seq` (a floor).
+                // Sent by a driver whose node has not heard that it holds the lease: the first as
+                // a new lease's first state (the hash may lag states the previous holder's node
+                // ordered, and this node may not have heard them), the next above it.
+                state.seq = sentBefore ? max(state.seq, core.lastSeq + 1) : leap(above: core.lastSeq, context)
                 proposed = state
                 return toEngine(.scroll(state))
             }

@@ -197,6 +197,41 @@ struct SharedRoomMachineTests {
         #expect(RoomMachineTests.led(room.step(.shared(version: 3, .driver(Self.bob, name: "Bob")), context)).isEmpty, "a take is no inheritance")
     }
 
+    /// A lease that lapses with nobody to inherit it (the driver's node died, no presenter
+    /// anywhere): nodes may hold different places of earlier drivers, and nothing orders one
+    /// again. The node whose `lapse` ends the turn passes its place on and asks every node for
+    /// theirs (`Q`); with nobody driving each takes what is newer than its own, so all end on
+    /// the newest. Before, the lapse sent no state (I2 broken after quiescence). A `driver null`
+    /// this node did not ask for (a release) sends nothing more.
+    @Test func aLapseThisNodeAskedForPassesItsPlaceOnAndAsksForTheNewest() {
+        func lapsed(_ effects: [Machine.Effect]) -> (passedOn: [Int], asked: Bool) {
+            (effects.compactMap { if case .passOn(let s, false) = $0 { s.seq } else { nil } },
+             effects.contains { if case .askNewest = $0 { true } else { false } })
+        }
+        func followedRoom(holding seq: Int) -> Machine {
+            var room = Machine(core: RoomCore(name: "lapse"))
+            _ = room.step(.join(.init(id: Self.bob, role: .follower)), context)
+            var snapshot = RoomSnapshot()
+            snapshot.version = 1
+            snapshot.driver = Self.carol.description
+            snapshot.state = Self.state(seq, by: Self.ann)  // an earlier driver's place
+            _ = room.step(.snapshot(snapshot), context)
+            return room
+        }
+        var older = followedRoom(holding: 1_000), newer = followedRoom(holding: 2_000)
+        #expect(older.step(.checkLapse, context).contains { if case .lapseLease(Self.carol) = $0 { true } else { false } })
+        #expect(older.step(.lapsed(stale: Self.carol), context).isEmpty, "the engine ordered the lapse")
+        let ended = lapsed(older.step(.shared(version: 2, .driver(nil, name: nil)), context))
+        #expect(ended.passedOn == [1_000] && ended.asked, "\(ended)")
+        // Every node answers the question with its place; the older node takes the newer one.
+        _ = newer.step(.checkLapse, context)  // asked too, but another node's lapse came first
+        let heard = newer.step(.shared(version: 2, .driver(nil, name: nil)), context)
+        #expect(lapsed(heard).passedOn.isEmpty && !lapsed(heard).asked, "this node's lapse did not take effect")
+        #expect(newer.step(.stateWanted(now: 1), context).contains { if case .passOn(let s, false) = $0 { s.seq == 2_000 } else { false } })
+        #expect(RoomMachineTests.states(older.step(.led(Self.state(2_000, by: Self.ann)), context)).map(\.seq) == [2_000])
+        #expect(older.core.state?.seq == 2_000 && older.core.driver == nil)
+    }
+
     /// A merge whose node holds a place as new as the room's passes it on: the nodes that
     /// merged first asked while this one could not answer (seed 31435: it was paused), and a
     /// merge without the lease writes it only as the hash's base, so the snapshot's state is

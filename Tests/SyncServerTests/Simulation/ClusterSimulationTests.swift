@@ -108,17 +108,54 @@ struct ClusterSimulationTests {
         #expect(outcome.broken.isEmpty, "\(outcome.description)")
     }
 
+    /// Three nodes: Ann presents on node 0 (the first: she drives), Bob presents on `bobOn`, a
+    /// follower on `followerOn`; 200 ms later.
+    static func annAndBob(seed: UInt64, bobOn: Int, followerOn: Int) throws -> (ClusterSimulation, ann: SimMember, bob: SimMember) {
+        let simulation = try ClusterSimulation(seed: seed, options: ClusterSimulation.Options())
+        simulation.join(.presenter, on: 0)
+        simulation.join(.presenter, on: bobOn)
+        simulation.join(.follower, on: followerOn)
+        simulation.advance(200_000_000)
+        return (simulation, simulation.members[0], simulation.members[1])
+    }
+
+    /// A lease that lapses with nobody to inherit it, while nodes hold different places of an
+    /// earlier driver. Ann drives on node 0; her last place is not in the hash yet (written
+    /// every 250 ms) when Bob on node 1 takes control (node 0 drops its pending write), and Ann
+    /// leaves. Bob's node dies before he moves; a node that starts then fetches the room: the
+    /// hash's older place, and the newer one other nodes pass on is dropped there (by Ann, not
+    /// its driver Bob). Bob's lease lapses with no presenter anywhere. Before, the lapse sent no
+    /// state and that node kept the older place (I2); now the node whose lapse ended Bob's turn
+    /// passes its place on and asks every node for theirs, and every node ends on Ann's last.
+    @Test func aLapseWithNobodyToInheritLeavesEveryNodeOnTheNewestPlace() throws {
+        let (simulation, ann, bob) = try Self.annAndBob(seed: 46, bobOn: 1, followerOn: 2)
+        simulation.scroll(ann)
+        simulation.advance(400_000_000)  // written back
+        simulation.scroll(ann)
+        simulation.advance(20_000_000)  // heard everywhere, not written back yet
+        let place = Double(simulation.offset)
+        simulation.send(#"{"type":"control","action":"take"}"#, from: bob, "take")
+        simulation.advance(50_000_000)
+        #expect(ann.driver == bob.id, "Bob drives")
+        ann.alive = false
+        ann.client.connection.hangUp()
+        simulation.advance(50_000_000)
+        simulation.crash(1)  // Bob's node; node 3 starts
+        simulation.join(.follower, on: 3)
+        simulation.quiesce()
+        for member in simulation.members where member.alive {
+            #expect(member.state?.offset == place && member.driver == nil,
+                    "\(member.name) holds \(member.state.map { "\($0.seq) \($0.offset)" } ?? "nothing") driven by \(member.driver ?? "nobody"), Ann's last place \(place)")
+        }
+        #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
+    }
+
     /// A node that wakes from a pause hears a driver change, that driver's state and another
     /// node's `Q`, in that order: it answers with that state, not the one it held before (the
     /// state waited behind the change's confirmation, the question did not). The driver's node
     /// died before writing the state back, so no other node could answer (seed 31013).
     @Test func aNodeWakingFromAPauseAnswersAQuestionWithTheStateHeardBeforeIt() throws {
-        let simulation = try ClusterSimulation(seed: 31013, options: ClusterSimulation.Options())
-        simulation.join(.presenter, on: 0)
-        simulation.join(.presenter, on: 0)
-        simulation.join(.follower, on: 1)
-        simulation.advance(200_000_000)
-        let (ann, bob) = (simulation.members[0], simulation.members[1])
+        let (simulation, ann, bob) = try Self.annAndBob(seed: 31013, bobOn: 0, followerOn: 1)
         simulation.scroll(ann)
         simulation.advance(300_000_000)
         simulation.pause(1, for: 2_000_000_000)
