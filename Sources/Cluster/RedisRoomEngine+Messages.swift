@@ -51,7 +51,15 @@ extension RedisRoomEngine {
                 deliver(room, version: nil, .state(state))
             }
         case .success(.stateWanted?):
-            deliver(room, version: nil, nil)
+            // While the room is fetched (or merged), a question waits with the changes heard
+            // meanwhile and is answered after them, from what the room then holds (seed 40989
+            // with Redis stops: a fetching node's room was not held yet and dropped it, though
+            // that node alone had heard the newest place).
+            if attaching[room] != nil {
+                attaching[room]?.hear(version: nil, nil)
+            } else {
+                deliver(room, version: nil, nil)
+            }
         }
     }
 

@@ -97,21 +97,24 @@ extension RoomMachine {
     /// a new presenter's claim came before the answers to its node's `Q`: its node showed no
     /// state while every other showed the last driver's place). Members hear it while they know
     /// no driver (told so first, then the driver again: I5), as after a snapshot.
-    /// On the lease holder's node whose driver has not moved under its lease, a newer one (or
-    /// any, while it holds none) is its predecessor's newest place, which this node missed
-    /// (seed 20123: paused through the previous driver's last moves) or another node may lack
-    /// (seed 30632: taken here as the last place while a node that held that driver's older
-    /// place dropped it): ordered again under its driver, as `leadAgain` does (and, as it, not
-    /// while a merge is on its way), so that every node ends on it.
+    /// On the lease holder's node, a passed-on state newer than any it holds or ordered is
+    /// ordered again under its driver (a leap above it, as a new lease's first state; as
+    /// `leadAgain`, not while a merge is on its way), so that every node ends on one place: the
+    /// predecessor's newest place while the driver has not moved under its lease, which this
+    /// node missed (seed 20123: paused through the previous driver's last moves) or another node
+    /// may lack (seed 30632: taken here as the last place while a node that held that driver's
+    /// older place dropped it); the driver's own place once it has (seeds 41381, 41537: a node
+    /// apart from Redis numbered a state alone from a clock that ran later, its merge wrote it
+    /// into the hash, and the driver's node answered `Q` below it).
     mutating func takeLastPlace(_ state: ScrollState, _ context: Context) -> [Effect] {
         guard state.seq <= plausibleSeq(context) else { return [] }
-        if !merging, driverLeadsHere, orderedHere == nil, state.seq > core.state?.seq ?? 0, let driver = core.driver {
-            var passed = state
-            passed.by = driver.description
-            passed.seq = leap(above: max(core.lastSeq, state.seq), context)
+        if !merging, driverLeadsHere, let driver = core.driver, state.seq > max(orderedHere?.seq ?? 0, core.state?.seq ?? 0) {
+            var place = orderedHere ?? state
+            place.by = driver.description
+            place.seq = leap(above: max(core.lastSeq, state.seq), context)
             leapsNextLead = false
-            orderedHere = passed
-            return [.publishLed(passed)]
+            orderedHere = place
+            return [.publishLed(place)]
         }
         guard core.state == nil else { return [] }
         let (driver, name) = (core.driver, core.driverName)

@@ -59,4 +59,18 @@ struct SnapshotWaitTests {
         let none = failed.answered(nil)
         #expect(none.snapshot == nil && none.then.isEmpty && none.over, "a failed fetch hands nothing on")
     }
+
+    /// A question another node asked while the snapshot was on its way (no change) goes to the
+    /// hub after the last answer, in the order heard, so that it is answered from what the room
+    /// then holds (seed 40989 with Redis stops).
+    @Test func aQuestionHeardMeanwhileIsHandedOnInChannelOrder() {
+        var wait = SnapshotWait()
+        wait.asked()
+        wait.hear(version: 3, .driver(nil, name: nil))
+        wait.hear(version: nil, nil)
+        wait.hear(version: nil, .state(Self.state(9)))
+        let answer = wait.answered(Self.snapshot(version: 2))
+        #expect(answer.then.map(\.version) == [3, nil, nil])
+        #expect(answer.then.map { $0.change == nil } == [false, true, false], "the question between the change and the state")
+    }
 }

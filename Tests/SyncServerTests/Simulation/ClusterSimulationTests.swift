@@ -1,3 +1,4 @@
+import Cluster
 import Foundation
 import Testing
 
@@ -73,10 +74,10 @@ struct ClusterSimulationTests {
         return summary
     }
 
-    /// A simulation of two nodes for a directed schedule (the seed draws only delays and offsets).
-    static func twoNodes(seed: UInt64) throws -> ClusterSimulation {
+    /// A directed schedule's simulation: the default options but for the number of nodes.
+    static func simulation(seed: UInt64, nodes: Int) throws -> ClusterSimulation {
         var options = ClusterSimulation.Options()
-        options.nodes = 2
+        options.nodes = nodes
         return try ClusterSimulation(seed: seed, options: options)
     }
 
@@ -91,7 +92,7 @@ struct ClusterSimulationTests {
     /// every node then agrees nobody drives (`lapse`), and a follower who joins on a new node
     /// is told the same, with the room's newest state.
     @Test func afterTheDriversNodeDiesEveryNodeAgreesNobodyDrives() throws {
-        let simulation = try Self.twoNodes(seed: 6)
+        let simulation = try Self.simulation(seed: 6, nodes: 2)
         simulation.join(.presenter, on: 0)
         simulation.join(.follower, on: 1)
         simulation.advance(100_000_000)
@@ -170,12 +171,39 @@ struct ClusterSimulationTests {
         #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
     }
 
+    /// A node that fetches the room answers a `Q` heard while its fetch was on its way, once it
+    /// holds the room (seed 40989 with Redis stops: a node that joined during the stop waited
+    /// for its driver's state; the questions heard meanwhile went to a room it did not hold yet
+    /// and were dropped, though it alone had heard the newest place). Nobody drives: node 0
+    /// answers node 1's own question, node 1 the one it heard while fetching (before: none).
+    @Test func aQuestionHeardWhileANodeFetchesTheRoomIsAnsweredOnceItHoldsIt() throws {
+        let simulation = try Self.simulation(seed: 40989, nodes: 2)
+        simulation.join(.presenter, on: 0)
+        simulation.join(.follower, on: 0)
+        simulation.advance(200_000_000)
+        let ann = simulation.members[0]
+        simulation.scroll(ann)
+        simulation.advance(100_000_000)
+        simulation.send(#"{"type":"control","action":"release"}"#, from: ann, "release")
+        simulation.advance(400_000_000)  // past node 0's interval between answers
+        let engine = try #require(simulation.servers[1]?.engine as? RedisRoomEngine)
+        simulation.join(.follower, on: 1)
+        for _ in 0..<100 where engine.attaching[ClusterSimulation.room] == nil { simulation.advance(100_000) }
+        #expect(engine.attaching[ClusterSimulation.room] != nil, "node 1 is fetching the room")
+        simulation.redis.published = []
+        engine.received(channel: ArraySlice(RedisRoomEngine.roomKey(ClusterSimulation.room).utf8), payload: Array("Q 0123456789abcdef".utf8))
+        simulation.advance(200_000_000)
+        let answers = (simulation.redis.published ?? []).filter { $0.starts(with: Array("S ".utf8)) }
+        #expect(answers.count == 2, "\(answers.count) answers")
+        #expect(simulation.members.allSatisfy { $0.state?.offset == Double(simulation.offset) })
+    }
+
     /// A node that wakes from a pause and cannot confirm the driver change it heard (the lease
     /// moved on meanwhile) knows it missed changes: it takes no led state until it has fetched
     /// the room again. Before, its driver, who lost the lease while it slept, ordered the next
     /// driver's place again under her own name, above every later state (seed 31637).
     @Test func aNodeWhoseDriverChangeWasOvertakenOrdersNothingUnderItsFormerDriver() throws {
-        let simulation = try Self.twoNodes(seed: 31637)
+        let simulation = try Self.simulation(seed: 31637, nodes: 2)
         simulation.join(.presenter, on: 1)
         simulation.advance(200_000_000)
         simulation.join(.presenter, on: 0)
@@ -233,7 +261,7 @@ struct ClusterSimulationTests {
     /// the merge's answer while node 1's held Ann's state under that `seq` (I1; seeds 40282,
     /// 41361, 41495 with Redis stops).
     @Test func aMergeThatLosesTheLeaseWritesItsStateAsItWasOrdered() throws {
-        let simulation = try Self.twoNodes(seed: 40282)
+        let simulation = try Self.simulation(seed: 40282, nodes: 2)
         simulation.join(.presenter, on: 0)
         simulation.advance(100_000_000)
         simulation.join(.presenter, on: 0)
@@ -270,7 +298,7 @@ struct ClusterSimulationTests {
     /// place (ClusterTests' frozen Redis, with the timings each seed picks).
     @Test(arguments: UInt64(1)...80)
     func afterRedisStopsAndAnswersAgainEveryMemberEndsOnThePresentersNewestPlace(_ seed: UInt64) throws {
-        let simulation = try Self.twoNodes(seed: seed)
+        let simulation = try Self.simulation(seed: seed, nodes: 2)
         simulation.join(.presenter, on: 0)
         simulation.join(.follower, on: 0)
         simulation.join(.follower, on: 1)
