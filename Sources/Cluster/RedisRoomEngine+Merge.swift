@@ -33,6 +33,7 @@ extension RedisRoomEngine {
         let suffix = local.state.map(stateSuffix) ?? []
         let driverMessage = local.driver.map { ServerMessage.driver($0, name: local.driverName) } ?? []
         let document = local.document.map { ServerMessage.document($0) } ?? []
+        let access: [UInt8] = local.followKey.map { SharedChange.access(followKey: $0) } ?? []
         let signing = signer == nil ? [[UInt8]](repeating: [], count: 5)
             : [scriptKey(driverMessage, channel: k.channel), scriptKey(document, channel: k.channel),
                scriptKey(statePrefix + suffix, channel: k.channel), hashSuffix, scriptKey(statePrefix + hashSuffix, channel: k.channel)]
@@ -40,7 +41,7 @@ extension RedisRoomEngine {
                        String(local.state?.seq ?? 0)].map { Array($0.utf8) }
                       + [suffix, Array(k.channel.utf8), Array(String(leaseMilliseconds).utf8), Array(String(roomIdleMilliseconds).utf8),
                          driverMessage, document, Array((local.keyDigest ?? "").utf8), Array((local.followKey ?? "").utf8)] + signing
-                      + [Array(String(seqClock()).utf8)]) { [self] answer in
+                      + [Array(String(seqClock()).utf8), access, scriptKey(access, channel: k.channel)]) { [self] answer in
             settle(room)  // a fetch of the same room waiting for the newest state answers first (it ran first)
             let snapshot = answer.isError ? nil : snapshotFrom(answer, room: room)
             answered(room, snapshot, reply)

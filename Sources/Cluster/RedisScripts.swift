@@ -137,7 +137,9 @@ package enum Scripts {
     /// local state, and of the hash's state `suf` as the node read it just before (a state
     /// whose key the node could not know goes unpublished: the version still counts it, so
     /// other nodes fetch the room at the next change); the `seq` base of a hash without one
-    /// (as `snapshot`).
+    /// (as `snapshot`); the `access` message of the follow key record, and its signing key.
+    /// A follow key put back is published (I7): a node that fetched the room while the hash
+    /// had none would keep it public otherwise.
     /// The local driver keeps control if the lease is free or its own; its state then goes
     /// out again with a `seq` above every node's. Only that node publishes a state: it is the
     /// only one that ordered states alone meanwhile. Another node's newer state goes into the
@@ -171,7 +173,10 @@ package enum Scripts {
           redis.call('PUBLISH', ARGV[5], signed(ARGV[13], ver, '') .. ver .. ' ' .. ARGV[9])
         end
         if ARGV[10] ~= '' then redis.call('HSETNX', KEYS[1], 'key', ARGV[10]) end
-        if ARGV[11] ~= '' then redis.call('HSETNX', KEYS[1], 'fkey', ARGV[11]) end
+        if ARGV[11] ~= '' and redis.call('HSETNX', KEYS[1], 'fkey', ARGV[11]) == 1 then
+          local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+          redis.call('PUBLISH', ARGV[5], signed(ARGV[19], ver, '') .. ver .. ' ' .. ARGV[18])
+        end
         local suffix = false
         if mine and ARGV[4] ~= '' then
           suffix = ARGV[4]

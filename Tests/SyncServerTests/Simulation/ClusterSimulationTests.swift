@@ -30,6 +30,7 @@ struct ClusterSimulationTests {
     /// The seeds kept for the sweep's options: with Redis stops or without.
     static let kept = kept("seeds.txt")
     static let keptWithRedisStops = kept("seeds-redis-stops.txt")
+    static let keptWithFollowKeys = kept("seeds-follow-keys.txt")
 
     static var options: ClusterSimulation.Options {
         var options = ClusterSimulation.Options()
@@ -78,7 +79,7 @@ struct ClusterSimulationTests {
 
     @Test func seededSchedulesKeepTheInvariants() throws {
         let first = UInt64(Self.setting("FIRST", 1))
-        let kept = Self.options.redisStops ? Self.keptWithRedisStops : Self.kept
+        let kept = Self.options.redisStops ? Self.keptWithRedisStops : Self.options.followKeys ? Self.keptWithFollowKeys : Self.kept
         let open = Self.setting("ALL", 0) != 0 ? [] : Set(kept.filter { !$0.fixed }.map(\.seed))
         try Self.run((first..<(first + UInt64(Self.setting("SEEDS", 100)))).filter { !open.contains($0) })
     }
@@ -118,6 +119,29 @@ struct ClusterSimulationTests {
         let admitted = simulation.join(.follower, on: 1, parameters: ["followKey=\(key)"], followKey: key)
         simulation.advance(200_000_000)
         #expect(admitted?.welcomed == true && simulation.openingFollowKey == key)
+        simulation.quiesce()
+        #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
+    }
+
+    /// I7 after Redis restarted empty: a node that fetches the room before the node holding its
+    /// follow key merges learns the key from that merge (an `access` change), and evicts the
+    /// follower it admitted meanwhile. Before, the merge put the key back in the hash only, and
+    /// the new node kept the room public (seeds 70272, 70444 in `seeds-follow-keys.txt`).
+    @Test func aFollowKeyPutBackByAMergeReachesANodeThatFetchedTheRoomBefore() throws {
+        var options = ClusterSimulation.Options()
+        options.nodes = 2
+        options.followKeys = true
+        let simulation = try ClusterSimulation(seed: 70272, options: options)
+        let key = ClusterSimulation.followKeys[1]
+        simulation.join(.presenter, on: 0, parameters: ["token=\(ClusterSimulation.presenterToken)", "followKey=\(key)"], followKey: key)
+        simulation.advance(200_000_000)
+        simulation.redis.restartEmpty()
+        simulation.crash(1)  // node 2 starts: its links are new, it reaches Redis before node 0 merges
+        let early = simulation.join(.follower, on: 2, parameters: [])
+        simulation.advance(30_000_000)
+        #expect(early?.welcomed == true && simulation.sharedFollowKeyRecord == nil, "the room is public on node 2 until node 0 merges")
+        simulation.advance(2_000_000_000)
+        #expect(simulation.sharedFollowKeyRecord != nil && early?.client.closeCode == 1008, "evicted once the merge puts the key back")
         simulation.quiesce()
         #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
     }
@@ -282,6 +306,13 @@ struct ClusterSimulationTests {
 
     @Test func seedsThatBrokeAnInvariantOnceKeepThem() throws {
         try Self.run(Self.kept.filter(\.fixed).map(\.seed))
+    }
+
+    @Test func seedsThatBrokeAnInvariantWithFollowKeysKeepThem() throws {
+        var options = Self.options
+        options.followKeys = true
+        options.signed = true
+        try Self.run(Self.keptWithFollowKeys.filter(\.fixed).map(\.seed), options: options)
     }
 
     @Test func seedsThatBrokeAnInvariantWithRedisStopsKeepThem() throws {

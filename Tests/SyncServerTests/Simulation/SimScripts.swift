@@ -111,7 +111,8 @@ enum SimScripts {
     /// KEYS hash, lease, nodes; ARGV (1-based as in the Lua) 1 local driver, 2 its name, 3 local
     /// seq, 4 local suffix, 5 channel, 6 lease ms, 7 idle ms, 8 driver message, 9 document
     /// message, 10 key digest, 11 follow key record, 12–16 signing keys (of the driver message,
-    /// the document, the local state; the hash's suffix as read and its key), 17 `seq` base.
+    /// the document, the local state; the hash's suffix as read and its key), 17 `seq` base,
+    /// 18 the follow key's `access` message, 19 its signing key.
     static func reconcile(_ keys: [String], _ argv: [String], _ arguments: [[UInt8]], _ redis: SimRedis) -> RedisReply {
         func arg(_ n: Int) -> [UInt8] { arguments[n - 1] }
         func text(_ n: Int) -> String { argv[n - 1] }
@@ -140,7 +141,11 @@ enum SimScripts {
             redis.publish(text(5), signed(arg(13), ver) + Array("\(ver) ".utf8) + arg(9))
         }
         if !arg(10).isEmpty, redis.hget(hash, "key") == nil { redis.hset(hash, "key", arg(10)) }
-        if !arg(11).isEmpty, redis.hget(hash, "fkey") == nil { redis.hset(hash, "fkey", arg(11)) }
+        if !arg(11).isEmpty, redis.hget(hash, "fkey") == nil {
+            redis.hset(hash, "fkey", arg(11))
+            let ver = redis.hincrby(hash, "ver", 1)
+            redis.publish(text(5), signed(arg(19), ver) + Array("\(ver) ".utf8) + arg(18))
+        }
         var suffix: [UInt8]?
         if mine && !arg(4).isEmpty {
             suffix = arg(4)

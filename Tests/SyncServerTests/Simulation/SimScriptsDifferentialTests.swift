@@ -105,7 +105,7 @@ struct SimScriptsDifferentialTests {
             text = ["EVAL", Scripts.reconcile, "3", hash, lease, nodes, session(), "n", String(random.below(3000)),
                     random.chance(0.2) ? "" : suffix(), channel, long, long, message(), document(),
                     random.chance(0.5) ? "" : "key\(random.below(2))", random.chance(0.5) ? "" : "fk\(random.below(2))",
-                    "", "", "", "", "", base()]
+                    "", "", "", "", "", base(), #"{"type":"access","followKey":"fk"}"#, ""]
         default: text = ["HSET", nodes, "node\(random.below(2))", "1 2 0 \(random.below(1000))"]
         }
         return text.map { Array($0.utf8) }
