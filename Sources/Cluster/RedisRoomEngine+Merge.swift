@@ -16,27 +16,18 @@ extension RedisRoomEngine {
         }
     }
 
-    /// With `redis.secret`, the hash's state is read first: the script may publish it again,
-    /// signed with a key only this node can make.
+    /// The `reconcile` script with what this room did here alone; it publishes only this node's
+    /// own (signed with `redis.secret`, by keys made here), never the hash's state.
     private func merge(_ room: String, local: RoomSnapshot, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
         attaching[room, default: SnapshotWait()].asked()
-        guard signer != nil else { return merge(room, local: local, hashSuffix: [], reply: reply) }
-        commands.send(["HGET", keys(room).hash, "suf"]) { [self] answer in
-            let suffix: [UInt8]
-            if case .string(let bytes) = answer { suffix = bytes } else { suffix = [] }
-            merge(room, local: local, hashSuffix: suffix, reply: reply)
-        }
-    }
-
-    private func merge(_ room: String, local: RoomSnapshot, hashSuffix: [UInt8], reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
         let k = keys(room)
         let suffix = local.state.map(stateSuffix) ?? []
         let driverMessage = local.driver.map { ServerMessage.driver($0, name: local.driverName) } ?? []
         let document = local.document.map { ServerMessage.document($0) } ?? []
         let access: [UInt8] = local.followKey.map { SharedChange.access(followKey: $0) } ?? []
-        let signing = signer == nil ? [[UInt8]](repeating: [], count: 5)
+        let signing = signer == nil ? [[UInt8]](repeating: [], count: 3)
             : [scriptKey(driverMessage, channel: k.channel), scriptKey(document, channel: k.channel),
-               scriptKey(statePrefix + suffix, channel: k.channel), hashSuffix, scriptKey(statePrefix + hashSuffix, channel: k.channel)]
+               scriptKey(statePrefix + suffix, channel: k.channel)]
         commands.send(["EVAL", scripts.reconcile, "3", k.hash, k.lease, k.nodes, local.driver ?? "", local.driverName ?? "",
                        String(local.state?.seq ?? 0)].map { Array($0.utf8) }
                       + [suffix, Array(k.channel.utf8), Array(String(leaseMilliseconds).utf8), Array(String(roomIdleMilliseconds).utf8),

@@ -213,12 +213,12 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         commands.send([Array(publishCommand.utf8), Array(k.channel.utf8), signed(Array(("Q " + node).utf8), channel: k.channel)])
     }
 
-    public func scroll(room: String, session: String, suffix: [UInt8], done: @escaping @Sendable (EngineResult) -> Void) {
+    public func scroll(room: String, session: String, suffix: [UInt8], seq: Int, done: @escaping @Sendable (EngineResult) -> Void) {
         loop.execute { [self] in
             counters.scriptedChanges.add(1, ordering: .relaxed)
             let k = keys(room)
             let arguments: [[UInt8]] = ["EVAL", scripts.scroll, "2", k.hash, k.lease, session].map { Array($0.utf8) }
-                + [suffix, Array(k.channel.utf8), scriptKey(statePrefix + suffix, channel: k.channel)]
+                + [suffix, Array(k.channel.utf8), scriptKey(statePrefix + suffix, channel: k.channel), Array(String(seq).utf8)]
             commands.send(arguments) { answer in
                 switch answer {
                 // redis-server 7 says `ERR NOTDRIVER` (a script's error without a code gets ERR).

@@ -41,16 +41,20 @@ package enum Scripts {
         return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]) or '', redis.call('HGETALL', KEYS[3])}
         """
 
-    /// KEYS hash, lease; ARGV session, suffix, channel, signing key. A scroll sent before its node has heard
-    /// that it holds the lease (the lease holder's node publishes its driver's states itself,
-    /// without a script: `RedisRoomEngine.publish(led:seq:by:room:keep:)`). The hash's expiry is not
-    /// renewed here: the lease holder's node renews the lease and the hash every second.
+    /// KEYS hash, lease; ARGV session, suffix, channel, signing key, `seq` floor. A scroll sent before its
+    /// node has heard that it holds the lease (the lease holder's node publishes its driver's states
+    /// itself, without a script: `RedisRoomEngine.publish(led:seq:by:room:keep:)`). Numbered one above
+    /// the hash's `seq` and at least the floor the node sends: the hash lags the led states (written
+    /// back every 250 ms, a pending write dropped when the lease moves), so one above it alone could
+    /// be a `seq` the previous holder's node already gave another state (docs/cluster.md §7.2, I1).
+    /// The hash's expiry is not renewed here: the lease holder's node renews the lease and the hash
+    /// every second.
     package static let scroll = """
         \(sign)
         if redis.call('GET', KEYS[2]) ~= ARGV[1] then return redis.error_reply('NOTDRIVER') end
-        local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+        local seq = math.max((tonumber(redis.call('HGET', KEYS[1], 'seq')) or 0) + 1, tonumber(ARGV[5]) or 0)
         local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
-        redis.call('HSET', KEYS[1], 'suf', ARGV[2])
+        redis.call('HSET', KEYS[1], 'seq', digits(seq), 'suf', ARGV[2])
         redis.call('PUBLISH', ARGV[3], signed(ARGV[4], ver, digits(seq)) .. ver .. ' \(String(decoding: statePrefix, as: UTF8.self))' .. digits(seq) .. ARGV[2])
         return seq
         """
@@ -133,13 +137,10 @@ package enum Scripts {
     /// After an outage. KEYS hash, lease, nodes; ARGV local driver, its name, local seq,
     /// local state suffix, channel, lease ms, idle ms, driver message, document message,
     /// presenter key digest (kept only if the room has none), follow key record (the same);
-    /// signing keys (empty without `redis.secret`) of the driver message, the document, the
-    /// local state, and of the hash's state `suf` as the node read it just before (a state
-    /// whose key the node could not know goes unpublished: the version still counts it, so
-    /// other nodes fetch the room at the next change); the `seq` base of a hash without one
-    /// (as `snapshot`); the `access` message of the follow key record, and its signing key.
-    /// A follow key put back is published (I7): a node that fetched the room while the hash
-    /// had none would keep it public otherwise.
+    /// signing keys (empty without `redis.secret`) of the driver message, the document and the
+    /// local state; the `seq` base of a hash without one (as `snapshot`); the `access` message
+    /// of the follow key record, and its signing key. A follow key put back is published (I7):
+    /// a node that fetched the room while the hash had none would keep it public otherwise.
     /// The local driver keeps control if the lease is free or its own; its state then goes
     /// out again with a `seq` above every node's. Only that node publishes a state: it is the
     /// only one that ordered states alone meanwhile. Another node's newer state goes into the
@@ -150,7 +151,7 @@ package enum Scripts {
     /// merged before it would not hear of it otherwise.
     package static let reconcile = """
         \(sign)
-        redis.call('HSETNX', KEYS[1], 'seq', ARGV[17])
+        redis.call('HSETNX', KEYS[1], 'seq', ARGV[15])
         local cur = tonumber(redis.call('HGET', KEYS[1], 'seq'))
         local holder = redis.call('GET', KEYS[2])
         local localSeq = tonumber(ARGV[3])
@@ -175,23 +176,15 @@ package enum Scripts {
         if ARGV[10] ~= '' then redis.call('HSETNX', KEYS[1], 'key', ARGV[10]) end
         if ARGV[11] ~= '' and redis.call('HSETNX', KEYS[1], 'fkey', ARGV[11]) == 1 then
           local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
-          redis.call('PUBLISH', ARGV[5], signed(ARGV[19], ver, '') .. ver .. ' ' .. ARGV[18])
+          redis.call('PUBLISH', ARGV[5], signed(ARGV[17], ver, '') .. ver .. ' ' .. ARGV[16])
         end
-        local suffix = false
         if mine and ARGV[4] ~= '' then
-          suffix = ARGV[4]
+          local seq = math.max(cur, localSeq) + 1
+          redis.call('HSET', KEYS[1], 'seq', digits(seq), 'suf', ARGV[4])
+          local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+          redis.call('PUBLISH', ARGV[5], signed(ARGV[14], ver, digits(seq)) .. ver .. ' \(String(decoding: statePrefix, as: UTF8.self))' .. digits(seq) .. ARGV[4])
         elseif localSeq > cur and ARGV[4] ~= '' then
           redis.call('HSET', KEYS[1], 'seq', ARGV[3], 'suf', ARGV[4])
-        end
-        if suffix then
-          local seq = math.max(cur, localSeq) + 1
-          redis.call('HSET', KEYS[1], 'seq', digits(seq), 'suf', suffix)
-          local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
-          local key = ''
-          if ARGV[14] ~= '' then key = (suffix == ARGV[4] and ARGV[14]) or (suffix == ARGV[15] and ARGV[16]) or false end
-          if key then
-            redis.call('PUBLISH', ARGV[5], signed(key, ver, digits(seq)) .. ver .. ' \(String(decoding: statePrefix, as: UTF8.self))' .. digits(seq) .. suffix)
-          end
         end
         redis.call('PEXPIRE', KEYS[1], ARGV[7])
         \(snapshotReply)

@@ -93,8 +93,8 @@ public final class ShardedRoomEngine: RoomEngine, SharedRoomsDelegate, @unchecke
         shard(for: room).detach(room: room)
     }
 
-    public func scroll(room: String, session: String, suffix: [UInt8], done: @escaping @Sendable (EngineResult) -> Void) {
-        shard(for: room).scroll(room: room, session: session, suffix: suffix, done: done)
+    public func scroll(room: String, session: String, suffix: [UInt8], seq: Int, done: @escaping @Sendable (EngineResult) -> Void) {
+        shard(for: room).scroll(room: room, session: session, suffix: suffix, seq: seq, done: done)
     }
 
     public func publish(led message: [UInt8], seq: Int, by: String, room: String, keep: Bool) {

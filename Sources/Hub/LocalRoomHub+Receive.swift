@@ -36,7 +36,7 @@ extension LocalRoomHub {
             }
         }
         switch request {
-        case .scroll(let state): engine.scroll(room: room.name, session: sender.member.id.description, suffix: stateSuffix(state), done: done)
+        case .scroll(let state): engine.scroll(room: room.name, session: sender.member.id.description, suffix: stateSuffix(state), seq: state.seq, done: done)
         case .control(let action): engine.control(room: room.name, action, done: done)
         case .document(let document): engine.share(document: ServerMessage.document(document), room: room.name, done: done)
         }

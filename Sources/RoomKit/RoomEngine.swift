@@ -14,8 +14,9 @@ public protocol RoomEngine: AnyObject, Sendable {
     /// This node no longer holds the room (forgotten, or never driven and left): it stops
     /// hearing the room's changes until it attaches again.
     func detach(room: String)
-    /// Publishes a state: `suffix` is its JSON after `"seq":`, which the engine assigns.
-    func scroll(room: String, session: String, suffix: [UInt8], done: @escaping @Sendable (EngineResult) -> Void)
+    /// Publishes a state: `suffix` is its JSON after `"seq":`, which the engine assigns: the
+    /// next above the room's (its hash's) and `seq` at least (the hash may lag the room's newest).
+    func scroll(room: String, session: String, suffix: [UInt8], seq: Int, done: @escaping @Sendable (EngineResult) -> Void)
     /// A state this node ordered as the holder of the room's driver lease (the driver is one
     /// of its members): published as it is, and kept as the room's newest (written back at a
     /// bounded rate; a node that fetches the room asks for the newest, see `sharedStateWanted`).

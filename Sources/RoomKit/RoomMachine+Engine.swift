@@ -269,12 +269,18 @@ extension RoomMachine {
             passedOnAt = now
             return [.passOn(state, keep: false)]
         }
+        // The lease holder's node: the first question of an interval orders the driver's place
+        // again; the next passes the state on at once (a node that fetched the room after that
+        // ordering was published, from a hash that may lag it, gets the newest within its
+        // welcome's wait) and orders once more at the interval's end; later ones wait for that
+        // ordering. At most two answers per interval, whatever the number of questions (a
+        // `PUBLISH` of `Q` is all anyone on that Redis needs to ask: one `S` per `Q` before).
         guard let last = orderedAgainAt, elapsed(since: last) < interval else {
             orderAgainScheduled = false
             orderedAgainAt = now
             return leadAgain(context)
         }
-        guard !orderAgainScheduled else { return [.passOn(state, keep: true)] }
+        guard !orderAgainScheduled else { return [] }
         orderAgainScheduled = true
         return [.passOn(state, keep: true), .scheduleOrderAgain(after: interval - elapsed(since: last))]
     }

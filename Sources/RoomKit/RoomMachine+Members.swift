@@ -148,10 +148,15 @@ extension RoomMachine {
             // the room is merged after an outage, `lead` holds it until the merge says who leads.)
             return lead(update, from: id, sender: sender, context)
         case .scroll(let update):
-            let previous = proposed.flatMap { SessionID($0.by) } == id ? proposed : core.state
-            switch core.proposeScroll(update, from: id, after: .some(previous)) {
+            let sentBefore = proposed.flatMap { SessionID($0.by) } == id
+            switch core.proposeScroll(update, from: id, after: .some(sentBefore ? proposed : core.state)) {
             case .failure(let error): return [.refuse(error, to: sender)]
-            case .success(let state):
+            case .success(var state):
+                // The `scroll` script numbers it above the room's hash and this `seq` (a floor).
+                // Sent by a driver whose node has not heard that it holds the lease: the first as
+                // a new lease's first state (the hash may lag states the previous holder's node
+                // ordered, and this node may not have heard them), the next above it.
+                state.seq = sentBefore ? max(state.seq, core.lastSeq + 1) : leap(above: core.lastSeq, context)
                 proposed = state
                 return toEngine(.scroll(state))
             }

@@ -176,7 +176,7 @@ struct RoomRulesTests {
     /// A node that does not lead passes its state on at most once per interval, and once more
     /// at its end when asked within it (seed 31067: the node that asked heard nothing); the lease
     /// holder's node orders it again at once, then within the interval passes it on as it is
-    /// and orders once more at the interval's end.
+    /// once and orders once more at the interval's end, however often it is asked.
     @Test func stateQuestionsAreAnsweredAtMostOncePerInterval() {
         let interval = SharedTiming.writeBackNanoseconds
         var elsewhere = RoomMachineTests.room()
@@ -199,7 +199,10 @@ struct RoomRulesTests {
         #expect(Self.names(within) == ["passOn(keep)", "schedule"])
         guard case .scheduleOrderAgain(let after)? = within.last else { return }
         #expect(after == interval - interval / 4, "at the interval's end")
-        #expect(Self.names(room.step(.stateWanted(now: 1_000 + interval / 2), shared)) == ["passOn(keep)"], "one ordering waits already")
+        for later in 1...100 {  // issue 46.7: one `S` per `Q` here before
+            let asked = room.step(.stateWanted(now: 1_000 + interval / 2 + UInt64(later)), shared)
+            #expect(asked.isEmpty, "one answer went and one ordering waits already: \(Self.names(asked))")
+        }
         let seq = room.core.lastSeq
         let again = room.step(.orderAgain(now: 1_000 + interval), shared)
         #expect(Self.names(again) == ["publishLed"])

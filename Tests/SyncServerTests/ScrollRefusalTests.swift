@@ -17,7 +17,7 @@ struct ScrollRefusalTests {
         try withEngine(on: try RedisServer()) { engine in
             let outcome = DispatchSemaphore(value: 0)
             let refused = Atomic(false)
-            engine.scroll(room: "refusal", session: "aaaa000000000001", suffix: Array(#","offset":1,"by":"aaaa000000000001"}"#.utf8)) { result in
+            engine.scroll(room: "refusal", session: "aaaa000000000001", suffix: Array(#","offset":1,"by":"aaaa000000000001"}"#.utf8), seq: 1) { result in
                 if case .refused = result { refused.store(true, ordering: .relaxed) }
                 outcome.signal()
             }

@@ -73,11 +73,12 @@ enum SimScripts {
         .array([redis.hgetall(keys[0]), .string(redis.get(keys[1]) ?? []), redis.hgetall(keys[2])])
     }
 
-    /// KEYS hash, lease; ARGV session, suffix, channel, signing key.
+    /// KEYS hash, lease; ARGV session, suffix, channel, signing key, `seq` floor.
     static func scroll(_ keys: [String], _ argv: [String], _ arguments: [[UInt8]], _ redis: SimRedis) -> RedisReply {
         guard let holder = redis.get(keys[1]), holder == arguments[0] else { return .error("ERR NOTDRIVER") }  // as redis-server 7 says it
-        let seq = redis.hincrby(keys[0], "seq", 1)
+        let seq = max((redis.hgetText(keys[0], "seq").flatMap(Int.init) ?? 0) + 1, argv.count > 4 ? Int(argv[4]) ?? 0 : 0)
         let ver = redis.hincrby(keys[0], "ver", 1)
+        redis.hset(keys[0], "seq", String(seq))
         redis.hset(keys[0], "suf", arguments[1])
         redis.publish(argv[2], signed(arguments[3], ver, String(seq)) + Array("\(ver) ".utf8) + statePrefix + Array(String(seq).utf8) + arguments[1])
         return .integer(seq)
@@ -110,14 +111,14 @@ enum SimScripts {
 
     /// KEYS hash, lease, nodes; ARGV (1-based as in the Lua) 1 local driver, 2 its name, 3 local
     /// seq, 4 local suffix, 5 channel, 6 lease ms, 7 idle ms, 8 driver message, 9 document
-    /// message, 10 key digest, 11 follow key record, 12–16 signing keys (of the driver message,
-    /// the document, the local state; the hash's suffix as read and its key), 17 `seq` base,
-    /// 18 the follow key's `access` message, 19 its signing key.
+    /// message, 10 key digest, 11 follow key record, 12–14 signing keys (of the driver message,
+    /// the document, the local state), 15 `seq` base, 16 the follow key's `access` message, 17
+    /// its signing key.
     static func reconcile(_ keys: [String], _ argv: [String], _ arguments: [[UInt8]], _ redis: SimRedis) -> RedisReply {
         func arg(_ n: Int) -> [UInt8] { arguments[n - 1] }
         func text(_ n: Int) -> String { argv[n - 1] }
         let hash = keys[0]
-        if redis.hget(hash, "seq") == nil { redis.hset(hash, "seq", arg(17)) }
+        if redis.hget(hash, "seq") == nil { redis.hset(hash, "seq", arg(15)) }
         let cur = redis.hgetText(hash, "seq").flatMap(Int.init) ?? 0
         let holder = redis.get(keys[1]).map { String(decoding: $0, as: UTF8.self) }
         let localSeq = Int(text(3)) ?? 0
@@ -144,27 +145,17 @@ enum SimScripts {
         if !arg(11).isEmpty, redis.hget(hash, "fkey") == nil {
             redis.hset(hash, "fkey", arg(11))
             let ver = redis.hincrby(hash, "ver", 1)
-            redis.publish(text(5), signed(arg(19), ver) + Array("\(ver) ".utf8) + arg(18))
+            redis.publish(text(5), signed(arg(17), ver) + Array("\(ver) ".utf8) + arg(16))
         }
-        var suffix: [UInt8]?
         if mine && !arg(4).isEmpty {
-            suffix = arg(4)
+            let seq = max(cur, localSeq) + 1
+            redis.hset(hash, "seq", String(seq))
+            redis.hset(hash, "suf", arg(4))
+            let ver = redis.hincrby(hash, "ver", 1)
+            redis.publish(text(5), signed(arg(14), ver, String(seq)) + Array("\(ver) ".utf8) + statePrefix + Array(String(seq).utf8) + arg(4))
         } else if localSeq > cur && !arg(4).isEmpty {
             redis.hset(hash, "seq", text(3))
             redis.hset(hash, "suf", arg(4))
-        }
-        if let suffix {
-            let seq = max(cur, localSeq) + 1
-            redis.hset(hash, "seq", String(seq))
-            redis.hset(hash, "suf", suffix)
-            let ver = redis.hincrby(hash, "ver", 1)
-            // The Lua's key: the local state's when the suffix is the local state's, the hash's
-            // suffix's when it is that one (always the former here), none (unpublished) else.
-            var key: [UInt8]? = []
-            if !arg(14).isEmpty { key = suffix == arg(4) ? arg(14) : suffix == arg(15) ? arg(16) : nil }
-            if let key {
-                redis.publish(text(5), signed(key, ver, String(seq)) + Array("\(ver) ".utf8) + statePrefix + Array(String(seq).utf8) + suffix)
-            }
         }
         redis.pexpire(hash, Int(text(7)) ?? 0)
         return snapshot(keys, redis)

@@ -91,7 +91,7 @@ struct SimScriptsDifferentialTests {
         let text: [String]
         switch random.below(11) {
         case 0: text = ["EVAL", Scripts.snapshot, "3", hash, lease, nodes, base(), long]
-        case 1: text = ["EVAL", Scripts.scroll, "2", hash, lease, session(), suffix(), channel, ""]
+        case 1: text = ["EVAL", Scripts.scroll, "2", hash, lease, session(), suffix(), channel, "", random.chance(0.5) ? base() : String(random.below(3000))]
         case 2: text = ["EVAL", Scripts.writeBack, "2", hash, lease, random.chance(0.2) ? base() : String(random.below(3000)), suffix(), session()]
         case 3, 4:
             let modes = ["take", "claim", "inherit", "lapse", "release"]
@@ -105,7 +105,7 @@ struct SimScriptsDifferentialTests {
             text = ["EVAL", Scripts.reconcile, "3", hash, lease, nodes, session(), "n", String(random.below(3000)),
                     random.chance(0.2) ? "" : suffix(), channel, long, long, message(), document(),
                     random.chance(0.5) ? "" : "key\(random.below(2))", random.chance(0.5) ? "" : "fk\(random.below(2))",
-                    "", "", "", "", "", base(), #"{"type":"access","followKey":"fk"}"#, ""]
+                    "", "", "", base(), #"{"type":"access","followKey":"fk"}"#, ""]
         default: text = ["HSET", nodes, "node\(random.below(2))", "1 2 0 \(random.below(1000))"]
         }
         return text.map { Array($0.utf8) }
