@@ -50,6 +50,9 @@ package final class FairWorker: Sendable {
         return true
     }
 
+    /// Jobs waiting now (not the one running).
+    package var waiting: Int { queues.withLock { $0.count } }
+
     /// Ends the thread after the job it runs now; the jobs that wait never run.
     package func stop() {
         queues.withLock { queues in

@@ -22,10 +22,13 @@ package final class KeyAdmission: Sendable {
         case limited(seconds: Int)
         /// Not checked: too many checks wait already.
         case busy
+        /// Not checked: `wanted` said the client no longer needs it (it left).
+        case unwanted
     }
 
     /// Checks `key` against `existing` (nil: none yet) for `room` from `address`; `completion`
-    /// runs once on `loop`. `wanted` is asked before the (slow) hash: a client that left needs none.
+    /// runs once on `loop`, whatever the outcome. `wanted` is asked before the (slow) hash: a
+    /// client that left needs none (`.unwanted`).
     package func check(_ key: String, against existing: String?, room: String, address: String, engine: (any RoomEngine)?, on loop: EventLoop,
                wanted: @escaping @Sendable () -> Bool = { true }, completion: @escaping (Outcome) -> Void) {
         let ticket: KeyCheckTicket
@@ -47,7 +50,10 @@ package final class KeyAdmission: Sendable {
         let count = "keys " + address
         engine.take(count: count, room: room, limit: failures.perMinute, windowMilliseconds: Int(KeyFailureLimits.minute / 1_000_000)) { taken in
             loop.execute {
-                guard wanted() else { return ticket.settle(failed: false, now: loop.now) }
+                guard wanted() else {
+                    ticket.settle(failed: false, now: loop.now)
+                    return answer.value(.unwanted)
+                }
                 if taken == false {
                     ticket.settle(failed: false, now: loop.now)
                     return answer.value(.limited(seconds: 60))

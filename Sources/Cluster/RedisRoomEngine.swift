@@ -210,7 +210,7 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
             newestWanted[room] = (snapshot, reply)
             loop.schedule(after: Self.newestWaitNanoseconds) { [weak self] in self?.settle(room) }
         }
-        commands.send([Array(publishCommand.utf8), Array(k.channel.utf8), signed(Array(("Q " + node).utf8), channel: k.channel)])
+        askNewest(channel: k.channel)
     }
 
     public func scroll(room: String, session: String, suffix: [UInt8], seq: Int, done: @escaping @Sendable (EngineResult) -> Void) {

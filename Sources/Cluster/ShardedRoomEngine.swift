@@ -105,6 +105,10 @@ public final class ShardedRoomEngine: RoomEngine, SharedRoomsDelegate, @unchecke
         shard(for: room).forgetLed(room: room)
     }
 
+    public func askNewest(room: String) {
+        shard(for: room).askNewest(room: room)
+    }
+
     public func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void) {
         shard(for: room).control(room: room, action, done: done)
     }

@@ -60,21 +60,31 @@ extension LocalRoomHub {
 
     /// Checks a presenter's key against the room's record (`KeyAdmission`: counted against
     /// the address first, then a slow hash off this loop), then joins again with the proof.
-    func checkKey(_ member: RoomMember, room name: String, role: Role, key: String?, against existing: String?) {
+    /// `afterClaim`: the join waited for its claim of control (a key another node bound first
+    /// is checked now); if it ends here (the presenter left, or the check was refused), a lease
+    /// the claim won goes back (`abandonJoin`).
+    func checkKey(_ member: RoomMember, room name: String, role: Role, key: String?, against existing: String?, afterClaim: Bool) {
         let waiting = Unchecked(member)
         keys.check(key ?? "", against: existing, room: name, address: member.address, engine: engine, on: member.peer.channel.loop,
                    wanted: { !waiting.value.left }) { [self] outcome in
+            let refusal: ProtocolError
             switch outcome {
-            case .checked(let record, let ticket):
-                guard !waiting.value.left else { return }
-                join(waiting.value, room: name, role: role, key: key, proof: KeyProof(against: existing, record: record, ticket: ticket))
+            case .checked(let record, let ticket) where !waiting.value.left:
+                join(waiting.value, room: name, role: role, key: key, proof: KeyProof(against: existing, record: record, ticket: ticket),
+                     afterClaim: afterClaim)
+                return
+            case .checked, .unwanted:
+                if afterClaim { abandonJoin(waiting.value, room: name) }
+                return
             case .limited(let seconds):
                 counters.presenterKeyChecksRefused.add(1, ordering: .relaxed)
                 refusals.count(.keyLimit)
-                waiting.value.joined(.failure(ProtocolError(.rateLimited, "too many presenter keys tried for room \(name) from \(waiting.value.address); try again in \(seconds) s")))
+                refusal = ProtocolError(.rateLimited, "too many presenter keys tried for room \(name) from \(waiting.value.address); try again in \(seconds) s")
             case .busy:
-                waiting.value.joined(.failure(ProtocolError(.rateLimited, "server busy checking presenter keys; try again in a moment")))
+                refusal = ProtocolError(.rateLimited, "server busy checking presenter keys; try again in a moment")
             }
+            if afterClaim { abandonJoin(waiting.value, room: name) }
+            waiting.value.joined(.failure(refusal))
         }
     }
 

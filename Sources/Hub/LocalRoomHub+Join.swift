@@ -78,7 +78,7 @@ extension LocalRoomHub {
                 member.joined(result)
                 return
             case .hash(let existing):
-                checkKey(member, room: name, role: role, key: key, against: existing)
+                checkKey(member, room: name, role: role, key: key, against: existing, afterClaim: afterClaim)
                 return
             }
         }
@@ -116,13 +116,22 @@ extension LocalRoomHub {
         return { [self] in
             loop.execute { [self] in
                 let member = joining.value
-                guard !member.left else {
-                    step(.leave(member.id), in: room, on: loop)
-                    return
-                }
+                guard !member.left else { return abandonJoin(member, room: room) }
                 join(member, room: name, role: role, key: key, proof: proof, afterClaim: true)
             }
         }
+    }
+
+    /// A presenter whose join waited for its claim of control does not join after all (it
+    /// left, or its key check after the claim was refused): the room hears it leave, so a
+    /// lease its claim won, or may have won, goes back now rather than when it expires (5 s).
+    func abandonJoin(_ member: RoomMember, room name: String) {
+        guard let room = rooms.withLock({ $0[name] }) else { return }
+        abandonJoin(member, room: room)
+    }
+
+    private func abandonJoin(_ member: RoomMember, room: Room) {
+        step(.leave(member.id), in: room, on: member.peer.channel.loop)
     }
 
     /// The join under the room's lock: the room's machine decides (the key's proof, who claims

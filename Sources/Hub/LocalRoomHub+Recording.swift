@@ -161,6 +161,8 @@ extension LocalRoomHub {
                 answer(.refused(status: 429, reason: "too many keys tried for room \(name) from \(address); try again in \(seconds) s"))
             case .busy:
                 answer(.refused(status: 503, reason: "server busy checking presenter keys; try again in a moment"))
+            case .unwanted:
+                break  // (not asked: `wanted` is always true here)
             }
         }
     }

@@ -161,11 +161,18 @@ extension LocalRoomHub {
             case .inheritLease(let id, let name, let stale):
                 engine?.control(room: room.name, .inherit(session: id.description, name: name, stale: stale.description)) { _ in }
             case .lapseLease(let stale):
-                engine?.control(room: room.name, .lapse(stale: stale.description)) { _ in }
+                // Answered on the engine's loop (the home loop) before the change is heard there:
+                // the confirmation of the change it publishes is read after it, on the same link.
+                engine?.control(room: room.name, .lapse(stale: stale.description)) { [self] result in
+                    guard case .ordered = result, let loop = homeLoop else { return }
+                    step(.lapsed(stale: stale), in: room, on: loop)
+                }
             case .share(let request, let message, _, let sender):
                 share(request, message: message, from: sender, room: room)
             case .passOn(let state, let keep):
                 engine?.publish(led: ServerMessage.state(state), seq: state.seq, by: state.by, room: room.name, keep: keep)
+            case .askNewest:
+                engine?.askNewest(room: room.name)
             case .scheduleOrderAgain(let delay):
                 steps.loop.schedule(after: delay) { [weak self] in self?.orderAgain(room) }
             case .orderControl(let action, let ticket):

@@ -27,6 +27,9 @@ public protocol RoomEngine: AnyObject, Sendable {
     func publish(led message: [UInt8], seq: Int, by: String, room: String, keep: Bool)
     /// This node's driver lost the room's lease: a led state not yet written back is dropped.
     func forgetLed(room: String)
+    /// Asks every other node that holds the room for its newest state (`sharedStateWanted`
+    /// there): each passes it on, and each node takes what is newer than its own.
+    func askNewest(room: String)
     /// Changes or keeps the room's driver lease.
     func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void)
     /// Publishes a `document` message (its JSON text).
@@ -129,6 +132,10 @@ package enum SharedTiming {
     /// node numbered up to this far above this node's `seq` clock is plausible (a new lease's
     /// first state numbers from its node's clock).
     package static let clockSkewMicroseconds = 60_000_000
+    /// How far a new lease's first state leaps over the room's `seq` at least
+    /// (`RoomMachine.handoverLeap`, which says why); a merge that keeps its driver numbers its
+    /// state so too (the `reconcile` script).
+    package static let handoverLeap = 1024
 
     /// The highest `seq` a state from another node may have above a room's `seq` before it is
     /// taken for one that cannot follow (`SeqReservation.block`), or as far as the `seq` clock

@@ -56,7 +56,7 @@ extension RoomMachine {
             controlWaits[index].version = version  // done when the room reaches it (`afterStep`)
         case .done:
             let wait = controlWaits.remove(at: index)
-            finish(wait, &effects)
+            finish(wait, settled: false, &effects)
         case .refused(let error):
             var wait = controlWaits.remove(at: index)
             if let sender = wait.sender {
@@ -73,7 +73,7 @@ extension RoomMachine {
             if let sender = wait.sender, core.members[wait.id] != nil {
                 effects = receive(.control(take: true), from: wait.id, sender: sender, context)
             }
-            finish(wait, &effects)
+            finish(wait, settled: false, &effects)  // (Redis may still run it, if it was only slow)
         }
         return effects
     }
@@ -94,18 +94,34 @@ extension RoomMachine {
     mutating func finishControlWaits(_ effects: inout [Effect]) {
         let waits = controlWaits
         controlWaits = waits.filter { $0.version == nil && !$0.joining }
-        for wait in waits where wait.version != nil || wait.joining { finish(wait, &effects) }
+        for wait in waits where wait.version != nil || wait.joining { finish(wait, settled: wait.version != nil, &effects) }
     }
 
     /// What waited goes: the held scroll again, as its sender's (refused then if the take
-    /// lost), the join. A taker who left meanwhile and won gives control back.
-    mutating func finish(_ wait: ControlWait, _ effects: inout [Effect]) {
-        if wait.joining { return effects.append(.continueJoin(ticket: wait.ticket)) }
+    /// lost), the join. `settled`: the outcome is known here (refused, or the room holds the
+    /// change); otherwise (no answer in time, the engine away, a merge first) the lease may be
+    /// the session's all the same. A taker who left meanwhile gives back control it won or may
+    /// have won (the release goes after the take, on the same link: Redis runs it second, and
+    /// it does nothing if the lease is another's); a joining presenter's claim is remembered
+    /// until it leaves (`unsettledClaims`).
+    mutating func finish(_ wait: ControlWait, settled: Bool = true, _ effects: inout [Effect]) {
+        if wait.joining {
+            if !settled, !unsettledClaims.contains(wait.id) { unsettledClaims.append(wait.id) }
+            return effects.append(.continueJoin(ticket: wait.ticket))
+        }
         guard core.members[wait.id] != nil else {
-            if core.driver == wait.id { effects.append(.releaseControl(wait.id)) }
+            if core.driver == wait.id || !settled { effects.append(.releaseControl(wait.id)) }
             return
         }
         if let update = wait.held, let sender = wait.sender { effects.append(.resend(.scroll(update), from: sender)) }
+    }
+
+    /// Whether `id`, leaving or not joining after all, may hold the lease through this node: it
+    /// is the driver here, or its claim's outcome was never learned here (forgotten now). Its
+    /// node then releases (a release that finds the lease another's does nothing).
+    mutating func giveBackClaim(of id: SessionID) -> Bool {
+        let unsettled = unsettledClaims.firstIndex(of: id).map { unsettledClaims.remove(at: $0) } != nil
+        return core.driver == id || unsettled
     }
 }
 

@@ -40,9 +40,12 @@ extension RoomMachine {
     /// the room's `seq` (a leap after a fetch).
     /// Ordered under the current lease: `by` is its driver (whose own place, if it moved under
     /// this lease, or the room's place passed on to it), above everything this node ordered;
-    /// heard here when it comes back on the channel, as `lead`'s (issue 46.1).
+    /// heard here when it comes back on the channel, as `lead`'s (issue 46.1). Not while a merge
+    /// is on its way: it publishes the driver's place itself, numbered by the script from the
+    /// same `seq` clock (seed 42381: two places under one `seq`); the driver's scrolls wait then
+    /// too (`waitsForMerge`).
     mutating func leadAgain(_ context: Context) -> [Effect] {
-        guard driverLeadsHere, let driver = core.driver, var state = orderedHere ?? core.state else { return [] }
+        guard !merging, driverLeadsHere, let driver = core.driver, var state = orderedHere ?? core.state else { return [] }
         let own = orderedHere != nil
         state.by = driver.description
         let above = max(core.lastSeq, orderedHere?.seq ?? 0)
@@ -98,11 +101,11 @@ extension RoomMachine {
     /// any, while it holds none) is its predecessor's newest place, which this node missed
     /// (seed 20123: paused through the previous driver's last moves) or another node may lack
     /// (seed 30632: taken here as the last place while a node that held that driver's older
-    /// place dropped it): ordered again under its driver, as `leadAgain` does, so that every
-    /// node ends on it.
+    /// place dropped it): ordered again under its driver, as `leadAgain` does (and, as it, not
+    /// while a merge is on its way), so that every node ends on it.
     mutating func takeLastPlace(_ state: ScrollState, _ context: Context) -> [Effect] {
         guard state.seq <= plausibleSeq(context) else { return [] }
-        if driverLeadsHere, orderedHere == nil, state.seq > core.state?.seq ?? 0, let driver = core.driver {
+        if !merging, driverLeadsHere, orderedHere == nil, state.seq > core.state?.seq ?? 0, let driver = core.driver {
             var passed = state
             passed.by = driver.description
             passed.seq = leap(above: max(core.lastSeq, state.seq), context)
@@ -149,13 +152,20 @@ extension RoomMachine {
         case .driver(let driver, let name):
             let ended = moveLease(to: driver)
             let inherited = driver != nil && driver == inheriting
-            inheriting = nil
+            let lapsed = driver == nil && lapsing != nil && lapsing == core.driver
+            (inheriting, lapsing) = (nil, nil)
             guard driver != core.driver else { return ended }
             core.adopt(driver: driver, name: name)
             // A lease inherited from a driver whose node died: nodes may hold different places
             // of earlier drivers (the dead node answered no `Q`), and the heir has not moved; its
             // node orders its place again under it, so every node ends on one (seed 30671).
-            return ended + [.broadcast(.driver(driver, name: name))] + (inherited ? leadAgain(context) : [])
+            // With nobody to inherit it, the lease lapses: nothing is ordered again, so the node
+            // that asked for the lapse passes its place on and asks every node for theirs; with
+            // nobody driving, each takes whatever is newer than its own (`takeLed`), and all end
+            // on the newest (docs/cluster.md §7.14).
+            let broadcast: [Effect] = [.broadcast(.driver(driver, name: name))]
+            if lapsed { return ended + broadcast + (core.state.map { [.passOn($0, keep: false)] } ?? []) + [.askNewest] }
+            return ended + broadcast + (inherited ? leadAgain(context) : [])
         case .document(let document):
             // Held to this node's budget for documents, as a member's document is.
             let growth = ByteBudget.growth(replacing: core.document, with: document.text)

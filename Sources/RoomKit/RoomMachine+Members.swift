@@ -28,9 +28,9 @@ extension RoomMachine {
             // A wrong key where there is one to match (not a locked room's, not a missing one).
             let wrongKey = error.code == .unauthorized
                 && (request.role == .presenter ? hadKey && !locked : request.followKey != nil)
-            // Its claim won, but its key lost the binding race to another node's: the lease
-            // goes back now, not when it expires (a driver in no room for 5 s).
-            let claimed = context.shared && core.driver == request.id
+            // Its claim won (or may have), but its key lost the binding race to another
+            // node's: the lease goes back now, not when it expires (a driver in no room for 5 s).
+            let claimed = giveBackClaim(of: request.id) && context.shared  // (forgotten either way)
             return [.joinRefused(error, keyFailed: wrongKey)] + (claimed ? [.releaseControl(request.id)] : [])
         case .success(let welcome):
             // The welcome first, then what the room did for the join, then its broadcasts.
@@ -70,9 +70,10 @@ extension RoomMachine {
     }
 
     /// A member left: its control goes (through the engine, when shared), and a room nobody
-    /// claimed goes with its last member.
+    /// claimed goes with its last member. Also a presenter whose join waited for its claim and
+    /// ends without it (it left, or its key check was refused): a lease it won goes back.
     mutating func leave(_ id: SessionID, _ context: Context) -> [Effect] {
-        let drove = core.driver == id
+        let drove = giveBackClaim(of: id)
         var effects = core.leave(id).map(Effect.broadcast)
         // Members here hear at once that nobody drives (the room here no longer has a
         // driver: the release, when it comes back, changes nothing here and would not be
@@ -84,7 +85,13 @@ extension RoomMachine {
 
     /// A member's message: applied now, or (a scroll the store has no ceiling for yet) held.
     mutating func receive(_ message: ClientMessage, from id: SessionID, sender: Sender, _ context: Context) -> [Effect] {
-        if case .scroll = message { leapForNewDriverAlone(id, context) }
+        if case .scroll = message {
+            leapForNewDriverAlone(id, context)
+            // Above the led states this node ordered too: one that had not come back on the
+            // channel when Redis went away holds its `seq` on the nodes that heard it (seeds
+            // 43286, 43435 with Redis stops). (One node alone: `orderedHere` is its state.)
+            if let ordered = orderedHere { core.continueAbove(ordered.seq) }
+        }
         guard case .scroll(let update) = message, held != nil || (seq.mustWait(after: core.lastSeq) && !context.storeFailing) else {
             return apply(message, from: id, sender: sender, context)
         }

@@ -120,6 +120,9 @@ extension RoomMachine {
         /// The 5 s heartbeat of a shared room: a lease whose node died and that nobody here can
         /// inherit is checked (`lapseLease`).
         case checkLapse
+        /// This node's `lapse` of `stale`'s lease took effect (the engine ordered it): when the
+        /// room hears nobody drives, this node passes its place on and asks for the newest.
+        case lapsed(stale: SessionID)
         /// Another node fetched or merged the room and asks for its newest state (`now`: the
         /// node's monotonic clock, nanoseconds). The lease holder's node orders it again
         /// (`leadAgain`) at most once per `SharedTiming.writeBackNanoseconds`: anyone who can
@@ -232,6 +235,9 @@ extension RoomMachine {
         /// Publish the room's state as it is (`keep`: also as the room's newest, the lease
         /// holder's node within the interval), for a node that asked.
         indirect case passOn(ScrollState, keep: Bool)
+        /// Ask every other node that holds the room for its newest state (`Q`), which each
+        /// passes on (`RoomEngine.askNewest`).
+        case askNewest
         /// Step `.orderAgain` after this many nanoseconds, on the room's home loop.
         case scheduleOrderAgain(after: UInt64)
         /// A take or a claim whose outcome the room waits for (`ControlWait`): to the engine,

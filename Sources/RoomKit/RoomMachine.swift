@@ -58,12 +58,20 @@ package struct RoomMachine<Sender> {
     /// outcome is known here (`ControlWait`), and the ticket the next one gets.
     package internal(set) var controlWaits: [ControlWait] = []
     var nextControlTicket = 0
+    /// Presenters whose claim this node sent and whose outcome it never learned (no answer in
+    /// time, the engine away, a merge first): the lease may be theirs. When they leave, or their
+    /// join ends without them, it goes back (`giveBackClaim`).
+    package internal(set) var unsettledClaims: [SessionID] = []
     /// The address that created the room while no presenter has claimed it (a follower asked
     /// for a name nobody presents in): its address holds it unclaimed (`RoomCreation`).
     package internal(set) var creator: String?
     /// The presenter here whose `inherit` went to the engine last (`keepLease`): when the lease
     /// passes to it, this node orders the room's place again under it (`take`).
     var inheriting: SessionID?
+    /// The driver whose lapsed lease this node's `lapse` ended (`Event.lapsed`, answered before
+    /// the room hears the change): when it hears nobody drives, nodes may hold different places
+    /// of earlier drivers, so this node passes its own on and asks for the newest (`take`).
+    var lapsing: SessionID?
 
     /// The newest state this node holds or ordered: its driver's led states may not have come
     /// back on the channel yet (Redis stopped with them queued), and a merge must number above
@@ -98,7 +106,7 @@ package struct RoomMachine<Sender> {
     /// Redis may still have written to the room's hash) stay below the new driver's. Well under
     /// `SeqReservation.block`, the most a state may leap before a node fetches the room again
     /// (but for a leap to the `seq` clock).
-    package static var handoverLeap: Int { 1024 }
+    package static var handoverLeap: Int { SharedTiming.handoverLeap }
 
     /// Takes `event`: the room's next state, and the effects for the hub to carry out.
     @_specialize(exported: true, where Sender == MemberReference)  // the hub's (see MemberReference)
@@ -166,7 +174,7 @@ package struct RoomMachine<Sender> {
             var effects: [Effect] = []
             if let index = controlWaits.firstIndex(where: { $0.ticket == ticket }) {
                 let wait = controlWaits.remove(at: index)
-                finish(wait, &effects)
+                finish(wait, settled: false, &effects)
             }
             return effects
         case .ceilingWritten(let ceiling):
@@ -190,6 +198,9 @@ package struct RoomMachine<Sender> {
             return keepLease()
         case .checkLapse:
             return checkLapse()
+        case .lapsed(let stale):
+            lapsing = stale
+            return []
         case .stateWanted(let now):
             return stateWanted(now: now, context)
         case .orderAgain(let now):

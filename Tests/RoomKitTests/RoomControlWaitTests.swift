@@ -183,6 +183,86 @@ struct RoomControlWaitTests {
         #expect(room.core.members[Self.bob] == nil)
     }
 
+    static func released(_ effects: [Machine.Effect], _ id: SessionID) -> Bool {
+        effects.contains { if case .releaseControl(id) = $0 { true } else { false } }
+    }
+
+    /// A first presenter's claim whose outcome this node never learns (no answer within the
+    /// deadline, the engine's answer lost to an outage, a merge first): its join goes on, and
+    /// the lease may be its all the same. When it goes (it left while the claim was on its way,
+    /// its key check after the claim was refused, or it joined and left before the change came
+    /// back), its node releases: before, nothing did, and the lease stayed with a session in no
+    /// room until it expired (5 s). A release that finds the lease another's does nothing.
+    @Test(arguments: ["overdue", "unavailable", "merge"], [false, true])
+    func aClaimWhoseOutcomeIsUnknownIsGivenBackWhenItsPresenterGoes(_ end: String, joinedFirst: Bool) throws {
+        var room = Machine(core: RoomCore(name: "u"))
+        _ = room.step(.join(.init(id: Self.carol, role: .follower)), shared)
+        let (_, ticket) = try #require(Self.ordered(room.step(.join(.init(id: Self.bob, role: .presenter, name: "Bob")), shared)))
+        let ended: [Machine.Effect]
+        switch end {
+        case "overdue": ended = room.step(.controlOverdue(ticket: ticket), shared)
+        case "unavailable": ended = room.step(.controlAnswered(ticket: ticket, .unavailable), shared)
+        default:
+            _ = room.step(.merging, shared)
+            ended = room.step(.merged(RoomSnapshot()), shared)
+        }
+        #expect(ended.contains { if case .continueJoin(ticket) = $0 { true } else { false } }, "\(ended)")
+        if joinedFirst {
+            let again = room.step(.join(.init(id: Self.bob, role: .presenter, name: "Bob", afterClaim: true)), shared)
+            guard case .welcome(let welcome)? = again.first else { Issue.record("\(again)"); return }
+            #expect(welcome.driver == nil, "nobody drives as far as this node knows")
+        }
+        let gone = room.step(.leave(Self.bob), shared)
+        #expect(Self.released(gone, Self.bob), "\(gone)")
+        #expect(!Self.released(room.step(.leave(Self.bob), shared), Self.bob), "once")
+    }
+
+    /// A claim whose outcome is unknown, and whose join is then refused while the node serves
+    /// the room alone (Redis away): no release (it could not reach Redis; the lease expires), and
+    /// the claim is forgotten all the same.
+    @Test func aClaimWhoseJoinIsRefusedWhileAloneIsForgotten() throws {
+        var room = Machine(core: RoomCore(name: "alone"))
+        let (_, ticket) = try #require(Self.ordered(room.step(.join(.init(id: Self.bob, role: .presenter,
+                                                                            key: .hashed(record: "mine", against: nil))), shared)))
+        _ = room.step(.keyBound(kept: "theirs", digest: "mine"), shared)
+        _ = room.step(.controlOverdue(ticket: ticket), shared)
+        #expect(room.unsettledClaims == [Self.bob])
+        let alone = Machine.Context(documents: .init(limit: 100))
+        let refused = room.step(.join(.init(id: Self.bob, role: .presenter, key: .hashed(record: "wrong", against: "theirs"))), alone)
+        guard case .joinRefused? = refused.first else { Issue.record("\(refused)"); return }
+        #expect(!Self.released(refused, Self.bob) && room.unsettledClaims.isEmpty, "\(refused)")
+    }
+
+    /// A claim that was refused, or whose change the room holds, is settled: its presenter
+    /// going gives back only what it holds.
+    @Test func aSettledClaimIsGivenBackOnlyIfItWon() throws {
+        var room = Machine(core: RoomCore(name: "s"))
+        let (_, lost) = try #require(Self.ordered(room.step(.join(.init(id: Self.bob, role: .presenter, name: "Bob")), shared)))
+        _ = room.step(.controlAnswered(ticket: lost, .refused(ProtocolError(.notDriver, "held"))), shared)
+        #expect(!Self.released(room.step(.leave(Self.bob), shared), Self.bob), "it lost: nothing to give back")
+        let (_, won) = try #require(Self.ordered(room.step(.join(.init(id: Self.ann, role: .presenter, name: "Ann")), shared)))
+        _ = room.step(.controlAnswered(ticket: won, .ordered(version: 1)), shared)
+        _ = room.step(.shared(version: 1, .driver(Self.ann, name: "Ann")), shared)
+        #expect(Self.released(room.step(.leave(Self.ann), shared), Self.ann), "it won and left before its join went on")
+        #expect(room.unsettledClaims.isEmpty)
+    }
+
+    /// A taker who left while its take's outcome was unknown here (no answer, or an answer whose
+    /// change never came back) gives it back at the deadline: before, only a change the room
+    /// held that named it did, and the lease stayed with a session in no room for 5 s.
+    @Test func aTakerWhoLeftBeforeItsTakesOutcomeWasKnownGivesItBack() throws {
+        var room = room()
+        let (_, ticket) = try #require(Self.ordered(room.step(.message(.control(take: true), from: Self.bob, sender: "bob"), shared)))
+        _ = room.step(.controlAnswered(ticket: ticket, .ordered(version: 7)), shared)  // ordered: Redis gave Bob the lease
+        _ = room.step(.leave(Self.bob), shared)
+        #expect(Self.released(room.step(.controlOverdue(ticket: ticket), shared), Self.bob), "the change never came back here")
+        let dave = SessionID(0xD)
+        _ = room.step(.join(.init(id: dave, role: .presenter, name: "Dave")), shared)
+        let (_, refused) = try #require(Self.ordered(room.step(.message(.control(take: true), from: dave, sender: "dave"), shared)))
+        _ = room.step(.leave(dave), shared)
+        #expect(!Self.released(room.step(.controlAnswered(ticket: refused, .refused(ProtocolError(.notDriver, "no"))), shared), dave), "refused: nothing to give back")
+    }
+
     /// A presenter who drove here alone (Redis away) takes control while the room's merge is on
     /// its way: the take goes to the engine (before, nothing: it was the driver shown here, and
     /// the merge then named another node's driver), and its scroll waits for the take, not for

@@ -180,6 +180,41 @@ struct SharedRoomMachineTests {
         #expect(RoomMachineTests.led(room.step(.shared(version: 3, .driver(Self.bob, name: "Bob")), context)).isEmpty, "a take is no inheritance")
     }
 
+    /// A lease that lapses with nobody to inherit it (the driver's node died, no presenter
+    /// anywhere): nodes may hold different places of earlier drivers, and nothing orders one
+    /// again. The node whose `lapse` ends the turn passes its place on and asks every node for
+    /// theirs (`Q`); with nobody driving each takes what is newer than its own, so all end on
+    /// the newest. Before, the lapse sent no state (I2 broken after quiescence). A `driver null`
+    /// this node did not ask for (a release) sends nothing more.
+    @Test func aLapseThisNodeAskedForPassesItsPlaceOnAndAsksForTheNewest() {
+        func lapsed(_ effects: [Machine.Effect]) -> (passedOn: [Int], asked: Bool) {
+            (effects.compactMap { if case .passOn(let s, false) = $0 { s.seq } else { nil } },
+             effects.contains { if case .askNewest = $0 { true } else { false } })
+        }
+        func followedRoom(holding seq: Int) -> Machine {
+            var room = Machine(core: RoomCore(name: "lapse"))
+            _ = room.step(.join(.init(id: Self.bob, role: .follower)), context)
+            var snapshot = RoomSnapshot()
+            snapshot.version = 1
+            snapshot.driver = Self.carol.description
+            snapshot.state = Self.state(seq, by: Self.ann)  // an earlier driver's place
+            _ = room.step(.snapshot(snapshot), context)
+            return room
+        }
+        var older = followedRoom(holding: 1_000), newer = followedRoom(holding: 2_000)
+        #expect(older.step(.checkLapse, context).contains { if case .lapseLease(Self.carol) = $0 { true } else { false } })
+        #expect(older.step(.lapsed(stale: Self.carol), context).isEmpty, "the engine ordered the lapse")
+        let ended = lapsed(older.step(.shared(version: 2, .driver(nil, name: nil)), context))
+        #expect(ended.passedOn == [1_000] && ended.asked, "\(ended)")
+        // Every node answers the question with its place; the older node takes the newer one.
+        _ = newer.step(.checkLapse, context)  // asked too, but another node's lapse came first
+        let heard = newer.step(.shared(version: 2, .driver(nil, name: nil)), context)
+        #expect(lapsed(heard).passedOn.isEmpty && !lapsed(heard).asked, "this node's lapse did not take effect")
+        #expect(newer.step(.stateWanted(now: 1), context).contains { if case .passOn(let s, false) = $0 { s.seq == 2_000 } else { false } })
+        #expect(RoomMachineTests.states(older.step(.led(Self.state(2_000, by: Self.ann)), context)).map(\.seq) == [2_000])
+        #expect(older.core.state?.seq == 2_000 && older.core.driver == nil)
+    }
+
     /// A merge whose node holds a newer place than the room's passes it on: the nodes that
     /// merged first asked while this one could not answer (seed 31435: it was paused), and the
     /// merge writes it only as the hash's base. An older or equal place is not sent.
@@ -194,6 +229,41 @@ struct SharedRoomMachineTests {
         _ = room.step(.merging, context)
         snapshot.state = Self.state(3_000, by: Self.carol)
         #expect(passedOn(room.step(.merged(snapshot), context)).isEmpty, "the room's is newer")
+    }
+
+    /// While its merge is on its way, a node orders nothing under its driver's lease: the merge
+    /// publishes the driver's place (numbered by the script, from this node's `seq` clock), and
+    /// a state ordered again meanwhile for another node's question took the same number from
+    /// the same clock (seed 42381 with Redis stops: two places under one `seq`). Once the merge
+    /// is adopted, the node orders above it.
+    @Test func aNodeOrdersNothingUnderItsLeaseWhileItsMergeIsOnItsWay() {
+        var clocked = context
+        clocked.seqNow = 40_000_000_000_000
+        var room = fetched(drivenBy: Self.ann, holding: Self.state(5_000, by: Self.ann), version: 1)
+        _ = room.step(.merging, clocked)
+        #expect(RoomMachineTests.led(room.step(.stateWanted(now: 1_000_000_000), clocked)).isEmpty, "a question")
+        #expect(RoomMachineTests.led(room.step(.orderAgain(now: 2_000_000_000), clocked)).isEmpty, "the interval's end")
+        #expect(RoomMachineTests.led(room.step(.led(Self.state(6_000, by: Self.bob)), clocked)).isEmpty, "another driver's newer place")
+        var snapshot = RoomSnapshot()
+        snapshot.version = 2
+        snapshot.driver = Self.ann.description
+        snapshot.state = Self.state(clocked.seqNow, by: Self.ann)
+        snapshot.seq = clocked.seqNow
+        _ = room.step(.merged(snapshot), clocked)
+        let again = RoomMachineTests.led(room.step(.stateWanted(now: 3_000_000_000), clocked))
+        #expect(again.count == 1 && again.allSatisfy { $0.seq > clocked.seqNow }, "after the merge, above its state: \(again.map(\.seq))")
+    }
+
+    /// A scroll applied alone (Redis away) numbers above the led states this node ordered, not
+    /// only above the state its members hold: a led state that had not come back on the channel
+    /// when Redis went away still holds its `seq` on the nodes that heard it (seeds 43286, 43435
+    /// with Redis stops).
+    @Test func aScrollAppliedAloneNumbersAboveTheLedStatesThisNodeOrdered() {
+        var room = fetched(drivenBy: Self.ann, holding: Self.state(5_000, by: Self.ann), version: 1)
+        let led = RoomMachineTests.led(room.step(.lead(ScrollUpdate(offset: 20, viewport: 10, content: 100), from: Self.ann, sender: "ann"), context))
+        #expect(led.count == 1)
+        let alone = RoomMachineTests.states(room.step(.unshared(RoomMachineTests.scroll(30), from: Self.ann, sender: "ann"), context))
+        #expect(alone.map(\.seq) == led.map { $0.seq + 1 }, "above \(led.map(\.seq)), not the room's 5000")
     }
 
     /// I5: a snapshot's state by a driver before the snapshot's (the new one has not moved yet)

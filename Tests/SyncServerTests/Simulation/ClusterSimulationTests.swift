@@ -77,6 +77,13 @@ struct ClusterSimulationTests {
         return summary
     }
 
+    /// A simulation of two nodes for a directed schedule (the seed draws only delays and offsets).
+    static func twoNodes(seed: UInt64) throws -> ClusterSimulation {
+        var options = ClusterSimulation.Options()
+        options.nodes = 2
+        return try ClusterSimulation(seed: seed, options: options)
+    }
+
     @Test func seededSchedulesKeepTheInvariants() throws {
         let first = UInt64(Self.setting("FIRST", 1))
         let kept = Self.options.redisStops ? Self.keptWithRedisStops : Self.options.followKeys ? Self.keptWithFollowKeys : Self.kept
@@ -150,9 +157,7 @@ struct ClusterSimulationTests {
     /// every node then agrees nobody drives (`lapse`), and a follower who joins on a new node
     /// is told the same, with the room's newest state.
     @Test func afterTheDriversNodeDiesEveryNodeAgreesNobodyDrives() throws {
-        var options = ClusterSimulation.Options()
-        options.nodes = 2
-        let simulation = try ClusterSimulation(seed: 6, options: options)
+        let simulation = try Self.twoNodes(seed: 6)
         simulation.join(.presenter, on: 0)
         simulation.join(.follower, on: 1)
         simulation.advance(100_000_000)
@@ -166,17 +171,54 @@ struct ClusterSimulationTests {
         #expect(outcome.broken.isEmpty, "\(outcome.description)")
     }
 
+    /// Three nodes: Ann presents on node 0 (the first: she drives), Bob presents on `bobOn`, a
+    /// follower on `followerOn`; 200 ms later.
+    static func annAndBob(seed: UInt64, bobOn: Int, followerOn: Int) throws -> (ClusterSimulation, ann: SimMember, bob: SimMember) {
+        let simulation = try ClusterSimulation(seed: seed, options: ClusterSimulation.Options())
+        simulation.join(.presenter, on: 0)
+        simulation.join(.presenter, on: bobOn)
+        simulation.join(.follower, on: followerOn)
+        simulation.advance(200_000_000)
+        return (simulation, simulation.members[0], simulation.members[1])
+    }
+
+    /// A lease that lapses with nobody to inherit it, while nodes hold different places of an
+    /// earlier driver. Ann drives on node 0; her last place is not in the hash yet (written
+    /// every 250 ms) when Bob on node 1 takes control (node 0 drops its pending write), and Ann
+    /// leaves. Bob's node dies before he moves; a node that starts then fetches the room: the
+    /// hash's older place, and the newer one other nodes pass on is dropped there (by Ann, not
+    /// its driver Bob). Bob's lease lapses with no presenter anywhere. Before, the lapse sent no
+    /// state and that node kept the older place (I2); now the node whose lapse ended Bob's turn
+    /// passes its place on and asks every node for theirs, and every node ends on Ann's last.
+    @Test func aLapseWithNobodyToInheritLeavesEveryNodeOnTheNewestPlace() throws {
+        let (simulation, ann, bob) = try Self.annAndBob(seed: 46, bobOn: 1, followerOn: 2)
+        simulation.scroll(ann)
+        simulation.advance(400_000_000)  // written back
+        simulation.scroll(ann)
+        simulation.advance(20_000_000)  // heard everywhere, not written back yet
+        let place = Double(simulation.offset)
+        simulation.send(#"{"type":"control","action":"take"}"#, from: bob, "take")
+        simulation.advance(50_000_000)
+        #expect(ann.driver == bob.id, "Bob drives")
+        ann.alive = false
+        ann.client.connection.hangUp()
+        simulation.advance(50_000_000)
+        simulation.crash(1)  // Bob's node; node 3 starts
+        simulation.join(.follower, on: 3)
+        simulation.quiesce()
+        for member in simulation.members where member.alive {
+            #expect(member.state?.offset == place && member.driver == nil,
+                    "\(member.name) holds \(member.state.map { "\($0.seq) \($0.offset)" } ?? "nothing") driven by \(member.driver ?? "nobody"), Ann's last place \(place)")
+        }
+        #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
+    }
+
     /// A node that wakes from a pause hears a driver change, that driver's state and another
     /// node's `Q`, in that order: it answers with that state, not the one it held before (the
     /// state waited behind the change's confirmation, the question did not). The driver's node
     /// died before writing the state back, so no other node could answer (seed 31013).
     @Test func aNodeWakingFromAPauseAnswersAQuestionWithTheStateHeardBeforeIt() throws {
-        let simulation = try ClusterSimulation(seed: 31013, options: ClusterSimulation.Options())
-        simulation.join(.presenter, on: 0)
-        simulation.join(.presenter, on: 0)
-        simulation.join(.follower, on: 1)
-        simulation.advance(200_000_000)
-        let (ann, bob) = (simulation.members[0], simulation.members[1])
+        let (simulation, ann, bob) = try Self.annAndBob(seed: 31013, bobOn: 0, followerOn: 1)
         simulation.scroll(ann)
         simulation.advance(300_000_000)
         simulation.pause(1, for: 2_000_000_000)
@@ -199,9 +241,7 @@ struct ClusterSimulationTests {
     /// the room again. Before, its driver, who lost the lease while it slept, ordered the next
     /// driver's place again under her own name, above every later state (seed 31637).
     @Test func aNodeWhoseDriverChangeWasOvertakenOrdersNothingUnderItsFormerDriver() throws {
-        var options = ClusterSimulation.Options()
-        options.nodes = 2
-        let simulation = try ClusterSimulation(seed: 31637, options: options)
+        let simulation = try Self.twoNodes(seed: 31637)
         simulation.join(.presenter, on: 1)
         simulation.advance(200_000_000)
         simulation.join(.presenter, on: 0)
@@ -250,15 +290,53 @@ struct ClusterSimulationTests {
         #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
     }
 
+    /// A merge whose driver does not keep control (the lease went to another presenter
+    /// meanwhile) writes its newer state into the hash as it was ordered. Ann's last states
+    /// wait in a stopped Redis, unheard on her node; she leaves, Carl sends `take` (which Redis
+    /// runs when it answers again) and leaves, and Bob joins, whom his node, giving up on Redis,
+    /// lets drive alone. Before, the merge wrote Ann's last place under Bob's name at its own
+    /// `seq` (as it publishes it when it keeps the lease), and node 0's members took it from
+    /// the merge's answer while node 1's held Ann's state under that `seq` (I1; seeds 40282,
+    /// 41361, 41495 with Redis stops).
+    @Test func aMergeThatLosesTheLeaseWritesItsStateAsItWasOrdered() throws {
+        let simulation = try Self.twoNodes(seed: 40282)
+        simulation.join(.presenter, on: 0)
+        simulation.advance(100_000_000)
+        simulation.join(.presenter, on: 0)
+        simulation.join(.follower, on: 0)
+        simulation.join(.follower, on: 1)
+        simulation.advance(300_000_000)
+        let (ann, carl) = (simulation.members[0], simulation.members[1])
+        #expect(ann.driver == ann.id, "Ann drives")
+        simulation.scroll(ann)
+        simulation.advance(400_000_000)
+        simulation.redis.freeze(for: 7_000_000_000)
+        simulation.scroll(ann)
+        simulation.advance(20_000_000)
+        simulation.scroll(ann)  // ordered on node 0, waiting in the stopped Redis
+        simulation.advance(20_000_000)
+        simulation.leave(ann)
+        simulation.advance(20_000_000)
+        simulation.send(#"{"type":"control","action":"take"}"#, from: carl, "take")
+        simulation.advance(20_000_000)
+        simulation.leave(carl)
+        simulation.advance(20_000_000)
+        simulation.join(.presenter, on: 0)
+        simulation.advance(9_000_000_000)
+        let follower = simulation.members[3]
+        #expect(follower.state?.offset == Double(simulation.offset), "node 1's follower heard Ann's last place")
+        #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
+        simulation.quiesce()
+        #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
+    }
+
     /// Redis stops (SIGSTOP) for 3.2–9 s while a presenter drives on node 0: node 0 notices
     /// (unless Redis answers again first), serves the room alone (the presenter moves), and
     /// once Redis answers again every member on both nodes ends on the presenter's newest
     /// place (ClusterTests' frozen Redis, with the timings each seed picks).
     @Test(arguments: UInt64(1)...80)
     func afterRedisStopsAndAnswersAgainEveryMemberEndsOnThePresentersNewestPlace(_ seed: UInt64) throws {
-        var options = ClusterSimulation.Options()
-        options.nodes = 2
-        let simulation = try ClusterSimulation(seed: seed, options: options)
+        let simulation = try Self.twoNodes(seed: seed)
         simulation.join(.presenter, on: 0)
         simulation.join(.follower, on: 0)
         simulation.join(.follower, on: 1)
