@@ -9,8 +9,9 @@ import Testing
 /// there.
 @Suite("Cluster simulation")
 struct ClusterSimulationTests {
-    /// `SCROLLSYNC_SIM_FIRST`, `_SEEDS`, `_STEPS`, `_FAULTS` (0 or 1), `_REDIS_STOPS` (0 or 1), `_REPORT`, `_ALL` (1: the open
-    /// seeds too), `_CLOCK_SPREAD` (µs; 0: one clock for every node), `_DIGEST` (1: print each
+    /// `SCROLLSYNC_SIM_FIRST`, `_SEEDS`, `_STEPS`, `_FAULTS` (0 or 1), `_REDIS_STOPS` (0 or 1),
+    /// `_FOLLOW_KEYS` (0 or 1: follow keys in the schedule, I7), `_SIGNED` (0 or 1: `redis.secret`
+    /// on every node), `_REPORT`, `_ALL` (1: the open seeds too), `_CLOCK_SPREAD` (µs; 0: one clock for every node), `_DIGEST` (1: print each
     /// seed's digest of every event, `SIMDIGEST seed digest events invariants`) (Scripts/simulate).
     static func setting(_ name: String, _ fallback: Int) -> Int {
         ProcessInfo.processInfo.environment["SCROLLSYNC_SIM_" + name].flatMap(Int.init) ?? fallback
@@ -30,12 +31,15 @@ struct ClusterSimulationTests {
     /// The seeds kept for the sweep's options: with Redis stops or without.
     static let kept = kept("seeds.txt")
     static let keptWithRedisStops = kept("seeds-redis-stops.txt")
+    static let keptWithFollowKeys = kept("seeds-follow-keys.txt")
 
     static var options: ClusterSimulation.Options {
         var options = ClusterSimulation.Options()
         options.steps = setting("STEPS", options.steps)
         options.faults = setting("FAULTS", 1) != 0
         options.redisStops = setting("REDIS_STOPS", 0) != 0
+        options.followKeys = setting("FOLLOW_KEYS", 0) != 0
+        options.signed = setting("SIGNED", 0) != 0
         options.clockSpreadMicroseconds = setting("CLOCK_SPREAD", options.clockSpreadMicroseconds)
         return options
     }
@@ -83,9 +87,71 @@ struct ClusterSimulationTests {
 
     @Test func seededSchedulesKeepTheInvariants() throws {
         let first = UInt64(Self.setting("FIRST", 1))
-        let kept = Self.options.redisStops ? Self.keptWithRedisStops : Self.kept
+        let kept = Self.options.redisStops ? Self.keptWithRedisStops : Self.options.followKeys ? Self.keptWithFollowKeys : Self.kept
         let open = Self.setting("ALL", 0) != 0 ? [] : Set(kept.filter { !$0.fixed }.map(\.seed))
         try Self.run((first..<(first + UInt64(Self.setting("SEEDS", 100)))).filter { !open.contains($0) })
+    }
+
+    /// Follow keys in the schedule (set, changed; followers with the right key, a wrong one,
+    /// none) on nodes that sign their channel messages (`redis.secret`): I1–I7 (docs/cluster.md
+    /// §8). Seeds of their own, so that the sweep's plain seeds keep their schedules.
+    @Test func seededSchedulesWithFollowKeysKeepTheInvariants() throws {
+        var options = Self.options
+        options.followKeys = true
+        options.signed = true
+        let first = UInt64(Self.setting("KEYS_FIRST", 1))
+        try Self.run(first..<(first + UInt64(Self.setting("KEYS_SEEDS", 30))), options: options)
+    }
+
+    /// I7: a presenter on node 0 makes the room private; the followers on every node who
+    /// joined without the key are evicted (1008), one with a wrong key or none is refused on a
+    /// node that holds the room, one with the key is admitted anywhere, and every node holds
+    /// the hash's record. With the eviction on other nodes undone (`RoomMachine` `.access`),
+    /// seeds 12, 15 and 26 of the follow-key sweep and this test fail.
+    @Test func aFollowKeySetOnOneNodeEvictsFollowersWithoutItOnEveryNode() throws {
+        var options = ClusterSimulation.Options()
+        options.followKeys = true
+        options.signed = true
+        let simulation = try ClusterSimulation(seed: 7, options: options)
+        let token = "token=\(ClusterSimulation.presenterToken)"
+        simulation.join(.presenter, on: 0, parameters: [token])
+        let before = [1, 2, 0].compactMap { simulation.join(.follower, on: $0, parameters: []) }
+        simulation.advance(200_000_000)
+        #expect(before.count == 3 && before.allSatisfy { $0.welcomed && !$0.closed })
+        let key = ClusterSimulation.followKeys[0]
+        simulation.join(.presenter, on: 0, parameters: [token, "followKey=\(key)"], followKey: key)
+        simulation.advance(200_000_000)
+        for member in before { #expect(member.closed && member.client.closeCode == 1008, "\(member.name) is evicted: \(String(describing: member.client.closeCode))") }
+        #expect(simulation.join(.follower, on: 1, parameters: []) == nil, "no key: refused")
+        #expect(simulation.join(.follower, on: 2, parameters: ["followKey=\(ClusterSimulation.followKeys[1])"]) == nil, "a wrong key: refused")
+        let admitted = simulation.join(.follower, on: 1, parameters: ["followKey=\(key)"], followKey: key)
+        simulation.advance(200_000_000)
+        #expect(admitted?.welcomed == true && simulation.openingFollowKey == key)
+        simulation.quiesce()
+        #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
+    }
+
+    /// I7 after Redis restarted empty: a node that fetches the room before the node holding its
+    /// follow key merges learns the key from that merge (an `access` change), and evicts the
+    /// follower it admitted meanwhile. Before, the merge put the key back in the hash only, and
+    /// the new node kept the room public (seeds 70272, 70444 in `seeds-follow-keys.txt`).
+    @Test func aFollowKeyPutBackByAMergeReachesANodeThatFetchedTheRoomBefore() throws {
+        var options = ClusterSimulation.Options()
+        options.nodes = 2
+        options.followKeys = true
+        let simulation = try ClusterSimulation(seed: 70272, options: options)
+        let key = ClusterSimulation.followKeys[1]
+        simulation.join(.presenter, on: 0, parameters: ["token=\(ClusterSimulation.presenterToken)", "followKey=\(key)"], followKey: key)
+        simulation.advance(200_000_000)
+        simulation.redis.restartEmpty()
+        simulation.crash(1)  // node 2 starts: its links are new, it reaches Redis before node 0 merges
+        let early = simulation.join(.follower, on: 2, parameters: [])
+        simulation.advance(30_000_000)
+        #expect(early?.welcomed == true && simulation.sharedFollowKeyRecord == nil, "the room is public on node 2 until node 0 merges")
+        simulation.advance(2_000_000_000)
+        #expect(simulation.sharedFollowKeyRecord != nil && early?.client.closeCode == 1008, "evicted once the merge puts the key back")
+        simulation.quiesce()
+        #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
     }
 
     /// Divergence 6: the driver's node dies with only followers elsewhere. Its lease lapses;
@@ -346,6 +412,13 @@ struct ClusterSimulationTests {
 
     @Test func seedsThatBrokeAnInvariantOnceKeepThem() throws {
         try Self.run(Self.kept.filter(\.fixed).map(\.seed))
+    }
+
+    @Test func seedsThatBrokeAnInvariantWithFollowKeysKeepThem() throws {
+        var options = Self.options
+        options.followKeys = true
+        options.signed = true
+        try Self.run(Self.keptWithFollowKeys.filter(\.fixed).map(\.seed), options: options)
     }
 
     @Test func seedsThatBrokeAnInvariantWithRedisStopsKeepThem() throws {
