@@ -142,7 +142,8 @@ package enum Scripts {
     /// was ordered when the suffix (published under the local driver) names another `by`
     /// (empty: the same); the `access` message of the follow key record, and its signing key
     /// (a follow key put back is published, I7: a node that fetched the room while the hash had
-    /// none would keep it public otherwise).
+    /// none would keep it public otherwise); the `key` message of the presenter key digest, and
+    /// its signing key (the same for a presenter key put back: §7.18).
     /// The local driver keeps control if the lease is free or its own; its state then goes
     /// out again numbered as a new lease's first state (`RoomMachine.leap(above:)`: 1,024 above
     /// the hash's `seq`, the `seq` clock at least), above every node's and above led states
@@ -178,7 +179,10 @@ package enum Scripts {
           local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
           redis.call('PUBLISH', ARGV[5], signed(ARGV[13], ver, '') .. ver .. ' ' .. ARGV[9])
         end
-        if ARGV[10] ~= '' then redis.call('HSETNX', KEYS[1], 'key', ARGV[10]) end
+        if ARGV[10] ~= '' and redis.call('HSETNX', KEYS[1], 'key', ARGV[10]) == 1 then
+          local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+          redis.call('PUBLISH', ARGV[5], signed(ARGV[20], ver, '') .. ver .. ' ' .. ARGV[19])
+        end
         if ARGV[11] ~= '' and redis.call('HSETNX', KEYS[1], 'fkey', ARGV[11]) == 1 then
           local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
           redis.call('PUBLISH', ARGV[5], signed(ARGV[18], ver, '') .. ver .. ' ' .. ARGV[17])
