@@ -6,12 +6,13 @@ package enum Scripts {
     /// The scripts that publish, as one engine runs them: with `PUBLISH`, or with `SPUBLISH`
     /// on a Redis Cluster (sharded pub/sub: the room's channel and keys share its slot).
     package struct Set {
-        package let snapshot: String, scroll: String, control: String, setAndPublish: String, reconcile: String
+        package let snapshot: String, scroll: String, control: String, setAndPublish: String, reconcile: String, bindKey: String
 
         package static let plain = Set(snapshot: Scripts.snapshot, scroll: Scripts.scroll, control: Scripts.control,
-                               setAndPublish: Scripts.setAndPublish, reconcile: Scripts.reconcile)
+                               setAndPublish: Scripts.setAndPublish, reconcile: Scripts.reconcile, bindKey: Scripts.bindKey)
         package static let sharded = Set(snapshot: Scripts.snapshot, scroll: spublishing(Scripts.scroll), control: spublishing(Scripts.control),
-                                 setAndPublish: spublishing(Scripts.setAndPublish), reconcile: spublishing(Scripts.reconcile))
+                                 setAndPublish: spublishing(Scripts.setAndPublish), reconcile: spublishing(Scripts.reconcile),
+                                 bindKey: spublishing(Scripts.bindKey))
 
         private static func spublishing(_ script: String) -> String {
             script.replacing("redis.call('PUBLISH',", with: "redis.call('SPUBLISH',")
@@ -109,6 +110,19 @@ package enum Scripts {
         redis.call('PEXPIRE', KEYS[1], ARGV[5])
         redis.call('PUBLISH', ARGV[4], signed(ARGV[6], ver, '') .. ver .. ' ' .. ARGV[3])
         return ver
+        """
+
+    /// KEYS hash; ARGV presenter key record, channel, `key` message, signing key -> the record
+    /// the room keeps (the first any node bound). A record it binds is published (a `key`
+    /// change): a node that holds the room keyless (it fetched it before) takes it, and its
+    /// presenters who proved none go (docs/cluster.md §7.18).
+    package static let bindKey = """
+        \(sign)
+        if redis.call('HSETNX', KEYS[1], 'key', ARGV[1]) == 1 then
+          local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+          redis.call('PUBLISH', ARGV[2], signed(ARGV[4], ver, '') .. ver .. ' ' .. ARGV[3])
+        end
+        return redis.call('HGET', KEYS[1], 'key')
         """
 
     /// KEYS hash, lease -> {lease holder, version, driver's name}: what confirms a control change.

@@ -33,7 +33,7 @@ extension RoomMachine {
         guard record != core.presenterKeyText else { return [] }
         let evict = hasPresenters
         core.adopt(presenterKey: record)
-        return evict ? [.evictPresenters] : []
+        return evict ? [.save, .evictPresenters] : [.save]
     }
 
     private var hasPresenters: Bool { core.members.firstID { $0.role == .presenter } != nil }

@@ -40,6 +40,27 @@ extension ClusterTests {
         }, "the intruder no longer drives A's follower: \(follower.received.suffix(4))")
     }
 
+    /// Node B holds the room keyless (a follower joined there first); a presenter on A binds
+    /// the room's key. B learns it (a `key` change from the binding): a presenter without the
+    /// key, or with a wrong one, is refused there as on A. Before, the binding put the key into
+    /// the hash only, and B admitted any presenter, who could take control of every node.
+    @Test func aKeyBoundOnOneNodeIsRequiredOnANodeThatHeldTheRoomKeyless() throws {
+        let redis = try RedisServer.shared()
+        let (a, b) = (try node(redis), try node(redis))
+        let room = "bound-late"
+        let (follower, _) = try join(b, room)
+        let (ann, welcome) = try join(a, room, query: "role=presenter&key=right")
+        let annID = try #require(welcome["you"]?.string)
+        #expect(ann.wait { $0.contains(#""driver":"\#(annID)""#) })
+        #expect(follower.wait { $0.contains(#""driver":"\#(annID)""#) }, "B holds the room: \(follower.received)")
+        for query in ["role=presenter", "role=presenter&key=wrong"] {
+            let intruder = try RoomConnection(port: b.port, path: "/rooms/\(room)?\(query)")
+            #expect(intruder.wait { $0.contains(#""code":"unauthorized""#) }, "\(query) on B: \(intruder.received)")
+        }
+        let (keyed, _) = try join(b, room, query: "role=presenter&key=right")
+        #expect(!keyed.received.contains { $0.contains("unauthorized") })
+    }
+
     /// The ids of the connections Redis holds now (but the asking one's).
     func clientIDs(_ redis: RedisServer) throws -> [String] {
         let list = try run("redis-cli", ["-p", String(redis.port), "CLIENT", "LIST"]).output

@@ -137,6 +137,7 @@ struct ForgedRedisTests {
         try signed.nodesThatDivergedByOneStepDuringAnOutageEndOnOneState(0)
         try signed.followersOnOtherNodesSeeEveryStateInOrderAndLateJoinersGetStateAndDocument()
         try signed.aPresenterKeyPutBackByAMergeReachesANodeThatFetchedTheRoomBefore()  // its `key` change signed
+        try signed.aKeyBoundOnOneNodeIsRequiredOnANodeThatHeldTheRoomKeyless()  // and a binding's
     }
 
     @Test func configCheckAndStartUpSayWhenRedisIsSharedWithoutASecret() throws {

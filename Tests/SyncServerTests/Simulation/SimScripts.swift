@@ -62,8 +62,12 @@ enum SimScripts {
             if let n = redis.get(keys[0]).flatMap({ Int(String(decoding: $0, as: UTF8.self)) }), n > 0 { redis.strings[keys[0]] = Array(String(n - 1).utf8) }
             return .integer(1)
         }
-        if script.hasPrefix("redis.call('HSETNX', KEYS[1], 'key', ARGV[1])") {
-            if redis.hget(keys[0], "key") == nil { redis.hset(keys[0], "key", arguments[0]) }
+        if all(\.bindKey) {
+            if redis.hget(keys[0], "key") == nil {
+                redis.hset(keys[0], "key", arguments[0])
+                let ver = redis.hincrby(keys[0], "ver", 1)
+                redis.publish(argv[1], signed(arguments[3], ver) + Array("\(ver) ".utf8) + arguments[2])
+            }
             return redis.hget(keys[0], "key").map(RedisReply.string) ?? .null
         }
         return .error("ERR a script the simulated Redis does not know: \(script.prefix(60))")

@@ -101,7 +101,8 @@ struct SimScriptsDifferentialTests {
                     session(), long, long, channel, message(), ""]
         case 5: text = ["EVAL", Scripts.setAndPublish, "1", hash, random.chance(0.5) ? "doc" : "fkey", "v\(random.below(3))",
                         document(), channel, long, ""]
-        case 6: text = ["EVAL", Scripts.lease, "2", hash, lease]
+        case 6: text = random.chance(0.5) ? ["EVAL", Scripts.lease, "2", hash, lease]
+            : ["EVAL", Scripts.bindKey, "1", hash, "key\(random.below(2))", channel, #"{"type":"key","record":"k"}"#, ""]
         case 7: text = random.chance(0.7) ? ["EVAL", Scripts.take, "1", count, "3", long] : ["EVAL", Scripts.giveBack, "1", count]
         case 8, 9:
             text = ["EVAL", Scripts.reconcile, "3", hash, lease, nodes, session(), "n", localSeq(),
