@@ -51,7 +51,11 @@ extension RedisRoomEngine {
                 deliver(room, version: nil, .state(state))
             }
         case .success(.stateWanted?):
-            deliver(room, version: nil, nil)
+            if attaching[room] != nil {
+                attaching[room]?.hear(version: nil, nil)  // answered once the room is held, in channel order
+            } else {
+                deliver(room, version: nil, nil)
+            }
         }
     }
 

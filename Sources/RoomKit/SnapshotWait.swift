@@ -9,14 +9,17 @@ import ScrollModel
 package struct SnapshotWait {
     /// Snapshots asked for and not yet answered.
     package private(set) var pending = 0
-    /// Changes heard meanwhile: with their version, or a led state (no version).
-    package private(set) var heard: [(version: Int?, change: SharedChange)] = []
+    /// Changes heard meanwhile: with their version, or a led state (no version), or another
+    /// node's question (`Q`: no version, no change), answered in its place once the room is
+    /// held here (seed 40989 with Redis stops: a node fetching the room dropped the questions
+    /// it heard, then held a newer place than the nodes that asked, and nobody asked again).
+    package private(set) var heard: [(version: Int?, change: SharedChange?)] = []
 
     package init() {}
 
     package mutating func asked() { pending += 1 }
 
-    package mutating func hear(version: Int?, _ change: SharedChange) { heard.append((version, change)) }
+    package mutating func hear(version: Int?, _ change: SharedChange?) { heard.append((version, change)) }
 
     /// Whether a led state by `driver` was heard.
     package func heardLed(by driver: String) -> Bool { !led(by: driver).isEmpty }
@@ -25,7 +28,7 @@ package struct SnapshotWait {
     /// hub takes (with the newest led state heard from its driver, within the leap a state may
     /// take, or as far as the `seq` clock `seqNow` allows: `RoomMachine.plausibleSeq`), the
     /// changes it takes after it (after the last answer only), and whether the wait is over.
-    package mutating func answered(_ snapshot: RoomSnapshot?, seqNow: Int = 0) -> (snapshot: RoomSnapshot?, then: [(version: Int?, change: SharedChange)], over: Bool) {
+    package mutating func answered(_ snapshot: RoomSnapshot?, seqNow: Int = 0) -> (snapshot: RoomSnapshot?, then: [(version: Int?, change: SharedChange?)], over: Bool) {
         pending = max(0, pending - 1)
         var snapshot = snapshot
         if let driver = snapshot?.driver {
