@@ -247,9 +247,9 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         }
     }
 
-    /// Led states not yet in their rooms' hashes, and when each is due.
-    private var unwritten = WriteBackQueue()
-    private var writeBackScheduled = false
+    /// Led states not yet in their rooms' hashes, and when each is due (loop-confined;
+    /// `RedisRoomEngine+WriteBack.swift`).
+    var unwritten = WriteBackQueue()
 
     /// A new hash's `seq` base (`Scripts.snapshot`): the wall clock in microseconds since
     /// 2026-01-01, some 3·10¹³ a year, far faster than a room numbers states, and below the
@@ -260,40 +260,6 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     package var wallClock: @Sendable () -> Int = { wallMilliseconds() }
     package static let wallSeqClock: @Sendable () -> Int = { wallMicroseconds() - 1_767_225_600_000_000 }
     public var seqNow: Int { seqClock() }
-
-    /// Looks for due write-backs every `WriteBackQueue.checkNanoseconds` while any waits.
-    private func scheduleWriteBack() {
-        guard !writeBackScheduled, !unwritten.isEmpty else { return }
-        writeBackScheduled = true
-        loop.schedule(after: WriteBackQueue.checkNanoseconds) { [weak self] in self?.writeBackDue() }
-    }
-
-    private func writeBackDue() {
-        writeBackScheduled = false
-        guard isAvailable else { return unwritten.removeAll() }
-        for (room, state) in unwritten.takeDue(now: loop.now) { writeBack(room: room, state) }
-        scheduleWriteBack()
-    }
-
-    /// Writes `room`'s newest led state into its hash now, if one waits.
-    private func writeBack(room: String) {
-        guard let state = unwritten.take(room: room) else { return }
-        writeBack(room: room, state)
-    }
-
-    private func writeBack(room: String, _ state: WriteBackQueue.Pending) {
-        // Compared on `seq` and the lease in Redis: a write that lands late (this node lost the
-        // lease since) never takes the hash back below the new holder's state.
-        let k = keys(room)
-        commands.send([Array("EVAL".utf8), Array(Scripts.writeBack.utf8), Array("2".utf8), Array(k.hash.utf8), Array(k.lease.utf8),
-                       Array(String(state.seq).utf8), stateSuffix(state.message), Array(state.by.utf8)])
-    }
-
-    /// This node no longer holds `room`'s lease: its led state waiting to be written back is
-    /// dropped (the new holder's node writes the room's newest; docs/cluster.md, divergence 2).
-    public func forgetLed(room: String) {
-        loop.execute { [self] in _ = unwritten.take(room: room) }
-    }
 
     public func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void) {
         let mode: String, session: String, name: String?, stale: String

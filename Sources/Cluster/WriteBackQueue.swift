@@ -27,6 +27,8 @@ package struct WriteBackQueue {
     package static let checkNanoseconds: UInt64 = 125_000_000
 
     private(set) var pending: [String: Pending] = [:]
+    /// Whether the engine's next look for due states is scheduled (one timer, not one per state).
+    package var checkScheduled = false
 
     package init() {}
 
