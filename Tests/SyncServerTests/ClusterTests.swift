@@ -149,7 +149,7 @@ struct ClusterTests {
         let bobSeq = try #require(states(follower).last?["seq"]?.double).map { Int($0) }!
         #expect(bobSeq > annSeq + 1, "the new driver's first state leaps over the late one: \(annSeq) → \(bobSeq)")
         // A node that fetches the room now (its first member there) ends on Bob's state: from
-        // the hash, or (written back at most 250 ms later) from Bob's node, which it asks (and
+        // the hash, or (written back once the room rests) from Bob's node, which it asks (and
         // which orders it again, one seq up).
         let c = try sharingNode(redis)
         let (onC, welcome) = try join(c, "handover")
@@ -162,9 +162,9 @@ struct ClusterTests {
         #expect(onC.wait(for: hasOffset(8)), "and follows from there: \(onC.received.suffix(2))")
     }
 
-    /// The lease holder's node writes a room's state to Redis at most every 250 ms; a node
-    /// that fetches the room in between asks it for the newest (`Q`), so a joiner there ends on
-    /// the newest state although nobody scrolls again.
+    /// The lease holder's node writes a room's state to Redis once it rests, at most once a
+    /// second while it moves; a node that fetches the room in between asks it for the newest
+    /// (`Q`), so a joiner there ends on the newest state although nobody scrolls again.
     @Test func aNodeThatFetchesTheRoomRightAfterABurstEndsOnTheNewestState() throws {
         let redis = try RedisServer()
         let (a, b) = (try sharingNode(redis), try sharingNode(redis))
@@ -403,7 +403,7 @@ struct ClusterTests {
 
 extension ClusterTests {
     /// A node that comes back after an outage while the lease holder's newest states are not
-    /// in the room's hash yet (written back at most every 250 ms; here not at all: the holder's
+    /// in the room's hash yet (written back once the room rests; here not at all: the holder's
     /// user may not HSET) ends on the holder's newest state under the holder's `seq`: its merge
     /// asks for the newest, and the holder orders its state again above what the merge published.
     @Test func aNodeBackFromAnOutageEndsOnTheLeaseHoldersNewestStateNotYetWrittenBack() throws {
