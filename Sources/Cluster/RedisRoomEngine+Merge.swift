@@ -21,7 +21,14 @@ extension RedisRoomEngine {
     private func merge(_ room: String, local: RoomSnapshot, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
         attaching[room, default: SnapshotWait()].asked()
         let k = keys(room)
-        let suffix = local.state.map(stateSuffix) ?? []
+        // Published (when the merge keeps the local driver) under that driver, as `leadAgain`
+        // orders it: a driver who has not moved passes on its predecessor's place (I5). Written
+        // as the hash's base (when another holds the lease) as it was ordered: under another
+        // `by` at its own `seq` it was a second state under that `seq` (docs/cluster.md §7.15).
+        var published = local.state
+        if let driver = local.driver { published?.by = driver }
+        let suffix = published.map(stateSuffix) ?? []
+        let asOrdered = local.state.map(stateSuffix) ?? []
         let driverMessage = local.driver.map { ServerMessage.driver($0, name: local.driverName) } ?? []
         let document = local.document.map { ServerMessage.document($0) } ?? []
         let signing = signer == nil ? [[UInt8]](repeating: [], count: 3)
@@ -31,7 +38,7 @@ extension RedisRoomEngine {
                        String(local.state?.seq ?? 0)].map { Array($0.utf8) }
                       + [suffix, Array(k.channel.utf8), Array(String(leaseMilliseconds).utf8), Array(String(roomIdleMilliseconds).utf8),
                          driverMessage, document, Array((local.keyDigest ?? "").utf8), Array((local.followKey ?? "").utf8)] + signing
-                      + [Array(String(seqClock()).utf8)]) { [self] answer in
+                      + [Array(String(seqClock()).utf8), asOrdered == suffix ? [] : asOrdered]) { [self] answer in
             settle(room)  // a fetch of the same room waiting for the newest state answers first (it ran first)
             let snapshot = answer.isError ? nil : snapshotFrom(answer, room: room)
             answered(room, snapshot, reply)

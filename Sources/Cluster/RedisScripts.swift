@@ -138,12 +138,17 @@ package enum Scripts {
     /// local state suffix, channel, lease ms, idle ms, driver message, document message,
     /// presenter key digest (kept only if the room has none), follow key record (the same);
     /// signing keys (empty without `redis.secret`) of the driver message, the document and the
-    /// local state; the `seq` base of a hash without one (as `snapshot`).
+    /// local state; the `seq` base of a hash without one (as `snapshot`); the local state as it
+    /// was ordered when the suffix (published under the local driver) names another `by`
+    /// (empty: the same).
     /// The local driver keeps control if the lease is free or its own; its state then goes
-    /// out again with a `seq` above every node's. Only that node publishes a state: it is the
+    /// out again numbered as a new lease's first state (`RoomMachine.leap(above:)`: 1,024 above
+    /// the hash's `seq`, the `seq` clock at least), above every node's and above led states
+    /// the hash never heard (docs/cluster.md §7.15). Only that node publishes a state: it is the
     /// only one that ordered states alone meanwhile. Another node's newer state goes into the
-    /// hash as a base only (no publish: published above the hash's `seq`, it could take a
-    /// number the driver's node gave another state alone, docs/cluster.md divergence 9); the
+    /// hash as a base only, as it was ordered (no publish: published above the hash's `seq`, it
+    /// could take a number the driver's node gave another state alone, docs/cluster.md
+    /// divergence 9; under its node's driver at its own `seq`, a second state under it, §7.15); the
     /// node asks the others for their newest (`Q`) after the merge. A document goes out from
     /// any node when the room has none (or from the driver's node when it differs): nodes that
     /// merged before it would not hear of it otherwise.
@@ -174,12 +179,12 @@ package enum Scripts {
         if ARGV[10] ~= '' then redis.call('HSETNX', KEYS[1], 'key', ARGV[10]) end
         if ARGV[11] ~= '' then redis.call('HSETNX', KEYS[1], 'fkey', ARGV[11]) end
         if mine and ARGV[4] ~= '' then
-          local seq = math.max(cur, localSeq) + 1
+          local seq = math.max(cur + \(SharedTiming.handoverLeap), localSeq + 1, tonumber(ARGV[15]))
           redis.call('HSET', KEYS[1], 'seq', digits(seq), 'suf', ARGV[4])
           local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
           redis.call('PUBLISH', ARGV[5], signed(ARGV[14], ver, digits(seq)) .. ver .. ' \(String(decoding: statePrefix, as: UTF8.self))' .. digits(seq) .. ARGV[4])
         elseif localSeq > cur and ARGV[4] ~= '' then
-          redis.call('HSET', KEYS[1], 'seq', ARGV[3], 'suf', ARGV[4])
+          redis.call('HSET', KEYS[1], 'seq', ARGV[3], 'suf', (ARGV[16] ~= '' and ARGV[16]) or ARGV[4])
         end
         redis.call('PEXPIRE', KEYS[1], ARGV[7])
         \(snapshotReply)

@@ -157,9 +157,8 @@ extension LocalRoomHub {
             if let driver = guarded.core.driver, guarded.core.members[driver] != nil {
                 local.driver = driver.description
                 local.driverName = guarded.core.names[driver]
-                // The merge publishes this state under this driver, as `leadAgain` orders it: a
-                // driver who has not moved yet passes on its predecessor's place (I5).
-                local.state?.by = driver.description
+                // The state goes as it was ordered: the engine publishes it under this driver
+                // when the merge keeps it driving, and writes it unchanged otherwise.
             }
             return local
         }

@@ -133,6 +133,10 @@ package enum SharedTiming {
     /// node numbered up to this far above this node's `seq` clock is plausible (a new lease's
     /// first state numbers from its node's clock).
     package static let clockSkewMicroseconds = 60_000_000
+    /// How far a new lease's first state leaps over the room's `seq` at least
+    /// (`RoomMachine.handoverLeap`, which says why); a merge that keeps its driver numbers its
+    /// state so too (the `reconcile` script).
+    package static let handoverLeap = 1024
 
     /// The highest `seq` a state from another node may have above a room's `seq` before it is
     /// taken for one that cannot follow (`SeqReservation.block`), or as far as the `seq` clock

@@ -40,9 +40,12 @@ extension RoomMachine {
     /// the room's `seq` (a leap after a fetch).
     /// Ordered under the current lease: `by` is its driver (whose own place, if it moved under
     /// this lease, or the room's place passed on to it), above everything this node ordered;
-    /// heard here when it comes back on the channel, as `lead`'s (issue 46.1).
+    /// heard here when it comes back on the channel, as `lead`'s (issue 46.1). Not while a merge
+    /// is on its way: it publishes the driver's place itself, numbered by the script from the
+    /// same `seq` clock (seed 42381: two places under one `seq`); the driver's scrolls wait then
+    /// too (`waitsForMerge`).
     mutating func leadAgain(_ context: Context) -> [Effect] {
-        guard driverLeadsHere, let driver = core.driver, var state = orderedHere ?? core.state else { return [] }
+        guard !merging, driverLeadsHere, let driver = core.driver, var state = orderedHere ?? core.state else { return [] }
         let own = orderedHere != nil
         state.by = driver.description
         let above = max(core.lastSeq, orderedHere?.seq ?? 0)
@@ -99,12 +102,13 @@ extension RoomMachine {
     /// first, then the driver again: I5), as after a snapshot. Once the driver moved, its states
     /// leap above every earlier driver's: another driver's is dropped.
     /// On the lease holder's node whose driver has not moved under its lease, the place is
-    /// ordered again under its driver instead, as `leadAgain` does (seed 20123: paused through
-    /// the previous driver's last moves; seed 30632: a node that held that driver's older place
-    /// dropped it), so that every node ends on it under the driver it knows.
+    /// ordered again under its driver instead, as `leadAgain` does (and, as it, not while a merge
+    /// is on its way) (seed 20123: paused through the previous driver's last moves; seed 30632: a
+    /// node that held that driver's older place dropped it), so that every node ends on it under
+    /// the driver it knows.
     mutating func takeLastPlace(_ state: ScrollState, _ context: Context) -> [Effect] {
         guard state.seq <= plausibleSeq(context), state.seq > core.state?.seq ?? 0, let driver = core.driver else { return [] }
-        if driverLeadsHere, orderedHere == nil {
+        if !merging, driverLeadsHere, orderedHere == nil {
             var passed = state
             passed.by = driver.description
             passed.seq = leap(above: max(core.lastSeq, state.seq), context)

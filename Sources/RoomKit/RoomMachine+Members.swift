@@ -85,7 +85,13 @@ extension RoomMachine {
 
     /// A member's message: applied now, or (a scroll the store has no ceiling for yet) held.
     mutating func receive(_ message: ClientMessage, from id: SessionID, sender: Sender, _ context: Context) -> [Effect] {
-        if case .scroll = message { leapForNewDriverAlone(id, context) }
+        if case .scroll = message {
+            leapForNewDriverAlone(id, context)
+            // Above the led states this node ordered too: one that had not come back on the
+            // channel when Redis went away holds its `seq` on the nodes that heard it (seeds
+            // 43286, 43435 with Redis stops). (One node alone: `orderedHere` is its state.)
+            if let ordered = orderedHere { core.continueAbove(ordered.seq) }
+        }
         guard case .scroll(let update) = message, held != nil || (seq.mustWait(after: core.lastSeq) && !context.storeFailing) else {
             return apply(message, from: id, sender: sender, context)
         }

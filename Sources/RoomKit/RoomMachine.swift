@@ -106,7 +106,7 @@ package struct RoomMachine<Sender> {
     /// Redis may still have written to the room's hash) stay below the new driver's. Well under
     /// `SeqReservation.block`, the most a state may leap before a node fetches the room again
     /// (but for a leap to the `seq` clock).
-    package static var handoverLeap: Int { 1024 }
+    package static var handoverLeap: Int { SharedTiming.handoverLeap }
 
     /// Takes `event`: the room's next state, and the effects for the hub to carry out.
     @_specialize(exported: true, where Sender == MemberReference)  // the hub's (see MemberReference)

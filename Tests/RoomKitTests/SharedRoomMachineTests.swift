@@ -253,6 +253,41 @@ struct SharedRoomMachineTests {
         #expect(passedOn(room.step(.merged(snapshot), context)).isEmpty, "the room's is newer")
     }
 
+    /// While its merge is on its way, a node orders nothing under its driver's lease: the merge
+    /// publishes the driver's place (numbered by the script, from this node's `seq` clock), and
+    /// a state ordered again meanwhile for another node's question took the same number from
+    /// the same clock (seed 42381 with Redis stops: two places under one `seq`). Once the merge
+    /// is adopted, the node orders above it.
+    @Test func aNodeOrdersNothingUnderItsLeaseWhileItsMergeIsOnItsWay() {
+        var clocked = context
+        clocked.seqNow = 40_000_000_000_000
+        var room = fetched(drivenBy: Self.ann, holding: Self.state(5_000, by: Self.ann), version: 1)
+        _ = room.step(.merging, clocked)
+        #expect(RoomMachineTests.led(room.step(.stateWanted(now: 1_000_000_000), clocked)).isEmpty, "a question")
+        #expect(RoomMachineTests.led(room.step(.orderAgain(now: 2_000_000_000), clocked)).isEmpty, "the interval's end")
+        #expect(RoomMachineTests.led(room.step(.led(Self.state(6_000, by: Self.bob)), clocked)).isEmpty, "another driver's newer place")
+        var snapshot = RoomSnapshot()
+        snapshot.version = 2
+        snapshot.driver = Self.ann.description
+        snapshot.state = Self.state(clocked.seqNow, by: Self.ann)
+        snapshot.seq = clocked.seqNow
+        _ = room.step(.merged(snapshot), clocked)
+        let again = RoomMachineTests.led(room.step(.stateWanted(now: 3_000_000_000), clocked))
+        #expect(again.count == 1 && again.allSatisfy { $0.seq > clocked.seqNow }, "after the merge, above its state: \(again.map(\.seq))")
+    }
+
+    /// A scroll applied alone (Redis away) numbers above the led states this node ordered, not
+    /// only above the state its members hold: a led state that had not come back on the channel
+    /// when Redis went away still holds its `seq` on the nodes that heard it (seeds 43286, 43435
+    /// with Redis stops).
+    @Test func aScrollAppliedAloneNumbersAboveTheLedStatesThisNodeOrdered() {
+        var room = fetched(drivenBy: Self.ann, holding: Self.state(5_000, by: Self.ann), version: 1)
+        let led = RoomMachineTests.led(room.step(.lead(ScrollUpdate(offset: 20, viewport: 10, content: 100), from: Self.ann, sender: "ann"), context))
+        #expect(led.count == 1)
+        let alone = RoomMachineTests.states(room.step(.unshared(RoomMachineTests.scroll(30), from: Self.ann, sender: "ann"), context))
+        #expect(alone.map(\.seq) == led.map { $0.seq + 1 }, "above \(led.map(\.seq)), not the room's 5000")
+    }
+
     /// I5: a snapshot's state by a driver before the snapshot's (the new one has not moved yet)
     /// is heard while members know no driver, or after they are told nobody drives (seed 11: a
     /// node paused through a whole driver's turn).

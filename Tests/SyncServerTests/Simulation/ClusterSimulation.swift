@@ -181,9 +181,7 @@ final class ClusterSimulation {
             send(#"{"type":"document","name":"d","format":"text","text":"\#(text)"}"#, from: member, "document '\(text)'")
         case 69..<74:
             guard let member = pick(actingMembers) else { return }
-            note("\(member.name) leaves")
-            member.alive = false
-            member.client.connection.hangUp()
+            leave(member)
         case 74..<78 where options.faults:
             fault()
         default:
@@ -205,6 +203,12 @@ final class ClusterSimulation {
         let member = SimMember(client: client, node: node, role: role, name: name)
         if SimRedis.logs || options.digest { member.heard = { [redis] text in redis.log(text) } }
         members.append(member)
+    }
+
+    func leave(_ member: SimMember) {
+        note("\(member.name) leaves")
+        member.alive = false
+        member.client.connection.hangUp()
     }
 
     func scroll(_ member: SimMember) {

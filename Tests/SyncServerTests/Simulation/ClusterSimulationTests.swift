@@ -73,6 +73,13 @@ struct ClusterSimulationTests {
         return summary
     }
 
+    /// A simulation of two nodes for a directed schedule (the seed draws only delays and offsets).
+    static func twoNodes(seed: UInt64) throws -> ClusterSimulation {
+        var options = ClusterSimulation.Options()
+        options.nodes = 2
+        return try ClusterSimulation(seed: seed, options: options)
+    }
+
     @Test func seededSchedulesKeepTheInvariants() throws {
         let first = UInt64(Self.setting("FIRST", 1))
         let kept = Self.options.redisStops ? Self.keptWithRedisStops : Self.kept
@@ -84,9 +91,7 @@ struct ClusterSimulationTests {
     /// every node then agrees nobody drives (`lapse`), and a follower who joins on a new node
     /// is told the same, with the room's newest state.
     @Test func afterTheDriversNodeDiesEveryNodeAgreesNobodyDrives() throws {
-        var options = ClusterSimulation.Options()
-        options.nodes = 2
-        let simulation = try ClusterSimulation(seed: 6, options: options)
+        let simulation = try Self.twoNodes(seed: 6)
         simulation.join(.presenter, on: 0)
         simulation.join(.follower, on: 1)
         simulation.advance(100_000_000)
@@ -170,9 +175,7 @@ struct ClusterSimulationTests {
     /// the room again. Before, its driver, who lost the lease while it slept, ordered the next
     /// driver's place again under her own name, above every later state (seed 31637).
     @Test func aNodeWhoseDriverChangeWasOvertakenOrdersNothingUnderItsFormerDriver() throws {
-        var options = ClusterSimulation.Options()
-        options.nodes = 2
-        let simulation = try ClusterSimulation(seed: 31637, options: options)
+        let simulation = try Self.twoNodes(seed: 31637)
         simulation.join(.presenter, on: 1)
         simulation.advance(200_000_000)
         simulation.join(.presenter, on: 0)
@@ -256,15 +259,53 @@ struct ClusterSimulationTests {
         #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
     }
 
+    /// A merge whose driver does not keep control (the lease went to another presenter
+    /// meanwhile) writes its newer state into the hash as it was ordered. Ann's last states
+    /// wait in a stopped Redis, unheard on her node; she leaves, Carl sends `take` (which Redis
+    /// runs when it answers again) and leaves, and Bob joins, whom his node, giving up on Redis,
+    /// lets drive alone. Before, the merge wrote Ann's last place under Bob's name at its own
+    /// `seq` (as it publishes it when it keeps the lease), and node 0's members took it from
+    /// the merge's answer while node 1's held Ann's state under that `seq` (I1; seeds 40282,
+    /// 41361, 41495 with Redis stops).
+    @Test func aMergeThatLosesTheLeaseWritesItsStateAsItWasOrdered() throws {
+        let simulation = try Self.twoNodes(seed: 40282)
+        simulation.join(.presenter, on: 0)
+        simulation.advance(100_000_000)
+        simulation.join(.presenter, on: 0)
+        simulation.join(.follower, on: 0)
+        simulation.join(.follower, on: 1)
+        simulation.advance(300_000_000)
+        let (ann, carl) = (simulation.members[0], simulation.members[1])
+        #expect(ann.driver == ann.id, "Ann drives")
+        simulation.scroll(ann)
+        simulation.advance(400_000_000)
+        simulation.redis.freeze(for: 7_000_000_000)
+        simulation.scroll(ann)
+        simulation.advance(20_000_000)
+        simulation.scroll(ann)  // ordered on node 0, waiting in the stopped Redis
+        simulation.advance(20_000_000)
+        simulation.leave(ann)
+        simulation.advance(20_000_000)
+        simulation.send(#"{"type":"control","action":"take"}"#, from: carl, "take")
+        simulation.advance(20_000_000)
+        simulation.leave(carl)
+        simulation.advance(20_000_000)
+        simulation.join(.presenter, on: 0)
+        simulation.advance(9_000_000_000)
+        let follower = simulation.members[3]
+        #expect(follower.state?.offset == Double(simulation.offset), "node 1's follower heard Ann's last place")
+        #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
+        simulation.quiesce()
+        #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
+    }
+
     /// Redis stops (SIGSTOP) for 3.2–9 s while a presenter drives on node 0: node 0 notices
     /// (unless Redis answers again first), serves the room alone (the presenter moves), and
     /// once Redis answers again every member on both nodes ends on the presenter's newest
     /// place (ClusterTests' frozen Redis, with the timings each seed picks).
     @Test(arguments: UInt64(1)...80)
     func afterRedisStopsAndAnswersAgainEveryMemberEndsOnThePresentersNewestPlace(_ seed: UInt64) throws {
-        var options = ClusterSimulation.Options()
-        options.nodes = 2
-        let simulation = try ClusterSimulation(seed: seed, options: options)
+        let simulation = try Self.twoNodes(seed: seed)
         simulation.join(.presenter, on: 0)
         simulation.join(.follower, on: 0)
         simulation.join(.follower, on: 1)

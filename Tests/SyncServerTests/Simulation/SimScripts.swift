@@ -102,7 +102,8 @@ enum SimScripts {
 
     /// KEYS hash, lease, nodes; ARGV (1-based as in the Lua) 1 local driver, 2 its name, 3 local
     /// seq, 4 local suffix, 5 channel, 6 lease ms, 7 idle ms, 8 driver message, 9 document
-    /// message, 10 key digest, 11 follow key record, 12–14 signing (empty here), 15 `seq` base.
+    /// message, 10 key digest, 11 follow key record, 12–14 signing (empty here), 15 `seq` base,
+    /// 16 the local state as it was ordered (empty: as 4).
     static func reconcile(_ keys: [String], _ argv: [String], _ arguments: [[UInt8]], _ redis: SimRedis) -> RedisReply {
         func arg(_ n: Int) -> [UInt8] { arguments[n - 1] }
         func text(_ n: Int) -> String { argv[n - 1] }
@@ -133,14 +134,14 @@ enum SimScripts {
         if !arg(10).isEmpty, redis.hget(hash, "key") == nil { redis.hset(hash, "key", arg(10)) }
         if !arg(11).isEmpty, redis.hget(hash, "fkey") == nil { redis.hset(hash, "fkey", arg(11)) }
         if mine && !arg(4).isEmpty {
-            let seq = max(cur, localSeq) + 1
+            let seq = max(cur + SharedTiming.handoverLeap, localSeq + 1, Int(text(15)) ?? 0)
             redis.hset(hash, "seq", String(seq))
             redis.hset(hash, "suf", arg(4))
             let ver = redis.hincrby(hash, "ver", 1)
             redis.publish(text(5), Array("\(ver) ".utf8) + statePrefix + Array(String(seq).utf8) + arg(4))
         } else if localSeq > cur && !arg(4).isEmpty {
             redis.hset(hash, "seq", text(3))
-            redis.hset(hash, "suf", arg(4))
+            redis.hset(hash, "suf", arguments.count > 15 && !arg(16).isEmpty ? arg(16) : arg(4))
         }
         redis.pexpire(hash, Int(text(7)) ?? 0)
         return snapshot(keys, redis)

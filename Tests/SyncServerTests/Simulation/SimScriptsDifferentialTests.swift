@@ -88,6 +88,8 @@ struct SimScriptsDifferentialTests {
         // A `seq` base from the clock (15 digits here: Lua writes numbers of more than 14 with an
         // exponent unless told otherwise), or a small one.
         func base() -> String { random.chance(0.8) ? String(795_886_061_448_000 + random.below(1000)) : String(random.below(3000)) }
+        // A merging node's `seq`: above the hash's at times, so that its state goes in as a base.
+        func localSeq() -> String { random.chance(0.4) ? String(795_886_061_448_000 + random.below(3000)) : String(random.below(3000)) }
         let text: [String]
         switch random.below(11) {
         case 0: text = ["EVAL", Scripts.snapshot, "3", hash, lease, nodes, base(), long]
@@ -102,10 +104,10 @@ struct SimScriptsDifferentialTests {
         case 6: text = ["EVAL", Scripts.lease, "2", hash, lease]
         case 7: text = random.chance(0.7) ? ["EVAL", Scripts.take, "1", count, "3", long] : ["EVAL", Scripts.giveBack, "1", count]
         case 8, 9:
-            text = ["EVAL", Scripts.reconcile, "3", hash, lease, nodes, session(), "n", String(random.below(3000)),
+            text = ["EVAL", Scripts.reconcile, "3", hash, lease, nodes, session(), "n", localSeq(),
                     random.chance(0.2) ? "" : suffix(), channel, long, long, message(), document(),
                     random.chance(0.5) ? "" : "key\(random.below(2))", random.chance(0.5) ? "" : "fk\(random.below(2))",
-                    "", "", "", base()]
+                    "", "", "", base(), random.chance(0.5) ? "" : suffix()]
         default: text = ["HSET", nodes, "node\(random.below(2))", "1 2 0 \(random.below(1000))"]
         }
         return text.map { Array($0.utf8) }
