@@ -51,8 +51,12 @@ extension RedisRoomEngine {
                 deliver(room, version: nil, .state(state))
             }
         case .success(.stateWanted?):
+            // While the room is fetched (or merged), a question waits with the changes heard
+            // meanwhile and is answered after them, from what the room then holds (seed 40989
+            // with Redis stops: a fetching node's room was not held yet and dropped it, though
+            // that node alone had heard the newest place).
             if attaching[room] != nil {
-                attaching[room]?.hear(version: nil, nil)  // answered once the room is held, in channel order
+                attaching[room]?.hear(version: nil, nil)
             } else {
                 deliver(room, version: nil, nil)
             }

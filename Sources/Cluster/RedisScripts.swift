@@ -140,7 +140,9 @@ package enum Scripts {
     /// signing keys (empty without `redis.secret`) of the driver message, the document and the
     /// local state; the `seq` base of a hash without one (as `snapshot`); the local state as it
     /// was ordered when the suffix (published under the local driver) names another `by`
-    /// (empty: the same).
+    /// (empty: the same); the `access` message of the follow key record, and its signing key
+    /// (a follow key put back is published, I7: a node that fetched the room while the hash had
+    /// none would keep it public otherwise).
     /// The local driver keeps control if the lease is free or its own; its state then goes
     /// out again numbered as a new lease's first state (`RoomMachine.leap(above:)`: 1,024 above
     /// the hash's `seq`, the `seq` clock at least), above every node's and above led states
@@ -177,7 +179,10 @@ package enum Scripts {
           redis.call('PUBLISH', ARGV[5], signed(ARGV[13], ver, '') .. ver .. ' ' .. ARGV[9])
         end
         if ARGV[10] ~= '' then redis.call('HSETNX', KEYS[1], 'key', ARGV[10]) end
-        if ARGV[11] ~= '' then redis.call('HSETNX', KEYS[1], 'fkey', ARGV[11]) end
+        if ARGV[11] ~= '' and redis.call('HSETNX', KEYS[1], 'fkey', ARGV[11]) == 1 then
+          local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+          redis.call('PUBLISH', ARGV[5], signed(ARGV[18], ver, '') .. ver .. ' ' .. ARGV[17])
+        end
         if mine and ARGV[4] ~= '' then
           local seq = math.max(cur + \(SharedTiming.handoverLeap), localSeq + 1, tonumber(ARGV[15]))
           redis.call('HSET', KEYS[1], 'seq', digits(seq), 'suf', ARGV[4])

@@ -101,20 +101,24 @@ extension RoomMachine {
     /// keeps the newer, so all end on it; members hear it while they know no driver (told so
     /// first, then the driver again: I5), as after a snapshot. Once the driver moved, its states
     /// leap above every earlier driver's: another driver's is dropped.
-    /// On the lease holder's node whose driver has not moved under its lease, the place is
-    /// ordered again under its driver instead, as `leadAgain` does (and, as it, not while a merge
-    /// is on its way) (seed 20123: paused through the previous driver's last moves; seed 30632: a
-    /// node that held that driver's older place dropped it), so that every node ends on it under
-    /// the driver it knows.
+    /// On the lease holder's node, a passed-on state newer than any it holds or ordered is
+    /// ordered again under its driver instead (a leap above it, as a new lease's first state; as
+    /// `leadAgain`, not while a merge is on its way), so that every node ends on one place under
+    /// the driver it knows: the predecessor's newest place while the driver has not moved under
+    /// its lease, which this node missed (seed 20123: paused through the previous driver's last
+    /// moves) or another node may lack (seed 30632: taken here as the last place while a node that
+    /// held that driver's older place dropped it); the driver's own place once it has (seeds
+    /// 41381, 41537: a node apart from Redis numbered a state alone from a clock that ran later,
+    /// its merge wrote it into the hash, and the driver's node answered `Q` below it).
     mutating func takeLastPlace(_ state: ScrollState, _ context: Context) -> [Effect] {
         guard state.seq <= plausibleSeq(context), state.seq > core.state?.seq ?? 0, let driver = core.driver else { return [] }
-        if !merging, driverLeadsHere, orderedHere == nil {
-            var passed = state
-            passed.by = driver.description
-            passed.seq = leap(above: max(core.lastSeq, state.seq), context)
+        if !merging, driverLeadsHere, state.seq > orderedHere?.seq ?? 0 {
+            var place = orderedHere ?? state
+            place.by = driver.description
+            place.seq = leap(above: max(core.lastSeq, state.seq), context)
             leapsNextLead = false
-            orderedHere = passed
-            return [.publishLed(passed)]
+            orderedHere = place
+            return [.publishLed(place)]
         }
         guard core.state?.by != driver.description, core.adopt(state: state) else { return [] }
         return [.broadcast(.driver(nil, name: nil)), .broadcast(.state(state)), .broadcast(.driver(driver, name: core.driverName))]

@@ -154,6 +154,7 @@ package struct RoomMachine<Sender> {
             merging = true
             return []
         case .merged(let snapshot):
+            let before = newestState
             var effects = snapshot.map { adopt($0, context) } ?? []
             merging = false
             if let held = heldForMerge {
@@ -163,10 +164,15 @@ package struct RoomMachine<Sender> {
             }
             finishControlWaits(&effects)  // the room knows who leads now, whatever version Redis counts
             // (A take sent during the merge goes on waiting: its answer follows the merge's.)
-            // A place newer than the room's is passed on: the nodes that merged before this one
-            // asked while it could not answer (seed 31435: it was paused), and its merge writes
-            // it only as the hash's base.
-            if let snapshot, let mine = core.state, mine.seq > snapshot.state?.seq ?? 0 { effects.append(.passOn(mine, keep: false)) }
+            // A place as new as the room's is passed on: the nodes that merged before this one
+            // asked while it could not answer (seed 31435: it was paused), and a merge without
+            // the lease writes it only as the hash's base, unpublished, so the snapshot's state
+            // may be this node's own (seeds 41082, 41381, 41537: every other node kept an older
+            // place, or the driver's node never heard the `seq` to order above). An older place
+            // is not sent; the room's own, already heard everywhere, costs one dropped `S`.
+            if let snapshot, let before, before.seq >= snapshot.state?.seq ?? 0, let mine = core.state {
+                effects.append(.passOn(mine, keep: false))
+            }
             return effects
         case .controlAnswered(let ticket, let result):
             return controlAnswered(ticket, result, context)

@@ -10,9 +10,8 @@ package struct SnapshotWait {
     /// Snapshots asked for and not yet answered.
     package private(set) var pending = 0
     /// Changes heard meanwhile: with their version, or a led state (no version), or another
-    /// node's question (`Q`: no version, no change), answered in its place once the room is
-    /// held here (seed 40989 with Redis stops: a node fetching the room dropped the questions
-    /// it heard, then held a newer place than the nodes that asked, and nobody asked again).
+    /// node's question for the newest state (no change: answered after the room's last answer,
+    /// in channel order, from what the room then holds).
     package private(set) var heard: [(version: Int?, change: SharedChange?)] = []
 
     package init() {}
@@ -47,7 +46,7 @@ package struct SnapshotWait {
     /// The led states by `driver` heard.
     private func led(by driver: String) -> [ScrollState] {
         heard.compactMap { entry in
-            guard entry.version == nil, case .state(let state) = entry.change, state.by == driver else { return nil }
+            guard entry.version == nil, case .state(let state)? = entry.change, state.by == driver else { return nil }
             return state
         }
     }

@@ -175,6 +175,23 @@ struct SharedRoomMachineTests {
         #expect(RoomMachineTests.states(room.step(.led(again), context)) == [again], "heard when it comes back, by Ann")
     }
 
+    /// The lease holder's node whose driver has moved orders the driver's own place again
+    /// above a newer state another node passes on (seeds 41381, 41537: a node apart from Redis
+    /// numbered a state alone from a clock that ran later, and its merge wrote it into the hash;
+    /// the driver's node answered `Q` below it, and the nodes ended on two places).
+    @Test func aDriversNodeOrdersItsPlaceAgainAboveANewerPassedOnState() {
+        var room = fetched(drivenBy: Self.ann, holding: Self.state(1_000, by: Self.carol))
+        let own = RoomMachineTests.lead(20, from: Self.ann, &room)
+        #expect(own.map(\.offset) == [20], "Ann moved under her lease")
+        let apart = Self.state((own.first?.seq ?? 0) + 500, by: Self.carol)
+        let led = RoomMachineTests.led(room.step(.led(apart), context))
+        #expect(led.map(\.by) == [Self.ann.description] && led.map(\.offset) == [20], "Ann's place, not the passed-on one")
+        #expect(led.map(\.seq) == [apart.seq + Machine.handoverLeap])
+        guard let again = led.first else { return }
+        #expect(RoomMachineTests.states(room.step(.led(again), context)) == [again], "heard when it comes back: by the driver, above")
+        #expect(RoomMachineTests.led(room.step(.led(Self.state(apart.seq + 1, by: Self.carol)), context)).isEmpty, "below it now: dropped")
+    }
+
     /// A change the engine could not confirm because the room went on past it: the room is
     /// fetched again, and until then no led state is taken, nor ordered again under the driver
     /// known here (seed 31637: that driver had lost the lease while its node slept).
@@ -237,10 +254,12 @@ struct SharedRoomMachineTests {
         #expect(older.core.state?.seq == 2_000 && older.core.driver == nil)
     }
 
-    /// A merge whose node holds a newer place than the room's passes it on: the nodes that
-    /// merged first asked while this one could not answer (seed 31435: it was paused), and the
-    /// merge writes it only as the hash's base. An older or equal place is not sent.
-    @Test func aMergeWithANewerPlaceThanTheRoomsPassesItOn() {
+    /// A merge whose node holds a place as new as the room's passes it on: the nodes that
+    /// merged first asked while this one could not answer (seed 31435: it was paused), and a
+    /// merge without the lease writes it only as the hash's base, so the snapshot's state is
+    /// this node's own (seed 41082: every other node kept the driver's place before it). An
+    /// older place is not sent.
+    @Test func aMergeWithAPlaceAsNewAsTheRoomsPassesItOn() {
         func passedOn(_ effects: [Machine.Effect]) -> [Int] { effects.compactMap { if case .passOn(let s, false) = $0 { s.seq } else { nil } } }
         var room = fetched(drivenBy: Self.carol, holding: Self.state(2_000, by: Self.carol), version: 1)
         _ = room.step(.merging, context)
@@ -248,6 +267,9 @@ struct SharedRoomMachineTests {
         snapshot.version = 1
         snapshot.state = Self.state(1_000, by: Self.carol)
         #expect(passedOn(room.step(.merged(snapshot), context)) == [2_000])
+        _ = room.step(.merging, context)
+        snapshot.state = Self.state(2_000, by: Self.carol)
+        #expect(passedOn(room.step(.merged(snapshot), context)) == [2_000], "the hash holds it as its base: nobody heard it")
         _ = room.step(.merging, context)
         snapshot.state = Self.state(3_000, by: Self.carol)
         #expect(passedOn(room.step(.merged(snapshot), context)).isEmpty, "the room's is newer")

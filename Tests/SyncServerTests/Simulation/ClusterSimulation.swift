@@ -28,6 +28,14 @@ final class ClusterSimulation {
         /// stops, 40004), a split real clocks make unlikely. Drawn per node from its own
         /// generator, so the schedule stays the seed's.
         var clockSpreadMicroseconds = 2_000
+        /// Follow keys in the schedule (`ClusterSimulation+Keys`): presenters join with a token,
+        /// some set or change the room's follow key, followers join with the right key, a wrong
+        /// one or none; I7 checked after quiescence. Off by default so that the kept seeds'
+        /// schedules stay as they were.
+        var followKeys = false
+        /// Every node signs its channel messages with the same `redis.secret` (`ChannelSigner`;
+        /// `SimScripts` signs what the scripts publish as the Lua does).
+        var signed = false
         /// Fold every event into a digest (`Outcome.digest`): a replay's check, off by default
         /// for speed.
         var digest = false
@@ -55,7 +63,7 @@ final class ClusterSimulation {
     let options: Options
     let loop: EventLoop
     let redis: SimRedis
-    private var random: SimRandom
+    var random: SimRandom
     /// Every node's session ids (its members', its node id), seeded from the seed: with the
     /// process's source (a random seed, one counter for the process) a seed's ids differed
     /// from run to run and from a campaign to a replay alone, and what depends on them with it.
@@ -70,6 +78,8 @@ final class ClusterSimulation {
     private var trace: [String] = []
     private var joins = 0
     private var faults = 0
+    /// The follow key a presenter gave last (`Options.followKeys`): the one followers try.
+    var followKey: String?
     /// The offset of the last scroll sent.
     private(set) var offset = 0
     static let room = "sim"
@@ -96,6 +106,8 @@ final class ClusterSimulation {
         var configuration = ServerConfiguration()
         configuration.dataDirectory = nil
         configuration.redisURL = "redis://simulated.invalid:6379"
+        if options.followKeys { configuration.authSecret = Self.authSecret }
+        if options.signed { configuration.redisSecret = Self.redisSecret }
         let index = servers.count
         let server = try Server(configuration: configuration, logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() },
                                 embedded: loop, redisLinks: redis.links(node: index), sessionIDs: sessionIDs)
@@ -141,6 +153,8 @@ final class ClusterSimulation {
         if checker.broken.count > before, let first = checker.broken.dropFirst(before).first { note("broken: \(first)") }
     }
 
+    func broke(_ invariant: String, _ detail: String) { checker.broke(invariant, detail) }
+
     private func note(_ text: String) {
         trace.append("\((loop.now - Self.start) / 1_000_000) ms: \(text)")
         redis.log("— \(text)")
@@ -155,7 +169,7 @@ final class ClusterSimulation {
     private func pick<T>(_ items: [T]) -> T? { items.isEmpty ? nil : items[random.below(items.count)] }
 
     private var actingMembers: [SimMember] {
-        members.filter { $0.alive && $0.welcomed && pausedUntil[$0.node] <= loop.now && servers[$0.node] != nil }
+        members.filter { $0.alive && $0.welcomed && !$0.closed && pausedUntil[$0.node] <= loop.now && servers[$0.node] != nil }
     }
 
     private func step() {
@@ -192,17 +206,43 @@ final class ClusterSimulation {
     }
 
     func join(_ role: Role, on node: Int) {
-        guard let server = servers[node] else { return }
+        let (parameters, followKey) = access(for: role)
+        connect(role, on: node, parameters: parameters, followKey: followKey)
+    }
+
+    /// A follower who joins after quiescence, with the room's follow key (if any).
+    func joinLate(on node: Int, followKey: String?) -> SimMember? {
+        connect(.follower, on: node, parameters: followKey.map { ["followKey=\($0)"] } ?? [], followKey: followKey, late: true)
+    }
+
+    /// A join with the query parameters given (a directed test's: no draw from the schedule).
+    @discardableResult
+    func join(_ role: Role, on node: Int, parameters: [String], followKey: String? = nil) -> SimMember? {
+        connect(role, on: node, parameters: parameters, followKey: followKey)
+    }
+
+    @discardableResult
+    private func connect(_ role: Role, on node: Int, parameters: [String], followKey: String?, late: Bool = false) -> SimMember? {
+        guard let server = servers[node] else { return nil }
         joins += 1
         let name = (role == .presenter ? "P" : "F") + "\(joins)@\(node)"
-        let path = "/rooms/\(Self.room)" + (role == .presenter ? "?role=presenter&name=\(name)" : "")
+        let query = (role == .presenter ? ["role=presenter", "name=\(name)"] : []) + parameters
+        let path = "/rooms/\(Self.room)" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
+        let given = followKey.map { " with follow key \($0)" } ?? (options.followKeys && role == .follower ? " without a follow key" : "")
         guard let client = try? InProcessClient(server, loop: loop, path: path, from: "10.0.\(node).\(joins % 250 + 1)") else {
-            return checker.broke("I0", "\(name) could not connect")
+            checker.broke("I0", "\(name) could not connect")
+            return nil
         }
-        note("\(name) joins")
-        let member = SimMember(client: client, node: node, role: role, name: name)
+        guard client.upgraded else {
+            if late { checker.broke("I6", "\(name)\(given) was refused after quiescence: \(client.status)") }
+            note("\(name)\(given) refused: \(client.status)")
+            return nil
+        }
+        note("\(name) joins\(given)")
+        let member = SimMember(client: client, node: node, role: role, name: name, followKey: followKey)
         if SimRedis.logs || options.digest { member.heard = { [redis] text in redis.log(text) } }
         members.append(member)
+        return member
     }
 
     func leave(_ member: SimMember) {
@@ -268,15 +308,18 @@ final class ClusterSimulation {
 
     /// No input and no fault for long enough that a lease left by a crashed driver expires and
     /// is inherited (10 s): then every member holds the same state, driver and document (I2),
-    /// and a follower who joins on any node gets exactly that in its welcome (I6).
+    /// and a follower who joins on any node (with the room's follow key) gets exactly that in
+    /// its welcome (I6); every node holds the room's follow key, and no follower without it is
+    /// still a member (I7).
     func quiesce() {
         note("quiescence")
         advance(10_000_000_000)
-        let holders = members.filter { $0.alive && $0.welcomed }
-        for node in servers.indices where servers[node] != nil { join(.follower, on: node) }
-        let late = Array(members.suffix(servers.compactMap { $0 }.count))
+        let holders = members.filter { $0.alive && $0.welcomed && !$0.closed }
+        let key = openingFollowKey
+        let late = servers.indices.filter { servers[$0] != nil }.compactMap { joinLate(on: $0, followKey: key) }
         advance(1_000_000_000)
         for member in late where !member.welcomed { checker.broke("I6", "\(member.name) got no welcome within 1 s") }
+        if options.followKeys { checkFollowKeys() }
         let all = holders + late.filter(\.welcomed)
         guard let reference = all.first else { return }
         for member in all.dropFirst() {

@@ -1,3 +1,4 @@
+import Cluster
 import Foundation
 import Testing
 
@@ -8,8 +9,9 @@ import Testing
 /// there.
 @Suite("Cluster simulation")
 struct ClusterSimulationTests {
-    /// `SCROLLSYNC_SIM_FIRST`, `_SEEDS`, `_STEPS`, `_FAULTS` (0 or 1), `_REDIS_STOPS` (0 or 1), `_REPORT`, `_ALL` (1: the open
-    /// seeds too), `_CLOCK_SPREAD` (µs; 0: one clock for every node), `_DIGEST` (1: print each
+    /// `SCROLLSYNC_SIM_FIRST`, `_SEEDS`, `_STEPS`, `_FAULTS` (0 or 1), `_REDIS_STOPS` (0 or 1),
+    /// `_FOLLOW_KEYS` (0 or 1: follow keys in the schedule, I7), `_SIGNED` (0 or 1: `redis.secret`
+    /// on every node), `_REPORT`, `_ALL` (1: the open seeds too), `_CLOCK_SPREAD` (µs; 0: one clock for every node), `_DIGEST` (1: print each
     /// seed's digest of every event, `SIMDIGEST seed digest events invariants`) (Scripts/simulate).
     static func setting(_ name: String, _ fallback: Int) -> Int {
         ProcessInfo.processInfo.environment["SCROLLSYNC_SIM_" + name].flatMap(Int.init) ?? fallback
@@ -29,12 +31,15 @@ struct ClusterSimulationTests {
     /// The seeds kept for the sweep's options: with Redis stops or without.
     static let kept = kept("seeds.txt")
     static let keptWithRedisStops = kept("seeds-redis-stops.txt")
+    static let keptWithFollowKeys = kept("seeds-follow-keys.txt")
 
     static var options: ClusterSimulation.Options {
         var options = ClusterSimulation.Options()
         options.steps = setting("STEPS", options.steps)
         options.faults = setting("FAULTS", 1) != 0
         options.redisStops = setting("REDIS_STOPS", 0) != 0
+        options.followKeys = setting("FOLLOW_KEYS", 0) != 0
+        options.signed = setting("SIGNED", 0) != 0
         options.clockSpreadMicroseconds = setting("CLOCK_SPREAD", options.clockSpreadMicroseconds)
         return options
     }
@@ -73,25 +78,87 @@ struct ClusterSimulationTests {
         return summary
     }
 
-    /// A simulation of two nodes for a directed schedule (the seed draws only delays and offsets).
-    static func twoNodes(seed: UInt64) throws -> ClusterSimulation {
+    /// A directed schedule's simulation: the default options but for the number of nodes.
+    static func simulation(seed: UInt64, nodes: Int) throws -> ClusterSimulation {
         var options = ClusterSimulation.Options()
-        options.nodes = 2
+        options.nodes = nodes
         return try ClusterSimulation(seed: seed, options: options)
     }
 
     @Test func seededSchedulesKeepTheInvariants() throws {
         let first = UInt64(Self.setting("FIRST", 1))
-        let kept = Self.options.redisStops ? Self.keptWithRedisStops : Self.kept
+        let kept = Self.options.redisStops ? Self.keptWithRedisStops : Self.options.followKeys ? Self.keptWithFollowKeys : Self.kept
         let open = Self.setting("ALL", 0) != 0 ? [] : Set(kept.filter { !$0.fixed }.map(\.seed))
         try Self.run((first..<(first + UInt64(Self.setting("SEEDS", 100)))).filter { !open.contains($0) })
+    }
+
+    /// Follow keys in the schedule (set, changed; followers with the right key, a wrong one,
+    /// none) on nodes that sign their channel messages (`redis.secret`): I1–I7 (docs/cluster.md
+    /// §8). Seeds of their own, so that the sweep's plain seeds keep their schedules.
+    @Test func seededSchedulesWithFollowKeysKeepTheInvariants() throws {
+        var options = Self.options
+        options.followKeys = true
+        options.signed = true
+        let first = UInt64(Self.setting("KEYS_FIRST", 1))
+        try Self.run(first..<(first + UInt64(Self.setting("KEYS_SEEDS", 30))), options: options)
+    }
+
+    /// I7: a presenter on node 0 makes the room private; the followers on every node who
+    /// joined without the key are evicted (1008), one with a wrong key or none is refused on a
+    /// node that holds the room, one with the key is admitted anywhere, and every node holds
+    /// the hash's record. With the eviction on other nodes undone (`RoomMachine` `.access`),
+    /// seeds 12, 15 and 26 of the follow-key sweep and this test fail.
+    @Test func aFollowKeySetOnOneNodeEvictsFollowersWithoutItOnEveryNode() throws {
+        var options = ClusterSimulation.Options()
+        options.followKeys = true
+        options.signed = true
+        let simulation = try ClusterSimulation(seed: 7, options: options)
+        let token = "token=\(ClusterSimulation.presenterToken)"
+        simulation.join(.presenter, on: 0, parameters: [token])
+        let before = [1, 2, 0].compactMap { simulation.join(.follower, on: $0, parameters: []) }
+        simulation.advance(200_000_000)
+        #expect(before.count == 3 && before.allSatisfy { $0.welcomed && !$0.closed })
+        let key = ClusterSimulation.followKeys[0]
+        simulation.join(.presenter, on: 0, parameters: [token, "followKey=\(key)"], followKey: key)
+        simulation.advance(200_000_000)
+        for member in before { #expect(member.closed && member.client.closeCode == 1008, "\(member.name) is evicted: \(String(describing: member.client.closeCode))") }
+        #expect(simulation.join(.follower, on: 1, parameters: []) == nil, "no key: refused")
+        #expect(simulation.join(.follower, on: 2, parameters: ["followKey=\(ClusterSimulation.followKeys[1])"]) == nil, "a wrong key: refused")
+        let admitted = simulation.join(.follower, on: 1, parameters: ["followKey=\(key)"], followKey: key)
+        simulation.advance(200_000_000)
+        #expect(admitted?.welcomed == true && simulation.openingFollowKey == key)
+        simulation.quiesce()
+        #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
+    }
+
+    /// I7 after Redis restarted empty: a node that fetches the room before the node holding its
+    /// follow key merges learns the key from that merge (an `access` change), and evicts the
+    /// follower it admitted meanwhile. Before, the merge put the key back in the hash only, and
+    /// the new node kept the room public (seeds 70272, 70444 in `seeds-follow-keys.txt`).
+    @Test func aFollowKeyPutBackByAMergeReachesANodeThatFetchedTheRoomBefore() throws {
+        var options = ClusterSimulation.Options()
+        options.nodes = 2
+        options.followKeys = true
+        let simulation = try ClusterSimulation(seed: 70272, options: options)
+        let key = ClusterSimulation.followKeys[1]
+        simulation.join(.presenter, on: 0, parameters: ["token=\(ClusterSimulation.presenterToken)", "followKey=\(key)"], followKey: key)
+        simulation.advance(200_000_000)
+        simulation.redis.restartEmpty()
+        simulation.crash(1)  // node 2 starts: its links are new, it reaches Redis before node 0 merges
+        let early = simulation.join(.follower, on: 2, parameters: [])
+        simulation.advance(30_000_000)
+        #expect(early?.welcomed == true && simulation.sharedFollowKeyRecord == nil, "the room is public on node 2 until node 0 merges")
+        simulation.advance(2_000_000_000)
+        #expect(simulation.sharedFollowKeyRecord != nil && early?.client.closeCode == 1008, "evicted once the merge puts the key back")
+        simulation.quiesce()
+        #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
     }
 
     /// Divergence 6: the driver's node dies with only followers elsewhere. Its lease lapses;
     /// every node then agrees nobody drives (`lapse`), and a follower who joins on a new node
     /// is told the same, with the room's newest state.
     @Test func afterTheDriversNodeDiesEveryNodeAgreesNobodyDrives() throws {
-        let simulation = try Self.twoNodes(seed: 6)
+        let simulation = try Self.simulation(seed: 6, nodes: 2)
         simulation.join(.presenter, on: 0)
         simulation.join(.follower, on: 1)
         simulation.advance(100_000_000)
@@ -170,12 +237,39 @@ struct ClusterSimulationTests {
         #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
     }
 
+    /// A node that fetches the room answers a `Q` heard while its fetch was on its way, once it
+    /// holds the room (seed 40989 with Redis stops: a node that joined during the stop waited
+    /// for its driver's state; the questions heard meanwhile went to a room it did not hold yet
+    /// and were dropped, though it alone had heard the newest place). Nobody drives: node 0
+    /// answers node 1's own question, node 1 the one it heard while fetching (before: none).
+    @Test func aQuestionHeardWhileANodeFetchesTheRoomIsAnsweredOnceItHoldsIt() throws {
+        let simulation = try Self.simulation(seed: 40989, nodes: 2)
+        simulation.join(.presenter, on: 0)
+        simulation.join(.follower, on: 0)
+        simulation.advance(200_000_000)
+        let ann = simulation.members[0]
+        simulation.scroll(ann)
+        simulation.advance(100_000_000)
+        simulation.send(#"{"type":"control","action":"release"}"#, from: ann, "release")
+        simulation.advance(400_000_000)  // past node 0's interval between answers
+        let engine = try #require(simulation.servers[1]?.engine as? RedisRoomEngine)
+        simulation.join(.follower, on: 1)
+        for _ in 0..<100 where engine.attaching[ClusterSimulation.room] == nil { simulation.advance(100_000) }
+        #expect(engine.attaching[ClusterSimulation.room] != nil, "node 1 is fetching the room")
+        simulation.redis.published = []
+        engine.received(channel: ArraySlice(RedisRoomEngine.roomKey(ClusterSimulation.room).utf8), payload: Array("Q 0123456789abcdef".utf8))
+        simulation.advance(200_000_000)
+        let answers = (simulation.redis.published ?? []).filter { $0.starts(with: Array("S ".utf8)) }
+        #expect(answers.count == 2, "\(answers.count) answers")
+        #expect(simulation.members.allSatisfy { $0.state?.offset == Double(simulation.offset) })
+    }
+
     /// A node that wakes from a pause and cannot confirm the driver change it heard (the lease
     /// moved on meanwhile) knows it missed changes: it takes no led state until it has fetched
     /// the room again. Before, its driver, who lost the lease while it slept, ordered the next
     /// driver's place again under her own name, above every later state (seed 31637).
     @Test func aNodeWhoseDriverChangeWasOvertakenOrdersNothingUnderItsFormerDriver() throws {
-        let simulation = try Self.twoNodes(seed: 31637)
+        let simulation = try Self.simulation(seed: 31637, nodes: 2)
         simulation.join(.presenter, on: 1)
         simulation.advance(200_000_000)
         simulation.join(.presenter, on: 0)
@@ -268,7 +362,7 @@ struct ClusterSimulationTests {
     /// the merge's answer while node 1's held Ann's state under that `seq` (I1; seeds 40282,
     /// 41361, 41495 with Redis stops).
     @Test func aMergeThatLosesTheLeaseWritesItsStateAsItWasOrdered() throws {
-        let simulation = try Self.twoNodes(seed: 40282)
+        let simulation = try Self.simulation(seed: 40282, nodes: 2)
         simulation.join(.presenter, on: 0)
         simulation.advance(100_000_000)
         simulation.join(.presenter, on: 0)
@@ -305,7 +399,7 @@ struct ClusterSimulationTests {
     /// place (ClusterTests' frozen Redis, with the timings each seed picks).
     @Test(arguments: UInt64(1)...80)
     func afterRedisStopsAndAnswersAgainEveryMemberEndsOnThePresentersNewestPlace(_ seed: UInt64) throws {
-        let simulation = try Self.twoNodes(seed: seed)
+        let simulation = try Self.simulation(seed: seed, nodes: 2)
         simulation.join(.presenter, on: 0)
         simulation.join(.follower, on: 0)
         simulation.join(.follower, on: 1)
@@ -353,6 +447,13 @@ struct ClusterSimulationTests {
 
     @Test func seedsThatBrokeAnInvariantOnceKeepThem() throws {
         try Self.run(Self.kept.filter(\.fixed).map(\.seed))
+    }
+
+    @Test func seedsThatBrokeAnInvariantWithFollowKeysKeepThem() throws {
+        var options = Self.options
+        options.followKeys = true
+        options.signed = true
+        try Self.run(Self.keptWithFollowKeys.filter(\.fixed).map(\.seed), options: options)
     }
 
     @Test func seedsThatBrokeAnInvariantWithRedisStopsKeepThem() throws {

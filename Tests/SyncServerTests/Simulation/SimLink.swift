@@ -118,7 +118,7 @@ final class SimLink: RedisLink {
 
     /// A message Redis published on a channel this link subscribed to.
     func push(channel: String, _ message: [UInt8]) {
-        redis.log("node \(node) hears \(String(decoding: message.prefix(120), as: UTF8.self))")
+        redis.log("node \(node) hears \(String(decoding: message.prefix(400), as: UTF8.self))")
         fromRedis { [self] in onMessage?(Array(channel.utf8), message) }
     }
 

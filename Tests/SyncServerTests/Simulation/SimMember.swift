@@ -9,6 +9,8 @@ final class SimMember {
     let node: Int
     let role: Role
     let name: String
+    /// The follow key it joined with (a follower's; nil: none).
+    let followKey: String?
     /// The session id the welcome gave.
     private(set) var id: String?
     private(set) var welcomed = false
@@ -21,21 +23,26 @@ final class SimMember {
     /// The refusals it was sent (error codes).
     private(set) var errors: [String] = []
     var alive = true
+    /// The node closed its connection (a follower evicted from a room made private: 1008).
+    var closed: Bool { client.closeCode != nil }
     private var read = 0
     /// Hears each message as it is taken (`SCROLLSYNC_SIM_LOG`: what every member got, and when).
     var heard: ((String) -> Void)?
 
-    init(client: InProcessClient, node: Int, role: Role, name: String) {
+    init(client: InProcessClient, node: Int, role: Role, name: String, followKey: String? = nil) {
         self.client = client
         self.node = node
         self.role = role
         self.name = name
+        self.followKey = followKey
     }
 
     /// Takes what the node sent since, checking each message; `note` hears a broken invariant.
     func take(_ checker: inout SimChecker) {
         guard alive else { return }
+        let open = client.closeCode == nil
         client.pump()
+        if open, let code = client.closeCode { heard?("\(name) closed \(code)") }
         while read < client.messages.count {
             let text = client.messages[read]
             read += 1

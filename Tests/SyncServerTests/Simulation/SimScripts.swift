@@ -1,12 +1,21 @@
 @testable import Cluster
 import RedisClient
 import RoomKit
+@testable import WebSocketCore
 
 /// The engine's Lua scripts (`Cluster.Scripts`) as the simulated Redis runs them: each one's
 /// semantics in Swift, recognised by its text (a script the simulation does not know is an
-/// error reply, so a new script fails the simulation until it is written here too). Without
-/// `redis.secret`: the signing keys are empty and nothing is signed.
+/// error reply, so a new script fails the simulation until it is written here too). With
+/// `redis.secret` a script signs what it publishes as the Lua's `signed` does; without it the
+/// signing keys are empty and nothing is signed.
 enum SimScripts {
+    /// `signed(k, ver, seq)` of `Scripts.sign`: `!` and the SHA-1 (hex) of the key, the version
+    /// and the state's `seq` (empty for other changes), then a space; nothing for an empty key.
+    static func signed(_ key: [UInt8], _ ver: Int, _ seq: String = "") -> [UInt8] {
+        guard !key.isEmpty else { return [] }
+        return [UInt8(ascii: "!")] + ChannelSigner.hex(SHA1.hash(key + Array(" \(ver) \(seq)".utf8))) + [UInt8(ascii: " ")]
+    }
+
     static func run(script: String, keys: [String], arguments: [[UInt8]], in redis: SimRedis) -> RedisReply {
         let argv = arguments.map { String(decoding: $0, as: UTF8.self) }
         func all(_ name: KeyPath<Scripts.Set, String>) -> Bool { script == Scripts.Set.plain[keyPath: name] || script == Scripts.Set.sharded[keyPath: name] }
@@ -23,7 +32,7 @@ enum SimScripts {
             redis.hset(keys[0], argv[0], arguments[1])
             let ver = redis.hincrby(keys[0], "ver", 1)
             redis.pexpire(keys[0], Int(argv[4]) ?? 0)
-            redis.publish(argv[3], Array("\(ver) ".utf8) + arguments[2])
+            redis.publish(argv[3], signed(arguments[5], ver) + Array("\(ver) ".utf8) + arguments[2])
             return .integer(ver)
         }
         if all(\.reconcile) { return reconcile(keys, argv, arguments, redis) }
@@ -71,7 +80,7 @@ enum SimScripts {
         let ver = redis.hincrby(keys[0], "ver", 1)
         redis.hset(keys[0], "seq", String(seq))
         redis.hset(keys[0], "suf", arguments[1])
-        redis.publish(argv[2], Array("\(ver) ".utf8) + statePrefix + Array(String(seq).utf8) + arguments[1])
+        redis.publish(argv[2], signed(arguments[3], ver, String(seq)) + Array("\(ver) ".utf8) + statePrefix + Array(String(seq).utf8) + arguments[1])
         return .integer(seq)
     }
 
@@ -96,14 +105,15 @@ enum SimScripts {
         }
         let ver = redis.hincrby(keys[0], "ver", 1)
         redis.pexpire(keys[0], Int(argv[5]) ?? 0)
-        redis.publish(argv[6], Array("\(ver) ".utf8) + arguments[7])
+        redis.publish(argv[6], signed(arguments[8], ver) + Array("\(ver) ".utf8) + arguments[7])
         return .integer(ver)
     }
 
     /// KEYS hash, lease, nodes; ARGV (1-based as in the Lua) 1 local driver, 2 its name, 3 local
     /// seq, 4 local suffix, 5 channel, 6 lease ms, 7 idle ms, 8 driver message, 9 document
-    /// message, 10 key digest, 11 follow key record, 12–14 signing (empty here), 15 `seq` base,
-    /// 16 the local state as it was ordered (empty: as 4).
+    /// message, 10 key digest, 11 follow key record, 12–14 signing keys (of the driver message,
+    /// the document, the local state), 15 `seq` base, 16 the local state as it was ordered
+    /// (empty: as 4), 17 the follow key's `access` message, 18 its signing key.
     static func reconcile(_ keys: [String], _ argv: [String], _ arguments: [[UInt8]], _ redis: SimRedis) -> RedisReply {
         func arg(_ n: Int) -> [UInt8] { arguments[n - 1] }
         func text(_ n: Int) -> String { argv[n - 1] }
@@ -119,26 +129,30 @@ enum SimScripts {
             redis.hset(hash, "dname", arg(2))
             if holder != text(1) {
                 let ver = redis.hincrby(hash, "ver", 1)
-                redis.publish(text(5), Array("\(ver) ".utf8) + arg(8))
+                redis.publish(text(5), signed(arg(12), ver) + Array("\(ver) ".utf8) + arg(8))
             }
             if !arg(9).isEmpty, redis.hget(hash, "doc") != arg(9) {
                 redis.hset(hash, "doc", arg(9))
                 let ver = redis.hincrby(hash, "ver", 1)
-                redis.publish(text(5), Array("\(ver) ".utf8) + arg(9))
+                redis.publish(text(5), signed(arg(13), ver) + Array("\(ver) ".utf8) + arg(9))
             }
         } else if !arg(9).isEmpty, redis.hget(hash, "doc") == nil {
             redis.hset(hash, "doc", arg(9))
             let ver = redis.hincrby(hash, "ver", 1)
-            redis.publish(text(5), Array("\(ver) ".utf8) + arg(9))
+            redis.publish(text(5), signed(arg(13), ver) + Array("\(ver) ".utf8) + arg(9))
         }
         if !arg(10).isEmpty, redis.hget(hash, "key") == nil { redis.hset(hash, "key", arg(10)) }
-        if !arg(11).isEmpty, redis.hget(hash, "fkey") == nil { redis.hset(hash, "fkey", arg(11)) }
+        if !arg(11).isEmpty, redis.hget(hash, "fkey") == nil {
+            redis.hset(hash, "fkey", arg(11))
+            let ver = redis.hincrby(hash, "ver", 1)
+            redis.publish(text(5), signed(arg(18), ver) + Array("\(ver) ".utf8) + arg(17))
+        }
         if mine && !arg(4).isEmpty {
             let seq = max(cur + SharedTiming.handoverLeap, localSeq + 1, Int(text(15)) ?? 0)
             redis.hset(hash, "seq", String(seq))
             redis.hset(hash, "suf", arg(4))
             let ver = redis.hincrby(hash, "ver", 1)
-            redis.publish(text(5), Array("\(ver) ".utf8) + statePrefix + Array(String(seq).utf8) + arg(4))
+            redis.publish(text(5), signed(arg(14), ver, String(seq)) + Array("\(ver) ".utf8) + statePrefix + Array(String(seq).utf8) + arg(4))
         } else if localSeq > cur && !arg(4).isEmpty {
             redis.hset(hash, "seq", text(3))
             redis.hset(hash, "suf", arguments.count > 15 && !arg(16).isEmpty ? arg(16) : arg(4))

@@ -107,7 +107,7 @@ struct SimScriptsDifferentialTests {
             text = ["EVAL", Scripts.reconcile, "3", hash, lease, nodes, session(), "n", localSeq(),
                     random.chance(0.2) ? "" : suffix(), channel, long, long, message(), document(),
                     random.chance(0.5) ? "" : "key\(random.below(2))", random.chance(0.5) ? "" : "fk\(random.below(2))",
-                    "", "", "", base(), random.chance(0.5) ? "" : suffix()]
+                    "", "", "", base(), random.chance(0.5) ? "" : suffix(), #"{"type":"access","followKey":"fk"}"#, ""]
         default: text = ["HSET", nodes, "node\(random.below(2))", "1 2 0 \(random.below(1000))"]
         }
         return text.map { Array($0.utf8) }
