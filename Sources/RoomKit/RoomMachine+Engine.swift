@@ -7,7 +7,8 @@ extension RoomMachine {
     /// node ordered or adopted; a new lease's first state, or the first after the room was
     /// fetched again, leaps: `leap(above:)`) and published; members here hear it when it comes
     /// back on the room's channel, by the same rule as on every node (`takeLed`): the channel is
-    /// the order, so a state ordered after Redis moved the lease is dropped everywhere, here too
+    /// the order, so a state ordered after Redis moved the lease is never taken as the new
+    /// driver's, here too (`takeLastPlace`: the room's last place while that driver has not moved)
     /// (docs/cluster.md, divergence 1).
     mutating func lead(_ update: ScrollUpdate, from id: SessionID, sender: Sender, _ context: Context) -> [Effect] {
         if waitsForMerge(id) {
