@@ -232,8 +232,9 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     }
 
     /// `PUBLISH` of `S MESSAGE` at once; `seq` and `suf` written into the hash (for nodes that
-    /// fetch the room) at most every `writeBackNanoseconds` per room, the newest state only, and
-    /// only above the hash's `seq` while `by` holds the lease (`Scripts.writeBack`).
+    /// fetch the room) once the room rests, or at most every second while it moves, the newest
+    /// state only (`WriteBackQueue`), and only above the hash's `seq` while `by` holds the lease
+    /// (`Scripts.writeBack`).
     public func publish(led message: [UInt8], seq: Int, by: String, room: String, keep: Bool) {
         loop.execute { [self] in
             guard isAvailable else { return }
@@ -241,17 +242,14 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
             let channel = keys(room).channel
             commands.send([Array(publishCommand.utf8), Array(channel.utf8), signed(Array("S ".utf8) + message, channel: channel)])
             guard keep else { return }
-            if let pending = unwritten[room], pending.seq >= seq { return }
-            unwritten[room] = (seq, by, message)
-            guard !writeBackScheduled else { return }
-            writeBackScheduled = true
-            loop.schedule(after: Self.writeBackNanoseconds) { [weak self] in self?.writeBack() }
+            unwritten.record(room: room, seq: seq, by: by, message: message, now: loop.now)
+            scheduleWriteBack()
         }
     }
 
-    /// Led states not yet in their rooms' hashes: the newest of each room.
-    private var unwritten: [String: (seq: Int, by: String, message: [UInt8])] = [:]
-    private var writeBackScheduled = false
+    /// Led states not yet in their rooms' hashes, and when each is due (loop-confined;
+    /// `RedisRoomEngine+WriteBack.swift`).
+    var unwritten = WriteBackQueue()
 
     /// A new hash's `seq` base (`Scripts.snapshot`): the wall clock in microseconds since
     /// 2026-01-01, some 3·10¹³ a year, far faster than a room numbers states, and below the
@@ -262,33 +260,6 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     package var wallClock: @Sendable () -> Int = { wallMilliseconds() }
     package static let wallSeqClock: @Sendable () -> Int = { wallMicroseconds() - 1_767_225_600_000_000 }
     public var seqNow: Int { seqClock() }
-
-    /// How long a led state may wait for its `HSET` (250 ms): a room's hash is written at most
-    /// 4 times a second however fast it moves. Nodes that fetch the room ask for the newest
-    /// (`Q`); if every node died at once, the hash would be at most this far behind.
-    package static let writeBackNanoseconds = SharedTiming.writeBackNanoseconds
-
-    private func writeBack() {
-        writeBackScheduled = false
-        guard isAvailable else { return unwritten.removeAll() }
-        for room in Array(unwritten.keys) { writeBack(room: room) }
-    }
-
-    /// Writes `room`'s newest led state into its hash now, if one waits.
-    private func writeBack(room: String) {
-        guard let state = unwritten.removeValue(forKey: room) else { return }
-        // Compared on `seq` and the lease in Redis: a write that lands late (this node lost the
-        // lease since) never takes the hash back below the new holder's state.
-        let k = keys(room)
-        commands.send([Array("EVAL".utf8), Array(Scripts.writeBack.utf8), Array("2".utf8), Array(k.hash.utf8), Array(k.lease.utf8),
-                       Array(String(state.seq).utf8), stateSuffix(state.message), Array(state.by.utf8)])
-    }
-
-    /// This node no longer holds `room`'s lease: its led state waiting to be written back is
-    /// dropped (the new holder's node writes the room's newest; docs/cluster.md, divergence 2).
-    public func forgetLed(room: String) {
-        loop.execute { [self] in unwritten[room] = nil }
-    }
 
     public func control(room: String, _ action: ControlAction, done: @escaping @Sendable (EngineResult) -> Void) {
         let mode: String, session: String, name: String?, stale: String

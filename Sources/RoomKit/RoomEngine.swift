@@ -124,9 +124,10 @@ public enum EngineResult: Sendable, Equatable {
 
 /// The timing every node of a cluster keeps alike, whatever engine carries the changes.
 package enum SharedTiming {
-    /// How long a led state may wait to be written where a fetching node reads it (250 ms): a
-    /// room's hash is written at most 4 times a second however fast it moves, and a node asked
-    /// for its newest state orders it again at most once per interval.
+    /// How often a node answers another's question for the room's newest state (250 ms): the
+    /// lease holder's node orders it again, another node passes it on, at most once per
+    /// interval and once at its end. (Named when the hash was written as often; a led state now
+    /// waits for it as `WriteBackQueue` says: once the room rests, at most a second.)
     package static let writeBackNanoseconds: UInt64 = 250_000_000
     /// How far nodes' wall clocks may disagree (60 s, in microseconds): a state from another
     /// node numbered up to this far above this node's `seq` clock is plausible (a new lease's

@@ -7,7 +7,8 @@ extension RoomMachine {
     /// node ordered or adopted; a new lease's first state, or the first after the room was
     /// fetched again, leaps: `leap(above:)`) and published; members here hear it when it comes
     /// back on the room's channel, by the same rule as on every node (`takeLed`): the channel is
-    /// the order, so a state ordered after Redis moved the lease is dropped everywhere, here too
+    /// the order, so a state ordered after Redis moved the lease is never taken as the new
+    /// driver's, here too (`takeLastPlace`: the room's last place while that driver has not moved)
     /// (docs/cluster.md, divergence 1).
     mutating func lead(_ update: ScrollUpdate, from id: SessionID, sender: Sender, _ context: Context) -> [Effect] {
         if waitsForMerge(id) {
@@ -91,24 +92,28 @@ extension RoomMachine {
         return [.broadcast(.state(state))]
     }
 
-    /// A state by another than the room's driver, passed on by a node that holds it: dropped,
-    /// unless this node holds no state at all. Then it is the room's last place, the driver's
-    /// predecessor's (seed 41: after Redis restarted empty the hash held only a `seq` base, and
-    /// a new presenter's claim came before the answers to its node's `Q`: its node showed no
-    /// state while every other showed the last driver's place). Members hear it while they know
-    /// no driver (told so first, then the driver again: I5), as after a snapshot.
+    /// A newer state by another than the room's driver, passed on by a node that holds it: while
+    /// the driver has not moved (this node holds no state of its), it is the room's last place,
+    /// its predecessor's newest, which this node lacks: it holds none (seed 41: after Redis
+    /// restarted empty the hash held only a `seq` base, and a new presenter's claim came before
+    /// the answers to its node's `Q`) or an older one (seed 20131 with Redis stops: fetched from
+    /// a hash that lagged the moves, the driver's node gone before its write-back, while another
+    /// driver held the lease). Every node hears the passed-on states in the channel's order and
+    /// keeps the newer, so all end on it; members hear it while they know no driver (told so
+    /// first, then the driver again: I5), as after a snapshot. Once the driver moved, its states
+    /// leap above every earlier driver's: another driver's is dropped.
     /// On the lease holder's node, a passed-on state newer than any it holds or ordered is
-    /// ordered again under its driver (a leap above it, as a new lease's first state; as
-    /// `leadAgain`, not while a merge is on its way), so that every node ends on one place: the
-    /// predecessor's newest place while the driver has not moved under its lease, which this
-    /// node missed (seed 20123: paused through the previous driver's last moves) or another node
-    /// may lack (seed 30632: taken here as the last place while a node that held that driver's
-    /// older place dropped it); the driver's own place once it has (seeds 41381, 41537: a node
-    /// apart from Redis numbered a state alone from a clock that ran later, its merge wrote it
-    /// into the hash, and the driver's node answered `Q` below it).
+    /// ordered again under its driver instead (a leap above it, as a new lease's first state; as
+    /// `leadAgain`, not while a merge is on its way), so that every node ends on one place under
+    /// the driver it knows: the predecessor's newest place while the driver has not moved under
+    /// its lease, which this node missed (seed 20123: paused through the previous driver's last
+    /// moves) or another node may lack (seed 30632: taken here as the last place while a node that
+    /// held that driver's older place dropped it); the driver's own place once it has (seeds
+    /// 41381, 41537: a node apart from Redis numbered a state alone from a clock that ran later,
+    /// its merge wrote it into the hash, and the driver's node answered `Q` below it).
     mutating func takeLastPlace(_ state: ScrollState, _ context: Context) -> [Effect] {
-        guard state.seq <= plausibleSeq(context) else { return [] }
-        if !merging, driverLeadsHere, let driver = core.driver, state.seq > max(orderedHere?.seq ?? 0, core.state?.seq ?? 0) {
+        guard state.seq <= plausibleSeq(context), state.seq > core.state?.seq ?? 0, let driver = core.driver else { return [] }
+        if !merging, driverLeadsHere, state.seq > orderedHere?.seq ?? 0 {
             var place = orderedHere ?? state
             place.by = driver.description
             place.seq = leap(above: max(core.lastSeq, state.seq), context)
@@ -116,12 +121,8 @@ extension RoomMachine {
             orderedHere = place
             return [.publishLed(place)]
         }
-        guard core.state == nil else { return [] }
-        let (driver, name) = (core.driver, core.driverName)
-        core.adopt(driver: nil)
-        guard core.adopt(state: state) else { return [] }
-        core.adopt(driver: driver, name: name)
-        return [.broadcast(.driver(nil, name: nil)), .broadcast(.state(state)), .broadcast(.driver(driver, name: name))]
+        guard core.state?.by != driver.description, core.adopt(state: state) else { return [] }
+        return [.broadcast(.driver(nil, name: nil)), .broadcast(.state(state)), .broadcast(.driver(driver, name: core.driverName))]
     }
 
     /// A change the engine ordered. Versions come one by one: a gap means changes were missed,

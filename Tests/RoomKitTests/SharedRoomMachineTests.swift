@@ -10,6 +10,17 @@ struct SharedRoomMachineTests {
     static let ann = RoomMachineTests.ann, bob = RoomMachineTests.bob, carol = SessionID(0xC)
     let context = Machine.Context(documents: .init(limit: 100))
 
+    /// What members hear of `effects`: driver changes and states, in order.
+    static func heard(_ effects: [Machine.Effect]) -> [String] {
+        effects.map { effect -> String in
+            switch effect {
+            case .broadcast(.driver(let driver, _)): "driver \(driver?.description ?? "none")"
+            case .broadcast(.state(let state)): "state \(state.seq)"
+            default: "other"
+            }
+        }
+    }
+
     static func leadEnded(_ effects: [Machine.Effect]) -> Bool { effects.contains { if case .leadEnded = $0 { true } else { false } } }
 
     /// Ann presents and Bob follows here; the room was fetched: `driver` drives, and it holds
@@ -107,7 +118,7 @@ struct SharedRoomMachineTests {
     /// A node that holds no state takes the room's last place passed on by another node, also
     /// when it is not by the driver it knows (seed 41: a new presenter's claim came before the
     /// answers to its node's `Q`, and the room showed nothing there); its members hear it while
-    /// they know no driver (I5). Once it holds a state, another driver's is dropped again.
+    /// they know no driver (I5). An older place of that driver is dropped.
     @Test func aNodeWithoutAStateTakesTheLastPlaceOfAnEarlierDriver() {
         var room = RoomMachineTests.room()
         var snapshot = RoomSnapshot()
@@ -116,15 +127,26 @@ struct SharedRoomMachineTests {
         _ = room.step(.snapshot(snapshot), context)
         let last = Self.state(29_999_999_999_000, by: Self.bob)
         let effects = room.step(.led(last), context)
-        #expect(effects.map { effect -> String in
-            switch effect {
-            case .broadcast(.driver(let driver, _)): "driver \(driver?.description ?? "none")"
-            case .broadcast(.state(let state)): "state \(state.seq)"
-            default: "other"
-            }
-        } == ["driver none", "state \(last.seq)", "driver \(Self.carol.description)"])
+        #expect(Self.heard(effects) == ["driver none", "state \(last.seq)", "driver \(Self.carol.description)"])
         #expect(room.core.state == last && room.core.driver == Self.carol)
-        #expect(room.step(.led(Self.state(29_999_999_999_500, by: Self.bob)), context).isEmpty, "not the driver's, and the node holds a state")
+        #expect(room.step(.led(Self.state(29_999_999_998_500, by: Self.bob)), context).isEmpty, "older than the place it holds")
+    }
+
+    /// A node that fetched an earlier driver's older place from a hash that lagged (that
+    /// driver's node went before its write-back) takes the newer place another node passes on
+    /// while the driver it knows, on another node, has not moved; members hear it while they
+    /// know no driver (I5). Before, it kept the older place, and after the driver's release
+    /// nothing moved it (seed 20131 with Redis stops, write-back coalesced: I2, I6). Once the
+    /// driver moved, another driver's state is dropped.
+    @Test func aNodeWhoseDriverHasNotMovedTakesAnEarlierDriversNewerPlace() {
+        var room = fetched(drivenBy: Self.carol, holding: Self.state(1_000, by: Self.bob))
+        let newer = Self.state(1_500, by: Self.bob)
+        let effects = room.step(.led(newer), context)
+        #expect(Self.heard(effects) == ["driver none", "state 1500", "driver \(Self.carol.description)"])
+        #expect(room.core.state == newer && room.core.driver == Self.carol)
+        #expect(RoomMachineTests.states(room.step(.led(Self.state(3_000, by: Self.carol)), context)).map(\.seq) == [3_000], "Carol moves")
+        #expect(room.step(.led(Self.state(3_500, by: Self.bob)), context).isEmpty, "the driver moved: another driver's is dropped")
+        #expect(room.core.state?.seq == 3_000)
     }
 
     /// The lease holder's node whose driver has not moved yet orders its predecessor's newer

@@ -77,10 +77,14 @@ struct BrowserPageTests {
         let server = try InProcessNode()
         let browser = try Chromium()
         let page = try browser.page(width: 1280, height: 800)
+        // The page domain on first (a script registered before it may miss the next document
+        // on a busy machine: the real socket then opened); `fake` marks the stand-in.
+        try page.call("Page.enable")
         _ = try page.call("Page.addScriptToEvaluateOnNewDocument",
-                          #"{"source":"window.WebSocket = class { constructor() { this.readyState = 0; } send() {} close() {} }; window.WebSocket.OPEN = 1;"}"#)
+                          #"{"source":"window.WebSocket = class { constructor() { this.readyState = 0; } send() {} close() {} }; window.WebSocket.OPEN = 1; window.WebSocket.fake = true;"}"#)
         try page.call("Page.navigate", #"{"url":\#(BrowserViewerTests.js("http://127.0.0.1:\(server.port)/rooms/lobby"))}"#)
-        #expect(page.wait("document.getElementById('ui_link')?.textContent === 'connecting…' && window.scrollsync !== undefined"))
+        #expect(page.wait("document.getElementById('ui_link')?.textContent === 'connecting…' && window.scrollsync !== undefined", timeout: 30))
+        #expect(try page.evaluate("window.WebSocket.fake === true").bool == true, "the page's socket is the stand-in that never opens")
         let status = try page.evaluate("document.getElementById('ui_status').innerText").string ?? ""
         #expect(!status.contains("nobody driving") && !status.contains("follower") && !status.contains("FOLLOWING") && !status.contains("%"), "\(status)")
         #expect(status.contains("connecting…"), "\(status)")

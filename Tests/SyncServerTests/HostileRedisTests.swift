@@ -123,7 +123,7 @@ struct HostileRedisTests {
         // A node that fetches the room now (a first join) reads the poisoned node table.
         let c = try cluster.sharingNode(redis)
         let (late, welcome) = try cluster.join(c, "room2")
-        // Its state: from the hash, or (written back within 250 ms) the lease holder's answer.
+        // Its state: from the hash, or (written back once the room rests) the lease holder's answer.
         #expect(welcome["state"]?["offset"]?.double == 30 || late.wait(for: cluster.hasOffset(30)), "\(welcome) \(late.received.suffix(2))")
         #expect(c.isRunning)
         presenter.send(cluster.scroll(40))

@@ -289,6 +289,41 @@ struct ClusterSimulationTests {
         #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
     }
 
+    /// The driver's node dies before its last place reaches the hash (written once the room
+    /// rests); a presenter on another node takes control before its node's first tick (which
+    /// would make the take an inheritance, ordering the place again under it) and never moves,
+    /// and its node dies too. A follower who joins on a new node gets the hash's older place and
+    /// asks (`Q`); the node that holds the newer one passes it on, and the joiner's node takes
+    /// it although its driver is another (who has not moved). Before, it dropped it, and once
+    /// the lease lapsed nothing moved it (seed 20131 with Redis stops: I2, I6).
+    @Test func aNodeThatFetchedALaggingHashTakesTheNewerPlacePassedOn() throws {
+        var options = ClusterSimulation.Options()
+        options.nodes = 4
+        let simulation = try ClusterSimulation(seed: 20131, options: options)
+        simulation.join(.presenter, on: 0)
+        simulation.join(.follower, on: 3)
+        simulation.join(.presenter, on: 1)
+        simulation.advance(100_000_000)
+        let (ann, bob) = (simulation.members[0], simulation.members[2])
+        simulation.scroll(ann)
+        simulation.advance(450_000_000)  // at rest: in the hash
+        simulation.scroll(ann)
+        simulation.advance(50_000_000)  // heard everywhere, not yet in the hash
+        let place = Double(simulation.offset)
+        #expect(simulation.members[1].state?.offset == place)
+        simulation.crash(0)
+        simulation.send(#"{"type":"control","action":"take"}"#, from: bob, "take")
+        simulation.advance(50_000_000)
+        #expect(simulation.members[1].driver == bob.id, "Bob drives")
+        simulation.crash(1)
+        simulation.join(.follower, on: 2)
+        simulation.advance(500_000_000)
+        let joiner = simulation.members[3]
+        #expect(joiner.state?.offset == place, "\(joiner.name) holds \(joiner.state.map { "\($0.seq) \($0.offset)" } ?? "nothing"), Ann's last place \(place)")
+        simulation.quiesce()
+        #expect(simulation.outcome.broken.isEmpty, "\(simulation.outcome.description)")
+    }
+
     /// Divergence 3: a shared room's first presenter is welcomed as its driver, and a presenter
     /// who sends `take` and a scroll at once (one read on its node) has the scroll applied on
     /// every node, whichever node the previous driver is on (before: its welcome said nobody
