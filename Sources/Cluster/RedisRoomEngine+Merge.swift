@@ -32,6 +32,7 @@ extension RedisRoomEngine {
         let driverMessage = local.driver.map { ServerMessage.driver($0, name: local.driverName) } ?? []
         let document = local.document.map { ServerMessage.document($0) } ?? []
         let access: [UInt8] = local.followKey.map { SharedChange.access(followKey: $0) } ?? []
+        let key: [UInt8] = local.keyDigest.map { SharedChange.key(record: $0) } ?? []
         let signing = signer == nil ? [[UInt8]](repeating: [], count: 3)
             : [scriptKey(driverMessage, channel: k.channel), scriptKey(document, channel: k.channel),
                scriptKey(statePrefix + suffix, channel: k.channel)]
@@ -39,7 +40,8 @@ extension RedisRoomEngine {
                        String(local.state?.seq ?? 0)].map { Array($0.utf8) }
                       + [suffix, Array(k.channel.utf8), Array(String(leaseMilliseconds).utf8), Array(String(roomIdleMilliseconds).utf8),
                          driverMessage, document, Array((local.keyDigest ?? "").utf8), Array((local.followKey ?? "").utf8)] + signing
-                      + [Array(String(seqClock()).utf8), asOrdered == suffix ? [] : asOrdered, access, scriptKey(access, channel: k.channel)]) { [self] answer in
+                      + [Array(String(seqClock()).utf8), asOrdered == suffix ? [] : asOrdered, access, scriptKey(access, channel: k.channel),
+                         key, scriptKey(key, channel: k.channel)]) { [self] answer in
             settle(room)  // a fetch of the same room waiting for the newest state answers first (it ran first)
             let snapshot = answer.isError ? nil : snapshotFrom(answer, room: room)
             answered(room, snapshot, reply)

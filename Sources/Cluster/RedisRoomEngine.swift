@@ -346,7 +346,9 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     public func bindKey(room: String, digest: String, reply: @escaping @Sendable (String?) -> Void) {
         loop.execute { [self] in
             let k = keys(room)
-            commands.send(["EVAL", "redis.call('HSETNX', KEYS[1], 'key', ARGV[1]); return redis.call('HGET', KEYS[1], 'key')", "1", k.hash, digest]) { [self] answer in
+            let message = SharedChange.key(record: digest)
+            commands.send(["EVAL", scripts.bindKey, "1", k.hash, digest, k.channel].map { Array($0.utf8) }
+                          + [message, scriptKey(message, channel: k.channel)]) { [self] answer in
                 // The record Redis keeps is checked like every input: one that cannot be read
                 // keeps the room locked, never keyless.
                 guard !answer.isError else { return reply(digest) }

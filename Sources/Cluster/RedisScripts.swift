@@ -6,12 +6,13 @@ package enum Scripts {
     /// The scripts that publish, as one engine runs them: with `PUBLISH`, or with `SPUBLISH`
     /// on a Redis Cluster (sharded pub/sub: the room's channel and keys share its slot).
     package struct Set {
-        package let snapshot: String, scroll: String, control: String, setAndPublish: String, reconcile: String
+        package let snapshot: String, scroll: String, control: String, setAndPublish: String, reconcile: String, bindKey: String
 
         package static let plain = Set(snapshot: Scripts.snapshot, scroll: Scripts.scroll, control: Scripts.control,
-                               setAndPublish: Scripts.setAndPublish, reconcile: Scripts.reconcile)
+                               setAndPublish: Scripts.setAndPublish, reconcile: Scripts.reconcile, bindKey: Scripts.bindKey)
         package static let sharded = Set(snapshot: Scripts.snapshot, scroll: spublishing(Scripts.scroll), control: spublishing(Scripts.control),
-                                 setAndPublish: spublishing(Scripts.setAndPublish), reconcile: spublishing(Scripts.reconcile))
+                                 setAndPublish: spublishing(Scripts.setAndPublish), reconcile: spublishing(Scripts.reconcile),
+                                 bindKey: spublishing(Scripts.bindKey))
 
         private static func spublishing(_ script: String) -> String {
             script.replacing("redis.call('PUBLISH',", with: "redis.call('SPUBLISH',")
@@ -111,6 +112,19 @@ package enum Scripts {
         return ver
         """
 
+    /// KEYS hash; ARGV presenter key record, channel, `key` message, signing key -> the record
+    /// the room keeps (the first any node bound). A record it binds is published (a `key`
+    /// change): a node that holds the room keyless (it fetched it before) takes it, and its
+    /// presenters who proved none go (docs/cluster.md §7.18).
+    package static let bindKey = """
+        \(sign)
+        if redis.call('HSETNX', KEYS[1], 'key', ARGV[1]) == 1 then
+          local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+          redis.call('PUBLISH', ARGV[2], signed(ARGV[4], ver, '') .. ver .. ' ' .. ARGV[3])
+        end
+        return redis.call('HGET', KEYS[1], 'key')
+        """
+
     /// KEYS hash, lease -> {lease holder, version, driver's name}: what confirms a control change.
     package static let lease = """
         return {redis.call('GET', KEYS[2]) or '', redis.call('HGET', KEYS[1], 'ver') or '0', redis.call('HGET', KEYS[1], 'dname') or ''}
@@ -142,7 +156,8 @@ package enum Scripts {
     /// was ordered when the suffix (published under the local driver) names another `by`
     /// (empty: the same); the `access` message of the follow key record, and its signing key
     /// (a follow key put back is published, I7: a node that fetched the room while the hash had
-    /// none would keep it public otherwise).
+    /// none would keep it public otherwise); the `key` message of the presenter key digest, and
+    /// its signing key (the same for a presenter key put back: §7.18).
     /// The local driver keeps control if the lease is free or its own; its state then goes
     /// out again numbered as a new lease's first state (`RoomMachine.leap(above:)`: 1,024 above
     /// the hash's `seq`, the `seq` clock at least), above every node's and above led states
@@ -178,7 +193,10 @@ package enum Scripts {
           local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
           redis.call('PUBLISH', ARGV[5], signed(ARGV[13], ver, '') .. ver .. ' ' .. ARGV[9])
         end
-        if ARGV[10] ~= '' then redis.call('HSETNX', KEYS[1], 'key', ARGV[10]) end
+        if ARGV[10] ~= '' and redis.call('HSETNX', KEYS[1], 'key', ARGV[10]) == 1 then
+          local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+          redis.call('PUBLISH', ARGV[5], signed(ARGV[20], ver, '') .. ver .. ' ' .. ARGV[19])
+        end
         if ARGV[11] ~= '' and redis.call('HSETNX', KEYS[1], 'fkey', ARGV[11]) == 1 then
           local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
           redis.call('PUBLISH', ARGV[5], signed(ARGV[18], ver, '') .. ver .. ' ' .. ARGV[17])

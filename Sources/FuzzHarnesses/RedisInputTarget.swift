@@ -88,6 +88,9 @@ extension FuzzTarget {
             case .access(let record):
                 try expect(record.map { FollowKey.isValid($0) || $0 == FollowKey.unreadable } ?? true, "a follow key record that cannot be checked")
                 encoded = SharedChange.access(followKey: record)
+            case .presenterKey(let record):
+                try expect(PresenterKey.isValid(record) || record == PresenterKey.unreadable, "a presenter key record that cannot be checked")
+                encoded = SharedChange.key(record: record)
             }
             let again = SharedInput.message(Array("1 ".utf8) + encoded, node: "00000000000000ff", limits: limits)
             try expect(again == .success(.change(version: 1, change)), "the server's encoding of an accepted change decodes differently")

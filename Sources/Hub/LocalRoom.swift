@@ -20,8 +20,9 @@ final class LocalRoom: @unchecked Sendable {
         case document(version: UInt32, BroadcastFrame)
         /// Anything else that must not be dropped (driver changes).
         case reliable(BroadcastFrame)
-        /// The room became private: its followers are closed (1008) with this reason.
-        case evictFollowers(reason: String)
+        /// The room became private: its followers are closed (1008) with this reason; or its
+        /// presenter key changed: its presenters who proved none by a token are.
+        case evict(presenters: Bool, reason: String)
     }
 
     private struct Mailbox {
@@ -175,10 +176,10 @@ final class LocalRoom: @unchecked Sendable {
                     bytesOut += Self.send(frame, to: member)
                     frames += 1
                 }
-            case .evictFollowers(let reason):
+            case .evict(let presenters, let reason):
                 finishPass()
                 // Closing reaches the hub (leave) only later, from the connection: a copy.
-                for member in members where member.role == .follower {
+                for member in members where presenters ? member.role == .presenter && !member.authorized : member.role == .follower {
                     member.peer.close(code: .policyViolation, reason: reason)
                 }
             }

@@ -90,9 +90,18 @@ extension LocalRoomHub {
 
     func evictFollowers(in guarded: inout Room.Guarded, room: Room) {
         let reason = "room \(room.name) is now private: follow it again with its follow key (followKey=…)"
-        for case let local? in guarded.locals { local.post(.evictFollowers(reason: reason)) }
+        for case let local? in guarded.locals { local.post(.evict(presenters: false, reason: reason)) }
         guarded.screens?.closeAll(reason: reason)
         logger.info("room made private", metadata: ["room": "\(room.name)"])
+    }
+
+    /// The room's presenter key record changed (another node's won, or a merge put it back):
+    /// its presenters here proved another record, or none, so they go (closed 1008) and may
+    /// present again with the room's key; those a signed token admitted stay.
+    func evictPresenters(in guarded: inout Room.Guarded, room: Room) {
+        let reason = "room \(room.name) has another presenter key: present it again with its key (key=…)"
+        for case let local? in guarded.locals { local.post(.evict(presenters: true, reason: reason)) }
+        logger.warning("presenters evicted: the room's presenter key changed", metadata: ["room": "\(room.name)"])
     }
 
     /// A record from an older server is replaced by a slow hash once its key is known good.

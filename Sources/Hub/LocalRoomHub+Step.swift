@@ -140,6 +140,8 @@ extension LocalRoomHub {
                 documents.count(bytes)
             case .evictFollowers:
                 evictFollowers(in: &guarded, room: room)
+            case .evictPresenters:
+                evictPresenters(in: &guarded, room: room)
             // Control and keys go to the engine in the order the room changed them (a release
             // after a leave must not overtake the claim of the join that followed).
             case .bindKey(let digest):

@@ -182,6 +182,8 @@ extension RoomMachine {
             guard record != core.followKey else { return [] }
             core.adopt(followKey: record)
             return record != nil ? [.evictFollowers] : []
+        case .presenterKey(let record):
+            return adoptSharedKey(record)
         }
     }
 
@@ -207,7 +209,7 @@ extension RoomMachine {
         // The keys first (a room made private elsewhere evicts its followers before they hear
         // more), then driver, document and state: a member hears who drives before that
         // driver's state (docs/cluster.md I5).
-        if let key = snapshot.keyDigest { core.adopt(presenterKey: key) }
+        if let key = snapshot.keyDigest { effects += adoptSharedKey(key) }
         if let record = snapshot.followKey, record != core.followKey {
             core.adopt(followKey: record)
             effects.append(.evictFollowers)

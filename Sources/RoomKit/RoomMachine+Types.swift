@@ -209,6 +209,9 @@ extension RoomMachine {
         case resync
         /// The room became private: its followers must go (they follow again with the key).
         case evictFollowers
+        /// The room's presenter key record changed: its presenters here proved another (or
+        /// none) and must go, but for those a signed token admitted (docs/cluster.md §7.18).
+        case evictPresenters
         /// A state this node ordered as the lease holder: to the engine, in order.
         indirect case publishLed(ScrollState)
         /// This node's driver lost the lease: its led state not yet written back is dropped

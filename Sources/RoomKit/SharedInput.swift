@@ -90,6 +90,8 @@ public enum SharedInput {
             var change = try SharedChange.decode(Array(payload[(space + 1)...]), limits: limits)
             // A follow key record that cannot be read keeps the room private, never opens it.
             if case .access(let record?) = change, !KeyRecord.isFollowKey(record) { change = .access(followKey: KeyRecord.unreadable) }
+            // A presenter key record that cannot be read locks the room to presenters, never opens it.
+            if case .presenterKey(let record) = change, !KeyRecord.isPresenterKey(record) { change = .presenterKey(KeyRecord.unreadable) }
             return .success(.change(version: version, change))
         } catch {
             return .failure(Refusal(reason: .invalid, detail: error.message))
@@ -215,6 +217,9 @@ extension SharedChange {
             hasher.combine(document.format)
         case .access(let record):
             hasher.combine(3)
+            hasher.combine(record)
+        case .presenterKey(let record):
+            hasher.combine(4)
             hasher.combine(record)
         }
         return hasher.finalize()

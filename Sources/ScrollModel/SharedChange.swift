@@ -10,6 +10,9 @@ public enum SharedChange: Sendable, Equatable {
     case document(SharedDocument)
     /// The room's follow key record (nil: public again). Between nodes only, never to clients.
     case access(followKey: String?)
+    /// The room's presenter key record, put back by a merge (docs/cluster.md §7.18). Between
+    /// nodes only, never to clients.
+    case presenterKey(String)
 
     /// Decodes and checks one published message, or says what is wrong with it.
     public static func decode(_ bytes: UnsafeRawBufferPointer, limits: ClientMessage.Limits = .init()) throws(ProtocolError) -> SharedChange {
@@ -30,6 +33,11 @@ public enum SharedChange: Sendable, Equatable {
                 throw ProtocolError(.badMessage, "access \"followKey\" must be a record of 1 to 256 bytes or null")
             }
             return .access(followKey: record)
+        case "key":
+            guard let record = json["record"]?.string, (1...256).contains(record.utf8.count) else {
+                throw ProtocolError(.badMessage, "key \"record\" must be a record of 1 to 256 bytes")
+            }
+            return .presenterKey(record)
         case let other?: throw ProtocolError(.badMessage, "a node does not publish \"\(other.prefix(32))\" messages")
         case nil: throw ProtocolError(.badMessage, "missing \"type\"")
         }
@@ -113,6 +121,16 @@ public enum SharedChange: Sendable, Equatable {
         w.field("type", "access")
         w.key("followKey")
         if let record { w.string(record) } else { w.null() }
+        w.endObject()
+        return w.bytes
+    }
+
+    /// The message a merge publishes with the presenter key record it puts back (`key`).
+    public static func key(record: String) -> [UInt8] {
+        var w = JSONWriter()
+        w.beginObject()
+        w.field("type", "key")
+        w.field("record", record)
         w.endObject()
         return w.bytes
     }

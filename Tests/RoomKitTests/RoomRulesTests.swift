@@ -28,6 +28,7 @@ struct RoomRulesTests {
             switch effect {
             case .save: "save"
             case .evictFollowers: "evict"
+            case .evictPresenters: "evictPresenters"
             case .publishFollowKey: "publishFollowKey"
             case .followKeyNotSet: "followKeyNotSet"
             case .bindKey: "bindKey"
@@ -129,6 +130,23 @@ struct RoomRulesTests {
         #expect(!refused.core.isPrivate)
     }
 
+    /// A presenter key record a merge put back (a `key` change) reaches a node that fetched the
+    /// room keyless: it takes the record, and its presenters, who proved none, go (§7.18); a
+    /// follower stays, and the same record again changes nothing.
+    @Test func aPresenterKeyPutBackEvictsThePresentersWhoProvedNone() {
+        var room = Machine(core: RoomCore(name: "r"))
+        _ = room.step(.join(.init(id: Self.ann, role: .presenter, afterClaim: true)), shared)
+        #expect(room.core.members[Self.ann] != nil && !room.core.hasPresenterKey, "admitted keyless")
+        #expect(Self.names(room.step(.shared(version: 1, .presenterKey("rec")), shared)) == ["save", "evictPresenters"])
+        #expect(room.core.presenterKeyText == "rec")
+        #expect(room.step(.shared(version: 2, .presenterKey("rec")), shared).isEmpty, "the same record: no change")
+
+        var followed = Machine(core: RoomCore(name: "f"))
+        _ = followed.step(.join(.init(id: Self.ann, role: .follower)), shared)
+        #expect(Self.names(followed.step(.shared(version: 1, .presenterKey("rec")), shared)) == ["save"], "no presenter here: nobody goes")
+        #expect(followed.core.presenterKeyText == "rec")
+    }
+
     /// A key bound on this node may lose to one another node bound first: the follow key given
     /// with it waits for the engine's word, and is set only if this node's key won.
     @Test func aFollowKeyWaitsForTheEnginesKeyBinding() {
@@ -143,7 +161,8 @@ struct RoomRulesTests {
         var lost = Machine(core: RoomCore(name: "r"))
         _ = lost.step(.join(.init(id: Self.ann, role: .presenter, key: .hashed(record: "digest", against: nil), newFollowKey: Self.followKey("f"),
                                                 afterClaim: true)), shared)
-        #expect(Self.names(lost.step(.keyBound(kept: "other", digest: "digest"), shared)) == ["save", "followKeyNotSet"], "the record kept is saved")
+        #expect(Self.names(lost.step(.keyBound(kept: "other", digest: "digest"), shared)) == ["save", "evictPresenters", "followKeyNotSet"],
+                "the record kept is saved; Ann proved another record: she goes (§7.18)")
         #expect(!lost.core.isPrivate && lost.core.presenterKeyText == "other", "every node takes the key the engine kept")
         #expect(lost.step(.keyBound(kept: "other", digest: "digest"), shared).isEmpty, "nothing waits any more")
     }

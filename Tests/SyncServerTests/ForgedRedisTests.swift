@@ -130,12 +130,14 @@ struct ForgedRedisTests {
     }
 
     /// After an outage, nodes merge what they did alone (the reconcile script publishes
-    /// control, documents and states): signed as every other change.
+    /// control, documents, states and keys): signed as every other change.
     @Test func withASecretNodesReconcileAfterAnOutage() throws {
         let signed = ClusterTests(secret: Self.secret)
         try signed.aRedisOutageLeavesEveryRoomConsistentWithOneDriver()
         try signed.nodesThatDivergedByOneStepDuringAnOutageEndOnOneState(0)
         try signed.followersOnOtherNodesSeeEveryStateInOrderAndLateJoinersGetStateAndDocument()
+        try signed.aPresenterKeyPutBackByAMergeReachesANodeThatFetchedTheRoomBefore()  // its `key` change signed
+        try signed.aKeyBoundOnOneNodeIsRequiredOnANodeThatHeldTheRoomKeyless()  // and a binding's
     }
 
     @Test func configCheckAndStartUpSayWhenRedisIsSharedWithoutASecret() throws {

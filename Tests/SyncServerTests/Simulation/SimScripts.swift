@@ -62,8 +62,12 @@ enum SimScripts {
             if let n = redis.get(keys[0]).flatMap({ Int(String(decoding: $0, as: UTF8.self)) }), n > 0 { redis.strings[keys[0]] = Array(String(n - 1).utf8) }
             return .integer(1)
         }
-        if script.hasPrefix("redis.call('HSETNX', KEYS[1], 'key', ARGV[1])") {
-            if redis.hget(keys[0], "key") == nil { redis.hset(keys[0], "key", arguments[0]) }
+        if all(\.bindKey) {
+            if redis.hget(keys[0], "key") == nil {
+                redis.hset(keys[0], "key", arguments[0])
+                let ver = redis.hincrby(keys[0], "ver", 1)
+                redis.publish(argv[1], signed(arguments[3], ver) + Array("\(ver) ".utf8) + arguments[2])
+            }
             return redis.hget(keys[0], "key").map(RedisReply.string) ?? .null
         }
         return .error("ERR a script the simulated Redis does not know: \(script.prefix(60))")
@@ -113,7 +117,8 @@ enum SimScripts {
     /// seq, 4 local suffix, 5 channel, 6 lease ms, 7 idle ms, 8 driver message, 9 document
     /// message, 10 key digest, 11 follow key record, 12–14 signing keys (of the driver message,
     /// the document, the local state), 15 `seq` base, 16 the local state as it was ordered
-    /// (empty: as 4), 17 the follow key's `access` message, 18 its signing key.
+    /// (empty: as 4), 17 the follow key's `access` message, 18 its signing key, 19 the presenter
+    /// key's `key` message, 20 its signing key.
     static func reconcile(_ keys: [String], _ argv: [String], _ arguments: [[UInt8]], _ redis: SimRedis) -> RedisReply {
         func arg(_ n: Int) -> [UInt8] { arguments[n - 1] }
         func text(_ n: Int) -> String { argv[n - 1] }
@@ -141,7 +146,11 @@ enum SimScripts {
             let ver = redis.hincrby(hash, "ver", 1)
             redis.publish(text(5), signed(arg(13), ver) + Array("\(ver) ".utf8) + arg(9))
         }
-        if !arg(10).isEmpty, redis.hget(hash, "key") == nil { redis.hset(hash, "key", arg(10)) }
+        if !arg(10).isEmpty, redis.hget(hash, "key") == nil {
+            redis.hset(hash, "key", arg(10))
+            let ver = redis.hincrby(hash, "ver", 1)
+            redis.publish(text(5), signed(arg(20), ver) + Array("\(ver) ".utf8) + arg(19))
+        }
         if !arg(11).isEmpty, redis.hget(hash, "fkey") == nil {
             redis.hset(hash, "fkey", arg(11))
             let ver = redis.hincrby(hash, "ver", 1)

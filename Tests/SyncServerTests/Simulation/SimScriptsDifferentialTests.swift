@@ -101,13 +101,15 @@ struct SimScriptsDifferentialTests {
                     session(), long, long, channel, message(), ""]
         case 5: text = ["EVAL", Scripts.setAndPublish, "1", hash, random.chance(0.5) ? "doc" : "fkey", "v\(random.below(3))",
                         document(), channel, long, ""]
-        case 6: text = ["EVAL", Scripts.lease, "2", hash, lease]
+        case 6: text = random.chance(0.5) ? ["EVAL", Scripts.lease, "2", hash, lease]
+            : ["EVAL", Scripts.bindKey, "1", hash, "key\(random.below(2))", channel, #"{"type":"key","record":"k"}"#, ""]
         case 7: text = random.chance(0.7) ? ["EVAL", Scripts.take, "1", count, "3", long] : ["EVAL", Scripts.giveBack, "1", count]
         case 8, 9:
             text = ["EVAL", Scripts.reconcile, "3", hash, lease, nodes, session(), "n", localSeq(),
                     random.chance(0.2) ? "" : suffix(), channel, long, long, message(), document(),
                     random.chance(0.5) ? "" : "key\(random.below(2))", random.chance(0.5) ? "" : "fk\(random.below(2))",
-                    "", "", "", base(), random.chance(0.5) ? "" : suffix(), #"{"type":"access","followKey":"fk"}"#, ""]
+                    "", "", "", base(), random.chance(0.5) ? "" : suffix(), #"{"type":"access","followKey":"fk"}"#, "",
+                    #"{"type":"key","record":"k"}"#, ""]
         default: text = ["HSET", nodes, "node\(random.below(2))", "1 2 0 \(random.below(1000))"]
         }
         return text.map { Array($0.utf8) }
