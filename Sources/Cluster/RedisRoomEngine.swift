@@ -192,7 +192,10 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
 
     /// This node no longer holds `room`: it stops hearing its channel.
     public func detach(room: String) {
-        loop.execute { [self] in subscriber.unsubscribe(keys(room).channel) }
+        loop.execute { [self] in
+            hashRenewals.forget(room)
+            subscriber.unsubscribe(keys(room).channel)
+        }
     }
 
     private func fetch(_ room: String, reply: @escaping @Sendable (RoomSnapshot?) -> Void) {
@@ -250,6 +253,9 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
     /// Led states not yet in their rooms' hashes, and when each is due (loop-confined;
     /// `RedisRoomEngine+WriteBack.swift`).
     var unwritten = WriteBackQueue()
+    /// When each driven room's hash had its idle time renewed last (loop-confined): a `PEXPIRE`
+    /// a second per room was one in 26 of Redis's commands at 20 updates a second.
+    var hashRenewals = RenewalTimes()
 
     /// A new hash's `seq` base (`Scripts.snapshot`): the wall clock in microseconds since
     /// 2026-01-01, some 3·10¹³ a year, far faster than a room numbers states, and below the
@@ -304,14 +310,16 @@ public final class RedisRoomEngine: RoomEngine, @unchecked Sendable {
         }
     }
 
-    /// Keeps the lease and the room's hash alive: two plain `PEXPIRE`s (the holder's node does
-    /// this every second for each room it drives, so no script). Without a check of the
-    /// holder: in the moment after another node took the lease, this extends the new holder's,
-    /// which that node renews itself anyway.
+    /// Keeps the lease and the room's hash alive: plain `PEXPIRE`s (the holder's node does this
+    /// every second for each room it drives, so no script), the hash's only every eighth of its
+    /// idle time (`hashRenewals`). Without a check of the holder: in the moment after another
+    /// node took the lease, this extends the new holder's, which that node renews itself anyway.
     private func renew(room: String, done: @escaping @Sendable (EngineResult) -> Void) {
         loop.execute { [self] in
             let k = keys(room)
-            commands.send(["PEXPIRE", k.hash, String(roomIdleMilliseconds)])
+            if hashRenewals.isDue(room, now: loop.now, every: UInt64(roomIdleMilliseconds) * 1_000_000 / 8) {
+                commands.send(["PEXPIRE", k.hash, String(roomIdleMilliseconds)])
+            }
             commands.send(["PEXPIRE", k.lease, String(leaseMilliseconds)]) { answer in
                 switch answer {
                 case .error: done(.unavailable)

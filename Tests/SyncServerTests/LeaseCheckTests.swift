@@ -59,4 +59,39 @@ struct LeaseCheckTests {
         engine.stop()
         loop.advance(to: loop.now + 10 * Self.ms)
     }
+
+    /// The holder's node renews its lease every second, and the room's hash only every eighth
+    /// of the hash's idle time (60 s here: 7.5 s; 75 s by default), which keeps it alive with far
+    /// fewer `PEXPIRE`s; a room that left the node and came back is renewed at once.
+    @Test func theHashIsRenewedOnlyEveryEighthOfItsIdleTime() throws {
+        let loop = try EventLoop.embedded()
+        let redis = SimRedis(loop: loop, seed: 3)
+        let engine = RedisRoomEngine(endpoint: RedisEndpoint(), loop: loop, roomIdleSeconds: 60,
+                                     logger: Logger(label: "lc") { _ in SwiftLogNoOpLogHandler() }, links: redis.links(node: 0))
+        engine.start()
+        loop.advance(to: loop.now + 50 * Self.ms)
+        #expect(engine.isAvailable)
+        guard case .ordered? = control(engine, loop, .take(session: Self.ann, name: nil)) else { Issue.record("the take"); return }
+        let hash = RedisRoomEngine.roomKey(Self.room), lease = hash + ":lease"
+        func renew() -> EngineResult? { control(engine, loop, .renew(session: Self.ann)) }
+        #expect(renew().map { if case .done = $0 { true } else { false } } == true)
+        let renewedAt = try #require(redis.expiry[hash])
+        for _ in 0..<6 {
+            loop.advance(to: loop.now + 1_000 * Self.ms)
+            let leaseBefore = redis.expiry[lease]
+            _ = renew()
+            #expect(redis.expiry[lease] != leaseBefore, "the lease every second")
+            #expect(redis.expiry[hash] == renewedAt, "not the hash")
+        }
+        loop.advance(to: loop.now + 1_500 * Self.ms)
+        _ = renew()
+        #expect(try #require(redis.expiry[hash]) > renewedAt + 7_000 * Self.ms, "the hash after 7.5 s")
+        let latest = redis.expiry[hash]
+        engine.detach(room: Self.room)
+        loop.advance(to: loop.now + 10 * Self.ms)
+        _ = renew()
+        #expect(redis.expiry[hash] != latest, "a room that left and came back: at once")
+        engine.stop()
+        loop.advance(to: loop.now + 10 * Self.ms)
+    }
 }
