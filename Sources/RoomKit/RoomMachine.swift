@@ -39,6 +39,11 @@ package struct RoomMachine<Sender> {
     /// apart) under the current lease: the driver's own place (`core.state` may since hold an
     /// older one that another node's merge published above it).
     var orderedHere: ScrollState?
+    /// The `seq` of the state this node held when it last learned who drives (a change, or a
+    /// snapshot and its state): a state of that driver at or below it was ordered before its
+    /// lease as this node knows it (an earlier turn of the same presenter, or the hash's,
+    /// which may be either), so the driver has not moved here under it (`driverMoved`).
+    var driverNamedAbove = 0
     /// What the room did here alone is on its way to the engine to be merged (after an
     /// outage): until the answer says who holds the lease, the driver's newest scroll waits
     /// here (sent to the engine now, it could reach it before the merge and be refused).
@@ -80,6 +85,13 @@ package struct RoomMachine<Sender> {
     package var newestState: ScrollState? {
         guard let ordered = orderedHere, ordered.seq > core.state?.seq ?? 0 else { return core.state }
         return ordered
+    }
+
+    /// Whether this node heard the room's driver move under the lease it knows: it holds a
+    /// state of that driver newer than the one it held when the driver was named.
+    var driverMoved: Bool {
+        guard let driver = core.driver, let state = core.state else { return false }
+        return state.by == driver.description && state.seq > driverNamedAbove
     }
 
     /// Whether `id`'s scrolls are ordered on this node (`lead`).

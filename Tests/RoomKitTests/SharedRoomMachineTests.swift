@@ -149,6 +149,31 @@ struct SharedRoomMachineTests {
         #expect(room.core.state?.seq == 3_000)
     }
 
+    /// A driver who drove before and took control again has not moved under its new lease
+    /// while this node holds only its earlier place (named by a change after Bob's turn, or by
+    /// a snapshot whose hash held that place): Bob's newer place, passed on, is the room's last
+    /// and is taken (I5: driver none first). Before, the node kept Carol's older place, every
+    /// other node Bob's (seeds 201536, 202764, 205195, 210495 with Redis stops, follow keys and
+    /// signing: Carol's take ran at Redis's thaw after she left). Once Carol moves, Bob's is
+    /// dropped as before.
+    @Test func aDriverNamedAgainHasNotMovedWhileItsEarlierPlaceIsHeld() {
+        var changed = fetched(drivenBy: Self.carol, holding: nil)
+        let earlier = Self.state(1_000, by: Self.carol)
+        _ = changed.step(.led(earlier), context)
+        _ = changed.step(.shared(version: 1, .driver(Self.bob, name: "Bob")), context)
+        _ = changed.step(.shared(version: 2, .driver(Self.carol, name: "Carol")), context)
+        #expect(changed.core.state == earlier && changed.core.driver == Self.carol)
+        var fetchedAgain = fetched(drivenBy: Self.carol, holding: earlier)
+        let newer = Self.state(1_500, by: Self.bob)
+        for (name, room) in [("named by a change", changed), ("named by a snapshot", fetchedAgain)] {
+            var room = room
+            #expect(Self.heard(room.step(.led(newer), context)) == ["driver none", "state 1500", "driver \(Self.carol.description)"], "\(name)")
+            #expect(room.core.state == newer && room.core.driver == Self.carol, "\(name)")
+        }
+        _ = fetchedAgain.step(.led(Self.state(3_000, by: Self.carol)), context)
+        #expect(fetchedAgain.step(.led(Self.state(3_500, by: Self.bob)), context).isEmpty, "Carol moved: Bob's is dropped")
+    }
+
     /// The lease holder's node whose driver has not moved yet orders its predecessor's newer
     /// place again under its driver when another node passes it on (seed 20123: the node was
     /// paused through the predecessor's last moves; it alone kept an older state).
