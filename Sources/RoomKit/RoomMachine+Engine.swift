@@ -5,11 +5,14 @@ import ScrollModel
 extension RoomMachine {
     /// The driver's scroll on the lease holder's node: numbered here (one above the newest this
     /// node ordered or adopted; a new lease's first state, or the first after the room was
-    /// fetched again, leaps: `leap(above:)`) and published; members here hear it when it comes
-    /// back on the room's channel, by the same rule as on every node (`takeLed`): the channel is
-    /// the order, so a state ordered after Redis moved the lease is never taken as the new
-    /// driver's, here too (`takeLastPlace`: the room's last place while that driver has not moved)
-    /// (docs/cluster.md, divergence 1).
+    /// fetched again, leaps: `leap(above:)`), shown to members here at once and published. Its
+    /// echo on the room's channel adds nothing here. One ordered after Redis moved the lease (this
+    /// node had not heard yet) is taken on every other node as the room's last place while the new
+    /// driver has not moved, and the new driver's node orders that place again under its driver
+    /// (`takeLastPlace`), so all end on one; once the new driver moved, its states leap above it
+    /// (docs/cluster.md, divergence 1). Members here waiting for the echo, a Redis round trip,
+    /// made followers on other nodes later too: on one core, the holder's node fell behind on
+    /// its subscription (docs/benchmarks-log.md, "The staleness regression through two nodes").
     mutating func lead(_ update: ScrollUpdate, from id: SessionID, sender: Sender, _ context: Context) -> [Effect] {
         if waitsForMerge(id) {
             heldForMerge = (update, id, sender)  // a newer scroll replaces the one waiting
@@ -29,19 +32,17 @@ extension RoomMachine {
         leapsNextLead = false
         proposed = nil
         orderedHere = state
-        return [.publishLed(state)]
+        guard core.adopt(state: state) else { return [.publishLed(state)] }
+        return [.broadcast(.state(state)), .publishLed(state)]  // (`carryOut` encodes it once for both)
     }
 
-    /// A led state: from the driver this node knows (one from a node that lost the lease to
-    /// another driver and did not know yet is dropped), or any while nobody drives (the last
-    /// driver's newest, passed on by a node that holds it); newer than the room's, and not
-    /// leaping implausibly far.
     /// Another node asked for the newest state: the lease holder's node orders its driver's
     /// own place again (not an older one another node's merge published above it), one above
     /// the room's `seq` (a leap after a fetch).
     /// Ordered under the current lease: `by` is its driver (whose own place, if it moved under
     /// this lease, or the room's place passed on to it), above everything this node ordered;
-    /// heard here when it comes back on the channel, as `lead`'s (issue 46.1). Not while a merge
+    /// heard here when it comes back on the channel (rare: a round trip costs nothing here, and
+    /// the channel's order then decides it alike on every node). Not while a merge
     /// is on its way: it publishes the driver's place itself, numbered by the script from the
     /// same `seq` clock (seed 42381: two places under one `seq`); the driver's scrolls wait then
     /// too (`waitsForMerge`).
@@ -74,6 +75,10 @@ extension RoomMachine {
         SharedTiming.plausibleSeq(above: core.lastSeq, seqNow: context.seqNow)
     }
 
+    /// A led state: from the driver this node knows (one from a node that lost the lease to
+    /// another driver and did not know yet is the room's last place at most: `takeLastPlace`),
+    /// or any while nobody drives (the last driver's newest, passed on by a node that holds it);
+    /// newer than the room's, and not leaping implausibly far.
     mutating func takeLed(_ state: ScrollState, _ context: Context) -> [Effect] {
         // After missed changes the driver known here may be stale (seed 81: a node paused
         // through two hand-overs took its own driver's state ordered under a lost lease): led
