@@ -77,6 +77,12 @@ package struct RoomMachine<Sender> {
     /// the room hears the change): when it hears nobody drives, nodes may hold different places
     /// of earlier drivers, so this node passes its own on and asks for the newest (`take`).
     var lapsing: SessionID?
+    /// Sessions that went while the engine could not take their release (`releaseUnsent`): a
+    /// take or claim of theirs may still run in Redis (sent into a stopped Redis), or the lease
+    /// may be theirs from before the outage; after the merge their release goes (it does
+    /// nothing if the lease is another's). Before, such a lease stayed until it expired, and a
+    /// node that still named its own former driver renewed it (seeds 201536, 202764).
+    package internal(set) var owedReleases: [SessionID] = []
 
     /// The newest state this node holds or ordered: its driver's led states may not have come
     /// back on the channel yet (Redis stopped with them queued), and a merge must number above
@@ -175,6 +181,10 @@ package struct RoomMachine<Sender> {
                 if core.members[held.from] != nil { effects.append(.resend(.scroll(held.update), from: held.sender)) }
             }
             finishControlWaits(&effects)  // the room knows who leads now, whatever version Redis counts
+            if snapshot != nil {  // (on the same link after the merge: Redis runs them after it)
+                effects += owedReleases.map(Effect.releaseControl)
+                owedReleases = []
+            }
             // (A take sent during the merge goes on waiting: its answer follows the merge's.)
             // A place as new as the room's is passed on: the nodes that merged before this one
             // asked while it could not answer (seed 31435: it was paused), and a merge without
@@ -218,6 +228,9 @@ package struct RoomMachine<Sender> {
             return checkLapse()
         case .lapsed(let stale):
             lapsing = stale
+            return []
+        case .releaseUnsent(let id):
+            if !owedReleases.contains(id) { owedReleases.append(id) }
             return []
         case .stateWanted(let now):
             return stateWanted(now: now, context)

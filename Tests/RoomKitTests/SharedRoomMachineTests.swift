@@ -281,6 +281,26 @@ struct SharedRoomMachineTests {
         #expect(older.core.state?.seq == 2_000 && older.core.driver == nil)
     }
 
+    /// A session that went while the engine could not take its release (the node apart, or
+    /// the engine gone with the release on its way) is released after the next merge that
+    /// answers; a leave while the room is served alone asks the engine all the same (it answers
+    /// `.unavailable`, `releaseUnsent`). Before, nothing was sent and the lease stayed until it
+    /// expired (docs/cluster.md §7.19).
+    @Test func aReleaseTheEngineCouldNotTakeGoesAfterTheMerge() {
+        func released(_ effects: [Machine.Effect]) -> [SessionID] { effects.compactMap { if case .releaseControl(let id) = $0 { id } else { nil } } }
+        var room = fetched(drivenBy: Self.ann, holding: Self.state(1_000, by: Self.ann))
+        #expect(released(room.step(.leave(Self.ann), Machine.Context(documents: .init(limit: 100), shared: false))) == [Self.ann],
+                "alone: asked all the same")
+        _ = room.step(.releaseUnsent(Self.ann), context)
+        _ = room.step(.releaseUnsent(Self.ann), context)
+        _ = room.step(.merging, context)
+        #expect(released(room.step(.merged(nil), context)).isEmpty, "the engine went away again: still owed")
+        _ = room.step(.merging, context)
+        #expect(released(room.step(.merged(RoomSnapshot()), context)) == [Self.ann], "once, after the merge")
+        _ = room.step(.merging, context)
+        #expect(released(room.step(.merged(RoomSnapshot()), context)).isEmpty)
+    }
+
     /// A merge whose node holds a place as new as the room's passes it on: the nodes that
     /// merged first asked while this one could not answer (seed 31435: it was paused), and a
     /// merge without the lease writes it only as the hash's base, so the snapshot's state is
