@@ -60,17 +60,24 @@ package enum Scripts {
         return seq
         """
 
-    /// KEYS hash, lease; ARGV seq, suffix, the state's `by`. A led state written back into the
-    /// room's hash only if its `seq` is above the hash's and its driver still holds the lease:
-    /// the hash's `seq` never goes back (docs/cluster.md, I4), even when an old lease holder's
-    /// delayed write lands after the new holder's, and a state of a driver who lost the lease
-    /// is never written (divergence 2).
+    /// KEYS hash, lease of each room (pairs); ARGV seq, suffix, the state's `by` of each (triples)
+    /// -> how many were written. A led state is written back into its room's hash only if its
+    /// `seq` is above the hash's and its driver still holds the lease: the hash's `seq` never goes
+    /// back (docs/cluster.md, I4), even when an old lease holder's delayed write lands after the
+    /// new holder's, and a state of a driver who lost the lease is never written (divergence 2).
+    /// Several rooms' in one call where their keys may meet in one script (not on a Redis
+    /// Cluster): a call costs Redis some ten times a plain `HSET` (docs/benchmarks-log.md).
     static let writeBack = """
-        local seq = tonumber(ARGV[1])
-        if redis.call('GET', KEYS[2]) ~= ARGV[3] then return 0 end
-        if seq <= (tonumber(redis.call('HGET', KEYS[1], 'seq')) or -1) then return 0 end
-        redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'suf', ARGV[2])
-        return 1
+        local written = 0
+        for i = 1, #KEYS / 2 do
+          local seq = tonumber(ARGV[3 * i - 2])
+          if redis.call('GET', KEYS[2 * i]) == ARGV[3 * i]
+             and seq > (tonumber(redis.call('HGET', KEYS[2 * i - 1], 'seq')) or -1) then
+            redis.call('HSET', KEYS[2 * i - 1], 'seq', ARGV[3 * i - 2], 'suf', ARGV[3 * i - 1])
+            written = written + 1
+          end
+        end
+        return written
         """
 
     /// KEYS hash, lease; ARGV mode, session, name, stale, lease ms, idle ms, channel, driver message, signing key

@@ -77,4 +77,28 @@ struct WriteBackTests {
         engine.stop()
         loop.advance(to: loop.now + 10 * Self.ms)
     }
+
+    /// Rooms that come due together are written in one script call (16 at most; one each on a
+    /// Redis Cluster, whose scripts keep to one slot), and each room is still written only under
+    /// its own lease: a state of a driver who does not hold that room's lease is left out.
+    @Test(arguments: [false, true])
+    func roomsDueTogetherAreWrittenInOneCall(sharded: Bool) throws {
+        let loop = try EventLoop.embedded()
+        let redis = SimRedis(loop: loop, seed: 2)
+        let engine = RedisRoomEngine(endpoint: RedisEndpoint(), loop: loop, roomIdleSeconds: 60,
+                                     logger: Logger(label: "wb") { _ in SwiftLogNoOpLogHandler() }, sharded: sharded, links: redis.links(node: 0))
+        engine.start()
+        loop.advance(to: loop.now + 50 * Self.ms)
+        #expect(engine.isAvailable)
+        let rooms = (0..<70).map { "wb\($0)" }
+        for room in rooms.dropLast() { engine.control(room: room, .take(session: Self.ann, name: nil)) { _ in } }
+        loop.advance(to: loop.now + 50 * Self.ms)
+        for room in rooms { engine.publish(led: state(2_000), seq: 2_000, by: Self.ann, room: room, keep: true) }
+        loop.advance(to: loop.now + 375 * Self.ms + 2 * redis.delay.upperBound)
+        let written = rooms.filter { redis.hgetText(RedisRoomEngine.roomKey($0), "seq") == "2000" }
+        #expect(written == Array(rooms.dropLast()), "every room under Ann's lease, not the one she does not hold")
+        #expect(redis.writeBackCalls == (sharded ? 70 : 5), "\(redis.writeBackCalls) calls")
+        engine.stop()
+        loop.advance(to: loop.now + 10 * Self.ms)
+    }
 }

@@ -27,6 +27,8 @@ final class SimRedis {
     var published: [[UInt8]]?
     /// I4: a room hash's `seq` went back while the hash existed.
     var hashSeqDecreases: [String] = []
+    /// Calls of the write-back script (`Scripts.writeBack`), however many rooms each wrote.
+    var writeBackCalls = 0
     /// Redis is stopped (SIGSTOP) until then (loop time): it reads and answers nothing, while
     /// its keys still expire on the clock.
     var frozenUntil: UInt64 = 0
@@ -206,6 +208,10 @@ final class SimRedis {
             return .integer(1)
         case "HGET":
             return hget(text[1], text[2]).map(RedisReply.string) ?? .null
+        case "SET":  // (a plain SET: the differential test's second room's lease)
+            del(text[1])
+            strings[text[1]] = arguments[2]
+            return .status("OK")
         case "PEXPIRE":
             return .integer(pexpire(text[1], Int(text[2]) ?? 0))
         case "EXISTS":

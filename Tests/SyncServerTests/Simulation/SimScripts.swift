@@ -37,12 +37,17 @@ enum SimScripts {
         }
         if all(\.reconcile) { return reconcile(keys, argv, arguments, redis) }
         if script == Scripts.writeBack {
-            guard redis.get(keys[1]) == arguments[2], let seq = Int(argv[0]), seq > (redis.hgetText(keys[0], "seq").flatMap(Int.init) ?? -1) else {
-                return .integer(0)
+            redis.writeBackCalls += 1
+            var written = 0
+            for i in 0..<keys.count / 2 {
+                let (hash, lease) = (keys[2 * i], keys[2 * i + 1])
+                guard redis.get(lease) == arguments[3 * i + 2], let seq = Int(argv[3 * i]),
+                      seq > (redis.hgetText(hash, "seq").flatMap(Int.init) ?? -1) else { continue }
+                redis.hset(hash, "seq", arguments[3 * i])
+                redis.hset(hash, "suf", arguments[3 * i + 1])
+                written += 1
             }
-            redis.hset(keys[0], "seq", arguments[0])
-            redis.hset(keys[0], "suf", arguments[1])
-            return .integer(1)
+            return .integer(written)
         }
         if script == Scripts.lease {
             return .array([.string(redis.get(keys[1]) ?? []), .string(redis.hget(keys[0], "ver") ?? Array("0".utf8)),

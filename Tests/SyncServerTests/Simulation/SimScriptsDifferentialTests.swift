@@ -14,6 +14,8 @@ import Transport
 struct SimScriptsDifferentialTests {
     static let hash = "scrollsync:{d}", lease = "scrollsync:{d}:lease", nodes = "scrollsync:{d}:nodes"
     static let channel = "scrollsync:{d}", count = "scrollsync:{d}:count:k"
+    /// A second room's, for write-backs of several rooms in one call (its lease set by `SET`).
+    static let hash2 = "scrollsync:{d}:2", lease2 = "scrollsync:{d}:2:lease"
 
     /// One real connection, used from the test's thread: each command waits for its reply.
     final class Real: @unchecked Sendable {
@@ -94,7 +96,11 @@ struct SimScriptsDifferentialTests {
         switch random.below(11) {
         case 0: text = ["EVAL", Scripts.snapshot, "3", hash, lease, nodes, base(), long]
         case 1: text = ["EVAL", Scripts.scroll, "2", hash, lease, session(), suffix(), channel, "", random.chance(0.5) ? base() : String(random.below(3000))]
-        case 2: text = ["EVAL", Scripts.writeBack, "2", hash, lease, random.chance(0.2) ? base() : String(random.below(3000)), suffix(), session()]
+        case 2:
+            // One to three rooms' states, either room's, the same room twice at times (in order).
+            let rooms = (0...random.below(3)).map { _ in random.chance(0.5) ? (hash, lease) : (hash2, lease2) }
+            text = ["EVAL", Scripts.writeBack, String(2 * rooms.count)] + rooms.flatMap { [$0.0, $0.1] }
+                + rooms.flatMap { _ in [random.chance(0.2) ? base() : String(random.below(3000)), suffix(), session()] }
         case 3, 4:
             let modes = ["take", "claim", "inherit", "lapse", "release"]
             text = ["EVAL", Scripts.control, "2", hash, lease, modes[random.below(modes.count)], session(), "n",
@@ -110,7 +116,8 @@ struct SimScriptsDifferentialTests {
                     random.chance(0.5) ? "" : "key\(random.below(2))", random.chance(0.5) ? "" : "fk\(random.below(2))",
                     "", "", "", base(), random.chance(0.5) ? "" : suffix(), #"{"type":"access","followKey":"fk"}"#, "",
                     #"{"type":"key","record":"k"}"#, ""]
-        default: text = ["HSET", nodes, "node\(random.below(2))", "1 2 0 \(random.below(1000))"]
+        default: text = random.chance(0.5) ? ["HSET", nodes, "node\(random.below(2))", "1 2 0 \(random.below(1000))"]
+            : ["SET", lease2, session()]
         }
         return text.map { Array($0.utf8) }
     }
@@ -118,7 +125,8 @@ struct SimScriptsDifferentialTests {
     /// The keys a script may touch, as both hold them.
     static func keys(_ read: ([[UInt8]]) -> RedisReply) -> [String: RedisReply] {
         [hash: read([Array("HGETALL".utf8), Array(hash.utf8)]), nodes: read([Array("HGETALL".utf8), Array(nodes.utf8)]),
-         lease: read([Array("GET".utf8), Array(lease.utf8)]), count: read([Array("GET".utf8), Array(count.utf8)])]
+         lease: read([Array("GET".utf8), Array(lease.utf8)]), count: read([Array("GET".utf8), Array(count.utf8)]),
+         hash2: read([Array("HGETALL".utf8), Array(hash2.utf8)]), lease2: read([Array("GET".utf8), Array(lease2.utf8)])]
     }
 
     @Test(arguments: [UInt64(1), 2, 3])
