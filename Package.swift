@@ -184,7 +184,7 @@ let package = Package(
                 "SyncServer", "Operations", "Hub", "RoomKit", "Access", "Cluster", "SyncClient", "LoadTesting", "WebSocketCore", "Deflate", "Transport", "ScrollModel", "CLinux", "RedisClient", "TerminalUI",
                 "scrollsync", "follow-example", "TestSupport", "TerminalFrames", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
-            exclude: ["Peers", "Simulation/seeds.txt", "Simulation/seeds-redis-stops.txt", "Simulation/seeds-follow-keys.txt"]
+            exclude: ["Peers", "Simulation/seeds.txt", "Simulation/seeds-redis-stops.txt", "Simulation/seeds-follow-keys.txt", "Simulation/seeds-all.txt"]
         ),
     ]
 )

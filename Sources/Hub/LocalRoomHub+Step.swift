@@ -157,7 +157,10 @@ extension LocalRoomHub {
             case .claimControl(let id):
                 engine?.control(room: room.name, .claim(session: id.description, name: guarded.core.names[id])) { _ in }
             case .releaseControl(let id):
-                engine?.control(room: room.name, .release(session: id.description)) { _ in }
+                engine?.control(room: room.name, .release(session: id.description)) { [self] result in
+                    guard case .unavailable = result, let loop = homeLoop else { return }
+                    step(.releaseUnsent(id), in: room, on: loop)  // (sent again after the merge)
+                }
             case .renewLease(let id):
                 engine?.control(room: room.name, .renew(session: id.description)) { _ in }
             case .inheritLease(let id, let name, let stale):

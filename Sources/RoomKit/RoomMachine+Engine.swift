@@ -98,7 +98,11 @@ extension RoomMachine {
     }
 
     /// A newer state by another than the room's driver, passed on by a node that holds it: while
-    /// the driver has not moved (this node holds no state of its), it is the room's last place,
+    /// the driver has not moved here under its lease (`driverMoved`: this node holds no state of
+    /// its, or only one it held when the driver was named, from an earlier turn of the same
+    /// presenter or from the hash: seeds 201536, 202764, 205195, 210495 with Redis stops, follow
+    /// keys and signing, a presenter who drove before took control again through a stopped Redis,
+    /// and the nodes that held its earlier place dropped the newer one), it is the room's last place,
     /// its predecessor's newest, which this node lacks: it holds none (seed 41: after Redis
     /// restarted empty the hash held only a `seq` base, and a new presenter's claim came before
     /// the answers to its node's `Q`) or an older one (seed 20131 with Redis stops: fetched from
@@ -126,7 +130,7 @@ extension RoomMachine {
             orderedHere = place
             return [.publishLed(place)]
         }
-        guard core.state?.by != driver.description, core.adopt(state: state) else { return [] }
+        guard !driverMoved, core.adopt(state: state) else { return [] }
         return [.broadcast(.driver(nil, name: nil)), .broadcast(.state(state)), .broadcast(.driver(driver, name: core.driverName))]
     }
 
@@ -165,6 +169,7 @@ extension RoomMachine {
             (inheriting, lapsing) = (nil, nil)
             guard driver != core.driver else { return ended }
             core.adopt(driver: driver, name: name)
+            driverNamedAbove = core.state?.seq ?? 0
             // A lease inherited from a driver whose node died: nodes may hold different places
             // of earlier drivers (the dead node answered no `Q`), and the heir has not moved; its
             // node orders its place again under it, so every node ends on one (seed 30671).
@@ -249,6 +254,7 @@ extension RoomMachine {
             }
         }
         if let state = snapshot.state, core.adopt(state: state) { effects.append(.broadcast(.state(state))) }
+        driverNamedAbove = core.state?.seq ?? 0
         return effects
     }
 

@@ -30,7 +30,7 @@ extension RoomMachine {
                 && (request.role == .presenter ? hadKey && !locked : request.followKey != nil)
             // Its claim won (or may have), but its key lost the binding race to another
             // node's: the lease goes back now, not when it expires (a driver in no room for 5 s).
-            let claimed = giveBackClaim(of: request.id) && context.shared  // (forgotten either way)
+            let claimed = giveBackClaim(of: request.id)  // (forgotten either way; alone: `releaseUnsent`)
             return [.joinRefused(error, keyFailed: wrongKey)] + (claimed ? [.releaseControl(request.id)] : [])
         case .success(let welcome):
             // The welcome first, then what the room did for the join, then its broadcasts.
@@ -77,8 +77,9 @@ extension RoomMachine {
         var effects = core.leave(id).map(Effect.broadcast)
         // Members here hear at once that nobody drives (the room here no longer has a
         // driver: the release, when it comes back, changes nothing here and would not be
-        // heard); the engine's release tells every other node.
-        if drove, context.shared { effects.append(.releaseControl(id)) }
+        // heard); the engine's release tells every other node. Also while the room is served
+        // alone: the engine cannot take it then, and it goes after the merge (`releaseUnsent`).
+        if drove { effects.append(.releaseControl(id)) }
         if creator != nil, core.isEmpty { effects.append(.forgetUnclaimed) }
         return effects
     }

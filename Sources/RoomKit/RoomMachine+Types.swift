@@ -140,6 +140,9 @@ extension RoomMachine {
         /// A change heard here was overtaken in the engine before it could be taken (a control
         /// change whose lease had moved on): changes were missed, as after a gap.
         case changesMissed
+        /// The engine could not take the release of a session that went (`releaseControl`: it
+        /// was away, or went away with the release on its way): it goes after the next merge.
+        case releaseUnsent(SessionID)
         /// The engine's answer to a take or a claim (`Effect.orderControl`).
         case controlAnswered(ticket: Int, EngineResult)
         /// A take or a claim waited `SharedTiming.controlOutcomeNanoseconds`: it waits no more.

@@ -39,6 +39,11 @@ package struct RoomMachine<Sender> {
     /// apart) under the current lease: the driver's own place (`core.state` may since hold an
     /// older one that another node's merge published above it).
     var orderedHere: ScrollState?
+    /// The `seq` of the state this node held when it last learned who drives (a change, or a
+    /// snapshot and its state): a state of that driver at or below it was ordered before its
+    /// lease as this node knows it (an earlier turn of the same presenter, or the hash's,
+    /// which may be either), so the driver has not moved here under it (`driverMoved`).
+    var driverNamedAbove = 0
     /// What the room did here alone is on its way to the engine to be merged (after an
     /// outage): until the answer says who holds the lease, the driver's newest scroll waits
     /// here (sent to the engine now, it could reach it before the merge and be refused).
@@ -72,6 +77,12 @@ package struct RoomMachine<Sender> {
     /// the room hears the change): when it hears nobody drives, nodes may hold different places
     /// of earlier drivers, so this node passes its own on and asks for the newest (`take`).
     var lapsing: SessionID?
+    /// Sessions that went while the engine could not take their release (`releaseUnsent`): a
+    /// take or claim of theirs may still run in Redis (sent into a stopped Redis), or the lease
+    /// may be theirs from before the outage; after the merge their release goes (it does
+    /// nothing if the lease is another's). Before, such a lease stayed until it expired, and a
+    /// node that still named its own former driver renewed it (seeds 201536, 202764).
+    package internal(set) var owedReleases: [SessionID] = []
 
     /// The newest state this node holds or ordered: its driver's led states may not have come
     /// back on the channel yet (Redis stopped with them queued), and a merge must number above
@@ -80,6 +91,13 @@ package struct RoomMachine<Sender> {
     package var newestState: ScrollState? {
         guard let ordered = orderedHere, ordered.seq > core.state?.seq ?? 0 else { return core.state }
         return ordered
+    }
+
+    /// Whether this node heard the room's driver move under the lease it knows: it holds a
+    /// state of that driver newer than the one it held when the driver was named.
+    var driverMoved: Bool {
+        guard let driver = core.driver, let state = core.state else { return false }
+        return state.by == driver.description && state.seq > driverNamedAbove
     }
 
     /// Whether `id`'s scrolls are ordered on this node (`lead`).
@@ -163,6 +181,10 @@ package struct RoomMachine<Sender> {
                 if core.members[held.from] != nil { effects.append(.resend(.scroll(held.update), from: held.sender)) }
             }
             finishControlWaits(&effects)  // the room knows who leads now, whatever version Redis counts
+            if snapshot != nil {  // (on the same link after the merge: Redis runs them after it)
+                effects += owedReleases.map(Effect.releaseControl)
+                owedReleases = []
+            }
             // (A take sent during the merge goes on waiting: its answer follows the merge's.)
             // A place as new as the room's is passed on: the nodes that merged before this one
             // asked while it could not answer (seed 31435: it was paused), and a merge without
@@ -206,6 +228,9 @@ package struct RoomMachine<Sender> {
             return checkLapse()
         case .lapsed(let stale):
             lapsing = stale
+            return []
+        case .releaseUnsent(let id):
+            if !owedReleases.contains(id) { owedReleases.append(id) }
             return []
         case .stateWanted(let now):
             return stateWanted(now: now, context)

@@ -151,6 +151,31 @@ struct SharedRoomMachineTests {
         #expect(room.core.state?.seq == 3_000)
     }
 
+    /// A driver who drove before and took control again has not moved under its new lease
+    /// while this node holds only its earlier place (named by a change after Bob's turn, or by
+    /// a snapshot whose hash held that place): Bob's newer place, passed on, is the room's last
+    /// and is taken (I5: driver none first). Before, the node kept Carol's older place, every
+    /// other node Bob's (seeds 201536, 202764, 205195, 210495 with Redis stops, follow keys and
+    /// signing: Carol's take ran at Redis's thaw after she left). Once Carol moves, Bob's is
+    /// dropped as before.
+    @Test func aDriverNamedAgainHasNotMovedWhileItsEarlierPlaceIsHeld() {
+        var changed = fetched(drivenBy: Self.carol, holding: nil)
+        let earlier = Self.state(1_000, by: Self.carol)
+        _ = changed.step(.led(earlier), context)
+        _ = changed.step(.shared(version: 1, .driver(Self.bob, name: "Bob")), context)
+        _ = changed.step(.shared(version: 2, .driver(Self.carol, name: "Carol")), context)
+        #expect(changed.core.state == earlier && changed.core.driver == Self.carol)
+        var fetchedAgain = fetched(drivenBy: Self.carol, holding: earlier)
+        let newer = Self.state(1_500, by: Self.bob)
+        for (name, room) in [("named by a change", changed), ("named by a snapshot", fetchedAgain)] {
+            var room = room
+            #expect(Self.heard(room.step(.led(newer), context)) == ["driver none", "state 1500", "driver \(Self.carol.description)"], "\(name)")
+            #expect(room.core.state == newer && room.core.driver == Self.carol, "\(name)")
+        }
+        _ = fetchedAgain.step(.led(Self.state(3_000, by: Self.carol)), context)
+        #expect(fetchedAgain.step(.led(Self.state(3_500, by: Self.bob)), context).isEmpty, "Carol moved: Bob's is dropped")
+    }
+
     /// The lease holder's node whose driver has not moved yet orders its predecessor's newer
     /// place again under its driver when another node passes it on (seed 20123: the node was
     /// paused through the predecessor's last moves; it alone kept an older state).
@@ -254,6 +279,26 @@ struct SharedRoomMachineTests {
         #expect(newer.step(.stateWanted(now: 1), context).contains { if case .passOn(let s, false) = $0 { s.seq == 2_000 } else { false } })
         #expect(RoomMachineTests.states(older.step(.led(Self.state(2_000, by: Self.ann)), context)).map(\.seq) == [2_000])
         #expect(older.core.state?.seq == 2_000 && older.core.driver == nil)
+    }
+
+    /// A session that went while the engine could not take its release (the node apart, or
+    /// the engine gone with the release on its way) is released after the next merge that
+    /// answers; a leave while the room is served alone asks the engine all the same (it answers
+    /// `.unavailable`, `releaseUnsent`). Before, nothing was sent and the lease stayed until it
+    /// expired (docs/cluster.md §7.19).
+    @Test func aReleaseTheEngineCouldNotTakeGoesAfterTheMerge() {
+        func released(_ effects: [Machine.Effect]) -> [SessionID] { effects.compactMap { if case .releaseControl(let id) = $0 { id } else { nil } } }
+        var room = fetched(drivenBy: Self.ann, holding: Self.state(1_000, by: Self.ann))
+        #expect(released(room.step(.leave(Self.ann), Machine.Context(documents: .init(limit: 100), shared: false))) == [Self.ann],
+                "alone: asked all the same")
+        _ = room.step(.releaseUnsent(Self.ann), context)
+        _ = room.step(.releaseUnsent(Self.ann), context)
+        _ = room.step(.merging, context)
+        #expect(released(room.step(.merged(nil), context)).isEmpty, "the engine went away again: still owed")
+        _ = room.step(.merging, context)
+        #expect(released(room.step(.merged(RoomSnapshot()), context)) == [Self.ann], "once, after the merge")
+        _ = room.step(.merging, context)
+        #expect(released(room.step(.merged(RoomSnapshot()), context)).isEmpty)
     }
 
     /// A merge whose node holds a place as new as the room's passes it on: the nodes that

@@ -268,8 +268,7 @@ final class ClusterSimulation {
         faults += 1
         switch random.below(options.redisStops ? 5 : 4) {
         case 0:
-            note("node \(node) loses its Redis connections")
-            for link in redis.links where link.node == node && link.isReady { link.drop("killed") }
+            dropConnections(of: node)
         case 1:
             pause(node, for: random.next(in: 500_000_000...7_000_000_000))
         case 2:
@@ -282,6 +281,13 @@ final class ClusterSimulation {
             note("redis restarts empty")
             redis.restartEmpty()
         }
+    }
+
+    /// `node`'s links to Redis drop (a `CLIENT KILL`, a network fault): it serves its rooms alone
+    /// and reconnects every 0.5 s.
+    func dropConnections(of node: Int) {
+        note("node \(node) loses its Redis connections")
+        for link in redis.links where link.node == node && link.isReady { link.drop("killed") }
     }
 
     /// `node` stops (SIGSTOP) for `nanoseconds`: its members and its links to Redis are frozen.

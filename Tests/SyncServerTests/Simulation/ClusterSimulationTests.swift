@@ -4,7 +4,8 @@ import Testing
 
 /// The cluster simulation's seeds (docs/cluster.md §8): a sweep of short schedules in
 /// `swift test`, a longer campaign with `Scripts/simulate`. A seed that broke an invariant is
-/// kept in `seeds.txt` (`seeds-redis-stops.txt`: found with Redis stops among the faults):
+/// kept in `seeds.txt` (`seeds-redis-stops.txt`: found with Redis stops among the faults;
+/// `seeds-follow-keys.txt`: with follow keys and signing; `seeds-all.txt`: with all three):
 /// `fixed` ones run every time, `open` ones (still failing) are skipped by the sweep and listed
 /// there.
 @Suite("Cluster simulation")
@@ -32,6 +33,7 @@ struct ClusterSimulationTests {
     static let kept = kept("seeds.txt")
     static let keptWithRedisStops = kept("seeds-redis-stops.txt")
     static let keptWithFollowKeys = kept("seeds-follow-keys.txt")
+    static let keptWithEverySetting = kept("seeds-all.txt")
 
     static var options: ClusterSimulation.Options {
         var options = ClusterSimulation.Options()
@@ -87,7 +89,9 @@ struct ClusterSimulationTests {
 
     @Test func seededSchedulesKeepTheInvariants() throws {
         let first = UInt64(Self.setting("FIRST", 1))
-        let kept = Self.options.redisStops ? Self.keptWithRedisStops : Self.options.followKeys ? Self.keptWithFollowKeys : Self.kept
+        let options = Self.options
+        let kept = options.redisStops && options.followKeys ? Self.keptWithEverySetting
+            : options.redisStops ? Self.keptWithRedisStops : options.followKeys ? Self.keptWithFollowKeys : Self.kept
         let open = Self.setting("ALL", 0) != 0 ? [] : Set(kept.filter { !$0.fixed }.map(\.seed))
         try Self.run((first..<(first + UInt64(Self.setting("SEEDS", 100)))).filter { !open.contains($0) })
     }
@@ -460,5 +464,14 @@ struct ClusterSimulationTests {
         var options = Self.options
         options.redisStops = true
         try Self.run(Self.keptWithRedisStops.filter(\.fixed).map(\.seed), options: options)
+    }
+
+    /// Redis stops, follow keys and `redis.secret` together (`seeds-all.txt`, docs/cluster.md §7.19).
+    @Test func seedsThatBrokeAnInvariantWithEverySettingKeepThem() throws {
+        var options = Self.options
+        options.redisStops = true
+        options.followKeys = true
+        options.signed = true
+        try Self.run(Self.keptWithEverySetting.filter(\.fixed).map(\.seed), options: options)
     }
 }
