@@ -83,6 +83,8 @@ package struct RoomMachine<Sender> {
     /// nothing if the lease is another's). Before, such a lease stayed until it expired, and a
     /// node that still named its own former driver renewed it (seeds 201536, 202764).
     package internal(set) var owedReleases: [SessionID] = []
+    /// How many owed releases a room keeps at most.
+    package static var owedReleasesKept: Int { 16 }
 
     /// The newest state this node holds or ordered: its driver's led states may not have come
     /// back on the channel yet (Redis stopped with them queued), and a merge must number above
@@ -231,6 +233,8 @@ package struct RoomMachine<Sender> {
             return []
         case .releaseUnsent(let id):
             if !owedReleases.contains(id) { owedReleases.append(id) }
+            // The newest few (a long outage's hand-overs): an older one's lease has long expired.
+            if owedReleases.count > Self.owedReleasesKept { owedReleases.removeFirst() }
             return []
         case .stateWanted(let now):
             return stateWanted(now: now, context)

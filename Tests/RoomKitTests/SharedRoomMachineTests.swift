@@ -299,6 +299,11 @@ struct SharedRoomMachineTests {
         #expect(released(room.step(.merged(RoomSnapshot()), context)) == [Self.ann], "once, after the merge")
         _ = room.step(.merging, context)
         #expect(released(room.step(.merged(RoomSnapshot()), context)).isEmpty)
+        let many = (1...(Machine.owedReleasesKept + 4)).map { SessionID(UInt64(0x100 + $0)) }
+        for id in many { _ = room.step(.releaseUnsent(id), context) }
+        _ = room.step(.merging, context)
+        #expect(released(room.step(.merged(RoomSnapshot()), context)) == Array(many.suffix(Machine.owedReleasesKept)),
+                "the newest \(Machine.owedReleasesKept) at most")
     }
 
     /// A merge whose node holds a place as new as the room's passes it on: the nodes that
