@@ -65,26 +65,32 @@ struct StoreMemoryTests {
             #expect(store.flush())
         }
         for _ in 0..<Self.warmUpRounds { round() }
-        var heap = [Self.heapInUse()]
-        for _ in 0..<Self.checkpoints {
-            for _ in 0..<Self.roundsPerCheckpoint { round() }
-            heap.append(Self.heapInUse())
+        // Growth per write in each stretch of 2,000 writes, sorted.
+        func measure() -> [Double] {
+            var heap = [Self.heapInUse()]
+            for _ in 0..<Self.checkpoints {
+                for _ in 0..<Self.roundsPerCheckpoint { round() }
+                heap.append(Self.heapInUse())
+            }
+            return zip(heap, heap.dropFirst()).map { Double($1 - $0) / Double(Self.rooms * Self.roundsPerCheckpoint) }.sorted()
         }
+        // The lower quartile, so that what tests on other threads allocate meanwhile cannot
+        // decide it (a full run on a busy machine: 0 in half the stretches, up to 720 in the
+        // others), measured again up to twice while other tests crowd it (beside the cluster
+        // simulation's campaigns: 160). The old code leaked in every stretch: 64 bytes a write
+        // in a release build, 96 in a debug one.
+        var attempts: [[Double]] = []
+        repeat { attempts.append(measure()) } while attempts.count < 3 && attempts.last![Self.checkpoints / 4] >= 16
         let written = writes.load(ordering: .relaxed)
-        #expect(written == Self.rooms * (Self.warmUpRounds + Self.checkpoints * Self.roundsPerCheckpoint))
+        #expect(written == Self.rooms * (Self.warmUpRounds + attempts.count * Self.checkpoints * Self.roundsPerCheckpoint))
 
         // The handler is called as deep on the last write as on the first (the old code: two
         // frames deeper each write, 20,000 writes on, about a megabyte of stack).
         let (first, last) = depth.withLock { $0 }
         #expect(first == last, "written ran \(abs((first ?? 0) - last)) bytes deeper after \(written) writes")
 
-        // Growth per write in each stretch of 2,000 writes; the lower quartile, so that what
-        // tests on other threads allocate meanwhile cannot decide it (a full run on a busy
-        // machine: 0 in half the stretches, up to 720 in the others). The old code leaked in
-        // every stretch: 64 bytes a write in a release build, 96 in a debug one.
-        let perWrite = zip(heap, heap.dropFirst()).map { Double($1 - $0) / Double(Self.rooms * Self.roundsPerCheckpoint) }.sorted()
-        let lowerQuartile = perWrite[perWrite.count / 4]
-        #expect(lowerQuartile < 16, "heap grew \(lowerQuartile) bytes a write (lower quartile of \(perWrite.map { Int($0) }))")
+        let lowerQuartile = attempts.last![Self.checkpoints / 4]
+        #expect(lowerQuartile < 16, "heap grew \(lowerQuartile) bytes a write (lower quartile; stretches of each attempt: \(attempts.map { $0.map(Int.init) }))")
 
         // What the store remembers is one entry per room, and nothing once they are removed.
         #expect(store.roomsRemembered == Self.rooms)
