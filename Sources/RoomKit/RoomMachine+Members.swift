@@ -111,6 +111,7 @@ extension RoomMachine {
             growth = ByteBudget.growth(replacing: core.document, with: text)
             if let refusal = context.documents.refusal(forGrowth: growth) { return [.refuse(refusal, to: sender)] }
         }
+        let drove = core.driver == id
         switch core.receive(message, from: id) {
         case .failure(let error):
             return [.refuse(error, to: sender)]
@@ -118,6 +119,10 @@ extension RoomMachine {
             if case .scroll = message { orderedHere = core.state }
             var effects = broadcasts.map(Effect.broadcast)
             if case .document = message { effects.insert(.countDocumentBytes(growth), at: 0) }
+            // The driver's `release` applied alone in a shared room (an engine: `seqNow`): the
+            // engine cannot take it now; it goes after the merge (`releaseUnsent`), or the lease,
+            // still hers, names her again everywhere (seed 41082 with Redis stops).
+            if case .control(false) = message, drove, core.driver == nil, context.seqNow > 0 { effects.append(.releaseControl(id)) }
             return broadcasts.contains(where: \.isStoredChange) ? [.save] + effects : effects
         }
     }

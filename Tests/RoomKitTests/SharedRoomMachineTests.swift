@@ -286,6 +286,24 @@ struct SharedRoomMachineTests {
     /// answers; a leave while the room is served alone asks the engine all the same (it answers
     /// `.unavailable`, `releaseUnsent`). Before, nothing was sent and the lease stayed until it
     /// expired (docs/cluster.md §7.19).
+    /// Seed 41082 with Redis stops: the driver sends `release` while her node serves the room
+    /// alone and stays. The release is applied here and asked of the engine too (which cannot
+    /// take it now: `releaseUnsent`, sent after the merge); one node alone asks nothing.
+    @Test func aReleaseAppliedAloneInASharedRoomIsAskedOfTheEngineToo() {
+        func released(_ effects: [Machine.Effect]) -> [SessionID] { effects.compactMap { if case .releaseControl(let id) = $0 { id } else { nil } } }
+        var alone = Machine.Context(documents: .init(limit: 100), shared: false)
+        alone.seqNow = 40_000_000_000_000
+        var room = fetched(drivenBy: Self.ann, holding: Self.state(1_000, by: Self.ann))
+        #expect(released(room.step(.message(.control(take: false), from: Self.ann, sender: "ann"), alone)) == [Self.ann])
+        #expect(room.core.driver == nil, "applied here at once")
+        #expect(released(room.step(.message(.control(take: false), from: Self.ann, sender: "ann"), alone)).isEmpty, "not driving: nothing")
+        var single = RoomMachineTests.room()
+        _ = single.step(.message(.control(take: true), from: Self.ann, sender: "ann"), Machine.Context(documents: .init(limit: 100)))
+        #expect(single.core.driver == Self.ann)
+        #expect(released(single.step(.message(.control(take: false), from: Self.ann, sender: "ann"), Machine.Context(documents: .init(limit: 100)))).isEmpty,
+                "one node alone, no engine")
+    }
+
     @Test func aReleaseTheEngineCouldNotTakeGoesAfterTheMerge() {
         func released(_ effects: [Machine.Effect]) -> [SessionID] { effects.compactMap { if case .releaseControl(let id) = $0 { id } else { nil } } }
         var room = fetched(drivenBy: Self.ann, holding: Self.state(1_000, by: Self.ann))

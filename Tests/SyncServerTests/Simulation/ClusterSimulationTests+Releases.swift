@@ -39,6 +39,21 @@ extension ClusterSimulationTests {
         Self.expectControlGivenBack(simulation, heardBy: follower)
     }
 
+    /// Ann's node's links to Redis drop; she sends `release` while it serves the room alone and
+    /// stays (seed 41082 with Redis stops). Before, her node's merge sent no driver and the
+    /// lease, still hers, named her driver again on every node.
+    @Test func aDriverWhoReleasesWhileHerNodeIsApartAndStaysGivesControlBackAtTheMerge() throws {
+        let (simulation, ann, follower) = try Self.annDriving(seed: 49, other: .follower)
+        #expect(follower.driver == ann.id && simulation.redis.exists(Self.lease))
+        simulation.dropConnections(of: 0)
+        simulation.advance(10_000_000)
+        simulation.send(#"{"type":"control","action":"release"}"#, from: ann, "release")
+        simulation.advance(10_000_000)
+        #expect(ann.driver == nil, "applied on her node at once")
+        Self.expectControlGivenBack(simulation, heardBy: follower)
+        #expect(ann.driver == nil, "and she is not named again")
+    }
+
     /// Bob on node 1 takes control while Redis is stopped, and leaves; his node gives up on Redis
     /// (the take's outcome unknown, his release cannot be sent), and the take runs when Redis
     /// answers again (seeds 201536, 202764, 205195, 210495). Before, the lease stayed Bob's for
