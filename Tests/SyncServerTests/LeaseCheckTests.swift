@@ -32,12 +32,8 @@ struct LeaseCheckTests {
     }
 
     @Test func aLiveLeaseIsNeitherInheritedNorLapsedAndNoScriptRuns() throws {
-        let loop = try EventLoop.embedded()
-        let redis = SimRedis(loop: loop, seed: 2)
-        let engine = RedisRoomEngine(endpoint: RedisEndpoint(), loop: loop, roomIdleSeconds: 60,
-                                     logger: Logger(label: "lc") { _ in SwiftLogNoOpLogHandler() }, links: redis.links(node: 0))
-        engine.start()
-        loop.advance(to: loop.now + 50 * Self.ms)
+        let node = try SimEngine(seed: 2)
+        let (loop, redis, engine) = (node.loop, node.redis, node.engine)
         #expect(engine.isAvailable)
         let hash = RedisRoomEngine.roomKey(Self.room)
         #expect(control(engine, loop, .take(session: Self.bob, name: nil)) != nil)
@@ -56,20 +52,15 @@ struct LeaseCheckTests {
         }
         #expect(engine.statistics.scriptedChanges.load(ordering: .relaxed) == scripts + 1)
         #expect(redis.strings[hash + ":lease"] == Array(Self.ann.utf8))
-        engine.stop()
-        loop.advance(to: loop.now + 10 * Self.ms)
+        node.stop()
     }
 
     /// The holder's node renews its lease every second, and the room's hash only every eighth
     /// of the hash's idle time (60 s here: 7.5 s; 75 s by default), which keeps it alive with far
     /// fewer `PEXPIRE`s; a room that left the node and came back is renewed at once.
     @Test func theHashIsRenewedOnlyEveryEighthOfItsIdleTime() throws {
-        let loop = try EventLoop.embedded()
-        let redis = SimRedis(loop: loop, seed: 3)
-        let engine = RedisRoomEngine(endpoint: RedisEndpoint(), loop: loop, roomIdleSeconds: 60,
-                                     logger: Logger(label: "lc") { _ in SwiftLogNoOpLogHandler() }, links: redis.links(node: 0))
-        engine.start()
-        loop.advance(to: loop.now + 50 * Self.ms)
+        let node = try SimEngine(seed: 3)
+        let (loop, redis, engine) = (node.loop, node.redis, node.engine)
         #expect(engine.isAvailable)
         guard case .ordered? = control(engine, loop, .take(session: Self.ann, name: nil)) else { Issue.record("the take"); return }
         let hash = RedisRoomEngine.roomKey(Self.room), lease = hash + ":lease"
@@ -91,7 +82,6 @@ struct LeaseCheckTests {
         loop.advance(to: loop.now + 10 * Self.ms)
         _ = renew()
         #expect(redis.expiry[hash] != latest, "a room that left and came back: at once")
-        engine.stop()
-        loop.advance(to: loop.now + 10 * Self.ms)
+        node.stop()
     }
 }

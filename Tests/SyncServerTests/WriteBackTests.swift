@@ -50,12 +50,8 @@ struct WriteBackTests {
     /// written about once a second (four times a second before, one script each), and where
     /// it stops is in the hash within 375 ms and a round trip.
     @Test func theEngineWritesAMovingRoomOnceASecondAndWhereItStops() throws {
-        let loop = try EventLoop.embedded()
-        let redis = SimRedis(loop: loop, seed: 1)
-        let engine = RedisRoomEngine(endpoint: RedisEndpoint(), loop: loop, roomIdleSeconds: 60,
-                                     logger: Logger(label: "wb") { _ in SwiftLogNoOpLogHandler() }, links: redis.links(node: 0))
-        engine.start()
-        loop.advance(to: loop.now + 50 * Self.ms)
+        let node = try SimEngine(seed: 1)
+        let (loop, redis, engine) = (node.loop, node.redis, node.engine)
         #expect(engine.isAvailable)
         engine.control(room: Self.room, .take(session: Self.ann, name: nil)) { _ in }
         loop.advance(to: loop.now + 50 * Self.ms)
@@ -74,8 +70,7 @@ struct WriteBackTests {
         #expect((2...4).contains(writes), "written \(writes) times in 3 s of moving")
         loop.advance(to: loop.now + 375 * Self.ms + 2 * redis.delay.upperBound)
         #expect(redis.hgetText(hash, "seq") == "1060", "where the room stopped")
-        engine.stop()
-        loop.advance(to: loop.now + 10 * Self.ms)
+        node.stop()
     }
 
     /// Rooms that come due together are written in one script call (16 at most; one each on a
@@ -83,12 +78,8 @@ struct WriteBackTests {
     /// its own lease: a state of a driver who does not hold that room's lease is left out.
     @Test(arguments: [false, true])
     func roomsDueTogetherAreWrittenInOneCall(sharded: Bool) throws {
-        let loop = try EventLoop.embedded()
-        let redis = SimRedis(loop: loop, seed: 2)
-        let engine = RedisRoomEngine(endpoint: RedisEndpoint(), loop: loop, roomIdleSeconds: 60,
-                                     logger: Logger(label: "wb") { _ in SwiftLogNoOpLogHandler() }, sharded: sharded, links: redis.links(node: 0))
-        engine.start()
-        loop.advance(to: loop.now + 50 * Self.ms)
+        let node = try SimEngine(seed: 2, sharded: sharded)
+        let (loop, redis, engine) = (node.loop, node.redis, node.engine)
         #expect(engine.isAvailable)
         let rooms = (0..<70).map { "wb\($0)" }
         for room in rooms.dropLast() { engine.control(room: room, .take(session: Self.ann, name: nil)) { _ in } }
@@ -98,7 +89,6 @@ struct WriteBackTests {
         let written = rooms.filter { redis.hgetText(RedisRoomEngine.roomKey($0), "seq") == "2000" }
         #expect(written == Array(rooms.dropLast()), "every room under Ann's lease, not the one she does not hold")
         #expect(redis.writeBackCalls == (sharded ? 70 : 5), "\(redis.writeBackCalls) calls")
-        engine.stop()
-        loop.advance(to: loop.now + 10 * Self.ms)
+        node.stop()
     }
 }

@@ -3,6 +3,7 @@ import RedisClient
 import RoomKit
 import TestSupport
 import Foundation
+import Logging
 import Transport
 
 /// Redis as the cluster simulation needs it, on the simulation's embedded loop and clock: the
@@ -222,6 +223,29 @@ final class SimRedis {
         default:
             return .error("ERR unknown command '\(text.first ?? "")' in the simulated Redis")
         }
+    }
+}
+
+/// One engine against a simulated Redis on an embedded loop, started and connected (a node
+/// whose engine the test drives by hand: `LeaseCheckTests`, `WriteBackTests`).
+struct SimEngine {
+    let loop: EventLoop
+    let redis: SimRedis
+    let engine: RedisRoomEngine
+
+    init(seed: UInt64, sharded: Bool = false) throws {
+        loop = try EventLoop.embedded()
+        redis = SimRedis(loop: loop, seed: seed)
+        engine = RedisRoomEngine(endpoint: RedisEndpoint(), loop: loop, roomIdleSeconds: 60,
+                                 logger: Logger(label: "sim-engine") { _ in SwiftLogNoOpLogHandler() }, sharded: sharded, links: redis.links(node: 0))
+        engine.start()
+        loop.advance(to: loop.now + 50_000_000)
+    }
+
+    /// Stops the engine and lets its links close.
+    func stop() {
+        engine.stop()
+        loop.advance(to: loop.now + 10_000_000)
     }
 }
 
